@@ -1,0 +1,9 @@
+"""NumPy reference implementation of the OOF phase-retrieval model (SPEC.md), as in the paper."""
+
+from .beams import beam_maps
+from .fit import fit
+from .likelihood import negative_log_likelihood
+from .setup import Setup, make_setup
+from .zernike import zernike_basis
+
+__all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]

@@ -1,0 +1,35 @@
+"""Constants of the OOF problem, with their units; values from the paper's code (bnikolic/oof, oofpy).
+
+The same file stands in both implementation trees, so that both fit the identical model.
+"""
+
+OVERSAMP = 2.0
+"""Oversampling of the aperture grid: it spans [-2*OVERSAMP, 2*OVERSAMP] dish radii."""
+DZ = 0.05
+"""Axial defocus of the feed for the two out-of-focus maps, metres."""
+WAVELENGTH = 1.1e-3
+"""Observing wavelength, metres."""
+FOCAL_LENGTH = 14.4
+"""Focal length of the primary reflector, metres."""
+RADIUS = 2.8
+"""Illuminated radius of the dish, metres (the unit of the aperture grid)."""
+SIGMA = 0.72
+"""Standard deviation of the Gaussian illumination, dish radii (fixed, not fitted)."""
+RHO = 0.0
+"""Cross term rho*dx*dy of the illumination, dimensionless (fixed at 0)."""
+DIFF = 0.0
+"""Ellipticity term diff*(dx^2 - dy^2) of the illumination, dimensionless (fixed at 0)."""
+GAMMA = 1e-4
+"""Width of the Cauchy likelihood, beam-power units (the beams' own units)."""
+TOL = 1e-8
+"""BFGS tolerance of the paper's timing sweep."""
+DEFOCUS_ORDER = (0.0, -1.0, 1.0)
+"""The three maps' feed offsets in units of DZ: in focus, then -DZ, then +DZ."""
+MIN_NPIX = 8
+"""Smallest grid accepted: below it the dish covers almost no pixel."""
+MAX_NPIX = 8192
+"""Largest grid accepted: three complex 8192^2 maps already take 3 GiB."""
+MAX_NZERN = 20
+"""Largest Zernike order accepted: the factorials of the radial terms lose precision beyond it."""
+N_ILLUMINATION = 3
+"""Fitted illumination parameters at the end of the parameter vector: x0, y0 (dish radii), amp."""

@@ -1,0 +1,64 @@
+"""Everything about one problem that does not depend on the fitted parameters, computed once."""
+
+import dataclasses
+
+import numpy as np
+
+from .aperture import aperture_grid, defocus_screens, dish_mask
+from .backend import to_fft_order
+from .constants import DIFF, DZ, FOCAL_LENGTH, N_ILLUMINATION, OVERSAMP, RADIUS, RHO, SIGMA, WAVELENGTH
+from .validation import check_grid_size, check_positive
+from .zernike import zernike_basis
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Setup:
+    """Precomputed constants of one OOF problem.
+
+    Arrays hold only the pixels on the dish, in the FFT order of the grid (ifftshifted), so that a
+    likelihood evaluation needs no shift: `index` places them into the flattened npix x npix grid.
+
+    Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates,
+    dish radii); index (flat indices of the dish pixels); basis (Zernike terms 1..N-1 on the dish,
+    dimensionless, piston left out); screens (3 defocus phase screens, radians); sigma (illumination
+    width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz (metres),
+    wavelength (metres), focal_length (metres), radius (metres): the settings it was made with.
+    """
+
+    npix: int
+    nzern: int
+    x: np.ndarray = dataclasses.field(repr=False)
+    y: np.ndarray = dataclasses.field(repr=False)
+    index: np.ndarray = dataclasses.field(repr=False)
+    basis: np.ndarray = dataclasses.field(repr=False)
+    screens: np.ndarray = dataclasses.field(repr=False)
+    sigma: float
+    rho: float
+    diff: float
+    oversamp: float
+    dz: float
+    wavelength: float
+    focal_length: float
+    radius: float
+
+    @property
+    def nparams(self):
+        """Length of the parameter vector: Zernike coefficients 1..N-1, then x0, y0, amp."""
+        return self.basis.shape[0] + N_ILLUMINATION
+
+
+def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
+               radius=RADIUS, sigma=SIGMA):
+    """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
+    check_grid_size(npix, nzern)
+    settings = {name: check_positive(name, value) for name, value in
+                {"oversamp": oversamp, "dz": dz, "wavelength": wavelength, "focal_length": focal_length,
+                 "radius": radius, "sigma": sigma}.items()}
+    x, y = (to_fft_order(a) for a in aperture_grid(npix, settings["oversamp"]))
+    index = np.flatnonzero(dish_mask(x, y).reshape(-1))
+    x, y = x.reshape(-1)[index], y.reshape(-1)[index]
+    basis = zernike_basis(nzern, x, y)[1:]
+    screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
+                              settings["radius"])
+    return Setup(npix=npix, nzern=nzern, x=x, y=y, index=index, basis=basis, screens=screens, rho=RHO,
+                 diff=DIFF, **settings)

@@ -1,0 +1,1 @@
+"""The replication experiment: data, cross-checks, timing sweeps, figures and the report."""

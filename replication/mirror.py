@@ -1,0 +1,49 @@
+"""How closely the two implementation trees mirror each other, line by line."""
+
+import difflib
+import html
+import pathlib
+import re
+
+from replication.paths import NUMPY_TREE, TORCH_TREE
+
+LIBRARY_NAMES = re.compile(r"\b(numpy|np|torch|scipy)\b")
+"""Library names folded to one token before lines are compared."""
+
+
+def folded_lines(path):
+    """The file's non-blank lines, stripped, with library names folded."""
+    return [LIBRARY_NAMES.sub("LIB", line.strip()) for line in path.read_text().splitlines() if line.strip()]
+
+
+def module_names():
+    """Module files present in both trees."""
+    return sorted({p.name for p in NUMPY_TREE.glob("*.py")} & {p.name for p in TORCH_TREE.glob("*.py")})
+
+
+def mirror_counts(name):
+    """(identical lines, lines of the longer side) for one module pair."""
+    a, b = folded_lines(NUMPY_TREE / name), folded_lines(TORCH_TREE / name)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()), max(len(a), len(b))
+
+
+def mirror_table():
+    """One row per module pair: name, identical lines, total lines and their share, plus a total row."""
+    rows = [{"module": name, "same": same, "total": total, "share": same / total}
+            for name in module_names() for same, total in [mirror_counts(name)]]
+    same, total = sum(r["same"] for r in rows), sum(r["total"] for r in rows)
+    return rows, {"module": "all", "same": same, "total": total, "share": same / total}
+
+
+def side_by_side_html(path):
+    """Write a difflib side-by-side HTML diff of every module pair to path."""
+    parts = []
+    for name in module_names():
+        a = (NUMPY_TREE / name).read_text().splitlines()
+        b = (TORCH_TREE / name).read_text().splitlines()
+        parts.append(f"<h2>{html.escape(name)}</h2>"
+                     + difflib.HtmlDiff(wrapcolumn=100).make_table(a, b, f"numpy: {name}", f"torch: {name}"))
+    page = difflib.HtmlDiff().make_file([], [], "", "").replace("<body>", "<body>\n" + "\n".join(parts), 1)
+    pathlib.Path(path).write_text(page)
+    return path

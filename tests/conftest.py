@@ -1,0 +1,43 @@
+"""Shared fixtures: explicit seeds, both implementations and their array conversions."""
+
+import numpy as np
+import pytest
+import torch
+
+import reference_numpy
+import torch_impl
+
+SEED = 20180518
+"""Seed of every random draw in the tests (the paper's arXiv submission date)."""
+
+
+@pytest.fixture
+def rng():
+    """A fresh, explicitly seeded generator for each test."""
+    return np.random.default_rng(SEED)
+
+
+def to_numpy(array):
+    """Either package's array as a float64 NumPy array."""
+    if isinstance(array, torch.Tensor):
+        return array.detach().cpu().numpy().astype(np.float64)
+    return np.asarray(array, dtype=np.float64)
+
+
+def random_params(rng, setup, scale=0.3):
+    """Random aberrations of `scale` radians, an offset illumination and amplitude near 1."""
+    params = scale * rng.standard_normal(setup.nparams)
+    params[-3:] = [0.1 * rng.standard_normal(), 0.1 * rng.standard_normal(), 1 + 0.1 * rng.standard_normal()]
+    return params
+
+
+def relative_error(a, b):
+    """||a - b|| / ||b|| of two arrays of either package."""
+    a, b = to_numpy(a), to_numpy(b)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+@pytest.fixture(params=["numpy", "torch"])
+def package(request):
+    """Each implementation package in turn."""
+    return {"numpy": reference_numpy, "torch": torch_impl}[request.param]

@@ -1,0 +1,107 @@
+"""Bad input raises ValueError naming the argument, in both packages, before any work."""
+
+import numpy as np
+import pytest
+import torch
+
+import torch_impl
+from replication.data import true_params
+
+GOOD = 16, 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"npix": 4, "nzern": 2}, "npix"),
+        ({"npix": 7, "nzern": 2}, "npix"),
+        ({"npix": 10**6, "nzern": 2}, "npix"),
+        ({"npix": 16.0, "nzern": 2}, "npix"),
+        ({"npix": True, "nzern": 2}, "npix"),
+        ({"npix": 16, "nzern": -1}, "nzern"),
+        ({"npix": 16, "nzern": 2.5}, "nzern"),
+        ({"npix": 16, "nzern": 99}, "nzern"),
+        ({"npix": 16, "nzern": 2, "dz": -0.05}, "dz"),
+        ({"npix": 16, "nzern": 2, "wavelength": 0.0}, "wavelength"),
+        ({"npix": 16, "nzern": 2, "sigma": float("nan")}, "sigma"),
+        ({"npix": 16, "nzern": 2, "radius": float("inf")}, "radius"),
+        ({"npix": 16, "nzern": 2, "focal_length": "14.4"}, "focal_length"),
+        ({"npix": 16, "nzern": 2, "oversamp": -2}, "oversamp"),
+    ],
+)
+def test_make_setup_rejects(package, kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        package.make_setup(**kwargs)
+
+
+@pytest.fixture
+def problem(package):
+    setup = package.make_setup(*GOOD)
+    params = true_params(setup.nparams)
+    data = np.full((3, GOOD[0], GOOD[0]), 1e-5)
+    return package, setup, params, data
+
+
+BAD_PARAMS = [np.zeros(3), np.zeros((2, 8)), np.array([np.nan] * 8), np.array([np.inf] * 8), "params"]
+
+
+@pytest.mark.parametrize("params", BAD_PARAMS, ids=["short", "2d", "nan", "inf", "string"])
+def test_bad_params_are_rejected(problem, params):
+    package, setup, _, data = problem
+    with pytest.raises(ValueError, match="params"):
+        package.beam_maps(params, setup)
+    with pytest.raises(ValueError, match="params"):
+        package.negative_log_likelihood(params, setup, data)
+    with pytest.raises(ValueError, match="p0"):
+        package.fit(setup, data, params)
+
+
+BAD_DATA = [np.zeros((3, 8, 8)), np.zeros((2, 16, 16)), np.zeros((16, 16)), np.full((3, 16, 16), np.nan), None]
+
+
+@pytest.mark.parametrize("data", BAD_DATA, ids=["small", "two-maps", "2d", "nan", "none"])
+def test_bad_data_is_rejected(problem, data):
+    package, setup, params, _ = problem
+    with pytest.raises(ValueError, match="data"):
+        package.negative_log_likelihood(params, setup, data)
+    with pytest.raises(ValueError, match="data"):
+        package.fit(setup, data, params)
+
+
+@pytest.mark.parametrize(("keyword", "value"), [("gamma", 0.0), ("gamma", -1e-4), ("tol", 0.0), ("tol", np.nan)])
+def test_bad_settings_of_the_fit_are_rejected(problem, keyword, value):
+    package, setup, params, data = problem
+    with pytest.raises(ValueError, match=keyword):
+        package.fit(setup, data, params, **{keyword: value})
+
+
+def test_bad_gamma_of_the_likelihood_is_rejected(problem):
+    package, setup, params, data = problem
+    with pytest.raises(ValueError, match="gamma"):
+        package.negative_log_likelihood(params, setup, data, gamma=float("nan"))
+
+
+def test_value_and_grad_checks_its_input():
+    setup = torch_impl.make_setup(*GOOD)
+    with pytest.raises(ValueError, match="params"):
+        torch_impl.value_and_grad(np.zeros(2), setup, np.zeros((3, 16, 16)))
+    with pytest.raises(ValueError, match="data"):
+        torch_impl.value_and_grad(true_params(setup.nparams), setup, np.zeros((3, 16, 15)))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given where CUDA is absent")
+def test_missing_cuda_device_is_a_value_error():
+    with pytest.raises(ValueError, match="device"):
+        torch_impl.make_setup(*GOOD, device="cuda")
+
+
+@pytest.mark.parametrize("device", ["tpu-9", "cuda:99", 3.5])
+def test_unknown_devices_are_value_errors(device):
+    with pytest.raises(ValueError, match="device"):
+        torch_impl.make_setup(*GOOD, device=device)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.complex64, "float64", np.float64])
+def test_unsupported_dtypes_are_value_errors(dtype):
+    with pytest.raises(ValueError, match="dtype"):
+        torch_impl.make_setup(*GOOD, dtype=dtype)

@@ -1,0 +1,103 @@
+"""The two trees mirror each other, and each uses only its own library for the physics."""
+
+import ast
+import pathlib
+
+import pytest
+
+from replication.mirror import mirror_counts, mirror_table
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+NUMPY_TREE, TORCH_TREE = ROOT / "reference_numpy", ROOT / "torch_impl"
+TORCH_ONLY = {"value_and_grad"}
+"""Public functions only the torch side has: the autograd bridge of SPEC.md."""
+TORCH_EXTRA_PARAMETERS = {"device", "dtype"}
+"""Parameters only the torch side takes."""
+NUMPY_IN_TORCH_TREE = {
+    "validation.py": "input checks run on the caller's NumPy arrays before anything reaches torch",
+    "fit.py": "scipy's BFGS takes and returns float64 NumPy arrays",
+}
+"""Modules of torch_impl allowed to import NumPy, each with its reason."""
+
+
+def modules(tree):
+    return sorted(p.name for p in tree.glob("*.py"))
+
+
+def public_functions(path):
+    """{name: [parameter names]} of the module-level and class-level public functions."""
+    tree = ast.parse(path.read_text())
+    return {
+        node.name: [a.arg for a in node.args.args + node.args.kwonlyargs]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    }
+
+
+def imported_modules(path):
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_same_modules():
+    assert modules(NUMPY_TREE) == modules(TORCH_TREE)
+    assert len(modules(NUMPY_TREE)) >= 8
+
+
+@pytest.mark.parametrize("name", modules(NUMPY_TREE))
+def test_same_public_functions_with_the_same_parameters(name):
+    numpy_side, torch_side = public_functions(NUMPY_TREE / name), public_functions(TORCH_TREE / name)
+    assert set(torch_side) - TORCH_ONLY == set(numpy_side)
+    for function, parameters in numpy_side.items():
+        extra = [p for p in torch_side[function] if p not in parameters]
+        assert [p for p in torch_side[function] if p in parameters] == parameters, function
+        assert set(extra) <= TORCH_EXTRA_PARAMETERS, function
+
+
+ONE_SIDED = {
+    "backend.py": "the array library itself: device, precision and conversions",
+    "fit.py": "the gradient: finite differences by scipy against the autograd bridge",
+    "__init__.py": "re-exports; torch adds value_and_grad",
+}
+"""Modules that differ in kind between the trees, each with its reason."""
+
+
+@pytest.mark.parametrize("name", sorted(set(modules(NUMPY_TREE)) - set(ONE_SIDED)))
+def test_physics_modules_are_mostly_identical(name):
+    same, total = mirror_counts(name)
+    assert same / total >= 0.7, f"{name}: {same}/{total} lines alike"
+
+
+def test_most_of_all_lines_are_identical():
+    """The physics modules mirror closely; device and precision handling (torch only) lower the total."""
+    rows, total = mirror_table()
+    physics = [row for row in rows if row["module"] not in ONE_SIDED]
+    assert sum(row["same"] for row in physics) / sum(row["total"] for row in physics) >= 0.85
+    assert total["share"] >= 0.75, f"{total['share']:.0%} of all lines alike"
+
+
+@pytest.mark.parametrize("name", modules(NUMPY_TREE))
+def test_reference_never_imports_torch(name):
+    assert "torch" not in imported_modules(NUMPY_TREE / name)
+
+
+@pytest.mark.parametrize("name", modules(TORCH_TREE))
+def test_torch_physics_never_falls_back_to_numpy(name):
+    if name in NUMPY_IN_TORCH_TREE:
+        pytest.skip(NUMPY_IN_TORCH_TREE[name])
+    assert not {"numpy", "scipy"} & imported_modules(TORCH_TREE / name)
+
+
+def test_both_packages_export_the_spec_interface():
+    import reference_numpy
+    import torch_impl
+
+    spec = {"make_setup", "zernike_basis", "beam_maps", "negative_log_likelihood", "fit"}
+    assert spec <= set(reference_numpy.__all__)
+    assert spec | {"value_and_grad"} <= set(torch_impl.__all__)
+    assert set(torch_impl.__all__) - set(reference_numpy.__all__) == TORCH_ONLY

@@ -1,0 +1,10 @@
+"""PyTorch implementation of the OOF phase-retrieval model (SPEC.md): autograd gradient, any device."""
+
+from .beams import beam_maps
+from .fit import fit, value_and_grad
+from .likelihood import negative_log_likelihood
+from .setup import Setup, make_setup
+from .zernike import zernike_basis
+
+__all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
+__all__ += ["value_and_grad"]

@@ -1,0 +1,44 @@
+"""The aperture plane: grid, dish, defocus screens, illumination, phase and complex field."""
+
+import torch
+
+from .constants import DEFOCUS_ORDER
+
+
+def aperture_grid(npix, oversamp, device="cpu"):
+    """Coordinates x, y (dish radii) of an npix x npix grid over [-2*oversamp, 2*oversamp].
+
+    Both ends are included (as in the paper's code), so for even npix no pixel sits at the origin
+    and the origin is not the FFT centre pixel. x varies along axis 0, y along axis 1.
+    """
+    t = torch.linspace(-2 * oversamp, 2 * oversamp, npix, dtype=torch.float64, device=device)
+    return torch.meshgrid(t, t, indexing="ij")
+
+
+def dish_mask(x, y):
+    """True on the dish, r <= 1 dish radius."""
+    return torch.hypot(x, y) <= 1.0
+
+
+def defocus_screens(x, y, dz, wavelength, focal_length, radius):
+    """Phase screens (radians) of the three maps: feed offsets 0, -dz, +dz (metres)."""
+    a = torch.hypot(x, y) * radius / (2 * focal_length)
+    s = (1 - a**2) / (1 + a**2)
+    return torch.stack([2 * torch.pi * s * (offset * dz) / wavelength for offset in DEFOCUS_ORDER])
+
+
+def illumination(x, y, x0, y0, amp, sigma, rho, diff):
+    """Gaussian illumination amplitude centred on (x0, y0), width sigma (dish radii)."""
+    dx = x - x0
+    dy = y - y0
+    return amp * torch.exp(-(dx**2 + dy**2 + rho * dx * dy + diff * (dx**2 - dy**2)) / (2 * sigma**2))
+
+
+def aperture_phase(coeffs, basis):
+    """Aperture phase (radians): the fitted Zernike terms, sum_j c_j Z_j (piston excluded)."""
+    return coeffs @ basis
+
+
+def aperture_field(amplitude, phase, screens):
+    """Complex aperture field of the three maps, A exp(i (Phi + screen_k))."""
+    return amplitude * torch.exp(1j * (phase + screens))
