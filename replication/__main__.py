@@ -1,0 +1,7 @@
+"""python -m replication: the experiment's command line."""
+
+import sys
+
+from replication.cli import main
+
+sys.exit(main())

@@ -1,0 +1,122 @@
+"""The timing sweep: time-to-solution over grid sizes and Zernike orders, resumable point by point."""
+
+import dataclasses
+import time
+import uuid
+
+from tqdm import tqdm
+
+from replication.environment import environment_record, thread_limits
+from replication.implementations import select
+from replication.results import append_record, read_records
+from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
+
+DEFAULT_ITERATIONS = 30
+"""BFGS iterations assumed for a prediction when no torch fit of the point is known."""
+AUTOGRAD_COST = 3
+"""Likelihood evaluations one autograd value-and-gradient call is taken to cost, for predictions."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """A sweep's grid: sizes, Zernike orders, repeats, and the per-point budget (seconds) above which a
+    point is estimated instead of run."""
+
+    npix: tuple
+    nzern: tuple
+    repeats: int
+    budget_s: float
+
+
+PROFILES = {
+    "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
+    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 4, 6, 8), repeats=3, budget_s=60.0),
+    "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
+                     budget_s=300.0),
+}
+
+
+def point_key(record):
+    """What identifies a point: implementation, precision, grid size and Zernike order."""
+    return record["impl"], record["dtype"], record["npix"], record["nzern"]
+
+
+def evaluations_per_fit(impl, nparams, reference):
+    """Likelihood evaluations a fit is predicted to take, from a torch fit of the same point if known."""
+    nit = reference["outcome"]["nit"] if reference else DEFAULT_ITERATIONS
+    nfev = reference["outcome"]["nfev"] if reference else DEFAULT_ITERATIONS + 10
+    if impl.name == "numpy":
+        return nit * (nparams + 1) + nfev  # a finite-difference gradient per iteration, plus line searches
+    return AUTOGRAD_COST * nfev
+
+
+def reference_fit(records, npix, nzern):
+    """A measured float64 torch fit of the point, the basis of predictions."""
+    for record in records:
+        if (record["npix"], record["nzern"], record["dtype"]) == (npix, nzern, "float64") and \
+                record["impl"].startswith("torch") and not record["estimated"]:
+            return record
+    return None
+
+
+def measure_point(impl, npix, nzern, profile, records, tol, run_id):
+    """Time one point, or estimate it when its predicted time exceeds the profile's budget."""
+    truth, data = data_for(npix, nzern)
+    eval_s = time_evaluation(impl, npix, nzern, data, truth)
+    reference = reference_fit(records, npix, nzern)
+    evaluations = evaluations_per_fit(impl, truth.size, reference)
+    predicted_s = eval_s * evaluations
+    record = {"impl": impl.name, "dtype": impl.dtype, "npix": npix, "nzern": nzern, "nparams": int(truth.size),
+              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol,
+              "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
+              "prediction_basis": f"{reference['impl']} {reference['dtype']} fit" if reference else "default"}
+    if predicted_s * profile.repeats > profile.budget_s:
+        return record | {"estimated": True, "fit_s": {"median": predicted_s}, "setup_s": None, "total_s": None,
+                         "outcome": None}
+    setup_s, fit_s, result = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol)
+    total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
+    return record | {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s),
+                     "total_s": summary(total_s), "outcome": fit_outcome(result)}
+
+
+def plan(profile, impls, done):
+    """Points still to run, smallest first; at each point torch before NumPy (its fit informs predictions)."""
+    ordered = sorted(impls, key=lambda impl: impl.name == "numpy")
+    return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.nzern for impl in ordered
+            if (impl.name, impl.dtype, npix, nzern) not in done]
+
+
+def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False):
+    """Run (or resume) a sweep; returns the number of points measured or estimated in this call."""
+    profile = PROFILES[profile_name]
+    points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
+    records = read_records(points_path, repair=True)
+    impls = select(impl_names)
+    available = [impl for impl in impls if impl.available()]
+    todo = plan(profile, available, {point_key(record) for record in records})
+    unavailable = sorted({impl.label for impl in impls if not impl.available()})
+    for label in unavailable:
+        print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")
+    if not todo:
+        print(f"{points_path}: all {len(records)} points of the {profile_name} profile are done; nothing to run")
+        return 0
+    run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    with thread_limits(threads):
+        append_record(runs_path, environment_record(threads) | {
+            "run_id": run_id, "kind": "sweep", "profile": profile_name, "unavailable": unavailable,
+            "profile_settings": dataclasses.asdict(profile), "tol": tol})
+        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {profile_name}")
+        for impl, npix, nzern in bar:
+            bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
+            record = measure_point(impl, npix, nzern, profile, records, tol, run_id)
+            append_record(points_path, record)
+            records.append(record)
+    return len(todo)
+
+
+def describe_profiles():
+    """One line per profile for --help."""
+    return "; ".join(f"{name}: npix {p.npix}, nzern {p.nzern[0]}-{p.nzern[-1]}, {p.repeats} repeat(s), "
+                     f"points over {p.budget_s:g} s estimated" for name, p in PROFILES.items())
+
+

@@ -1,0 +1,77 @@
+"""Time-to-solution of one point: building the setup and the BFGS fit, timed separately, repeated."""
+
+import hashlib
+import statistics
+import time
+
+import numpy as np
+
+import reference_numpy
+from replication.data import simulate_observation, standard_errors, true_params
+
+SEED = 1
+"""Seed of the simulated observation shared by every implementation at a point."""
+
+
+def data_for(npix, nzern, seed=SEED):
+    """The paper's scenario at (npix, nzern): the truth and its noisy maps, made with NumPy."""
+    setup = reference_numpy.make_setup(npix, nzern)
+    truth = true_params(setup.nparams)
+    return truth, simulate_observation(setup, truth, seed)
+
+
+def fingerprint(data):
+    """A short hash of the data's bytes: every implementation at a point must show the same one."""
+    return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
+
+
+def time_evaluation(impl, npix, nzern, data, p0, repeats=3):
+    """Median seconds of one likelihood evaluation (no gradient), after one warm-up call."""
+    setup = impl.make_setup(npix, nzern)
+    impl.package.negative_log_likelihood(p0, setup, data)
+    times = []
+    for _ in range(repeats):
+        impl.synchronize()
+        start = time.perf_counter()
+        impl.package.negative_log_likelihood(p0, setup, data)
+        impl.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def time_fit(impl, npix, nzern, data, p0, repeats, tol):
+    """Run `repeats` timed fits (setup + fit) after a warm-up likelihood call; the last fit's outcome."""
+    impl.package.negative_log_likelihood(p0, impl.make_setup(npix, nzern), data)  # first-call costs: CUDA, plans
+    setup_s, fit_s = [], []
+    for _ in range(repeats):
+        impl.synchronize()
+        start = time.perf_counter()
+        setup = impl.make_setup(npix, nzern)
+        impl.synchronize()
+        built = time.perf_counter()
+        result = impl.package.fit(setup, data, p0, tol=tol)
+        impl.synchronize()
+        done = time.perf_counter()
+        setup_s.append(built - start)
+        fit_s.append(done - built)
+    return setup_s, fit_s, result
+
+
+def summary(seconds):
+    """Median, min and max of a list of timings, plus the list itself."""
+    return {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds), "all": seconds}
+
+
+def fit_outcome(result):
+    """The JSON-ready outcome of a fit: counts, convergence, likelihood, parameters and errors."""
+    return {
+        "nit": int(result.nit),
+        "nfev": int(result.nfev),
+        "njev": int(getattr(result, "njev", 0)),
+        "success": bool(result.success),
+        "message": str(result.message),
+        "fun": float(result.fun),
+        "grad_norm": float(np.linalg.norm(result.jac)),
+        "x": [float(v) for v in result.x],
+        "stderr": [float(v) for v in standard_errors(result)],
+    }
