@@ -1,4 +1,9 @@
-"""Sessions of the replication: `nox -l` lists them; every session installs from constraints.txt."""
+"""Sessions of the replication: `nox -l` lists them; every session installs from constraints.txt.
+
+Routine sessions (lint, tests) run by default; the experiment's sessions are named explicitly.
+"""
+
+import argparse
 
 import nox
 
@@ -7,11 +12,23 @@ nox.options.reuse_existing_virtualenvs = True
 
 RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl"]
 CONSTRAINTS = ("-c", "constraints.txt")
+ALLOCATOR = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**36)}
+"""glibc settings for every timed implementation alike: large temporaries are reused from the heap instead
+of being mapped afresh (and page-faulted) on every evaluation; the bench measures the effect."""
 
 
 def install_runtime(session, *extra):
     """Install the pinned runtime dependencies (the packages run from the repository root)."""
     session.install(*CONSTRAINTS, *RUNTIME, *extra)
+
+
+def replication(session, *args, env=None):
+    session.run("python", "-m", "replication", *args, env=env)
+
+
+def cuda_available(session):
+    output = session.run("python", "-c", "import torch; print(torch.cuda.is_available())", silent=True)
+    return output.strip().endswith("True")
 
 
 @nox.session
@@ -26,3 +43,64 @@ def lint(session):
     """Lint the code with ruff."""
     session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", ".", *session.posargs)
+
+
+@nox.session(default=False)
+def crosscheck(session):
+    """Check that NumPy, torch-cpu (and torch-cuda) agree: model, gradient, fits."""
+    install_runtime(session)
+    replication(session, "crosscheck", *session.posargs)
+
+
+@nox.session(default=False)
+def timing_cpu(session):
+    """Time NumPy and torch-cpu fits over the quick profile (pass -- --profile paper for the paper's grid)."""
+    install_runtime(session)
+    replication(session, "sweep", "--impl", "numpy", "--impl", "torch-cpu", *session.posargs, env=ALLOCATOR)
+
+
+@nox.session(default=False)
+def timing_cuda(session):
+    """Time torch-cuda fits (float64 and float32); says so and succeeds where there is no CUDA device."""
+    install_runtime(session)
+    if not cuda_available(session):
+        session.log("torch-cuda: CUDA is not available on this machine; the CUDA sweep is not measured here.")
+        return
+    replication(session, "sweep", "--impl", "torch-cuda", *session.posargs, env=ALLOCATOR)
+
+
+@nox.session(default=False)
+def bench(session):
+    """Time one evaluation of each implementation against the 3-FFT floor (allocator settings applied)."""
+    install_runtime(session)
+    replication(session, "bench", *session.posargs, env=ALLOCATOR)
+
+
+@nox.session(default=False)
+def figures(session):
+    """Redraw the figures from the recorded results."""
+    install_runtime(session)
+    replication(session, "figures", *session.posargs)
+
+
+@nox.session(default=False)
+def report(session):
+    """Render paper/REPORT.md from the recorded results (-- --check compares instead of writing)."""
+    install_runtime(session)
+    replication(session, "report", *session.posargs)
+
+
+@nox.session(default=False)
+def replicate(session):
+    """The whole replication: cross-check, sweeps (quick profile by default), figures and report."""
+    parser = argparse.ArgumentParser(prog="nox -s replicate --")
+    parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
+    args = parser.parse_args(session.posargs)
+    install_runtime(session)
+    results = f"replication/results/{args.profile}"
+    replication(session, "crosscheck")
+    replication(session, "sweep", "--profile", args.profile, "--results", results, "--quiet", env=ALLOCATOR)
+    if not cuda_available(session):
+        session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
+    replication(session, "figures", "--results", results)
+    replication(session, "report", "--results", results)

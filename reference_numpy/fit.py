@@ -3,16 +3,15 @@
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order
-from .beams import model_power
 from .constants import GAMMA, TOL
-from .likelihood import cauchy_nll
+from .likelihood import prepared_nll
 from .validation import check_data, check_params, check_positive
 
 
 def objective(params, setup, data, gamma):
     """Negative log-likelihood for scipy (which differences it for the gradient), data already in FFT order."""
     params = as_model_array(params, setup)
-    return float(cauchy_nll(model_power(params, setup), data, gamma))
+    return float(prepared_nll(params, setup, data, gamma))
 
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA):

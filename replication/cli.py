@@ -35,7 +35,7 @@ def build_parser():
 
     crosscheck = commands.add_parser("crosscheck", help="check that the implementations agree; writes crosscheck.json")
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
-                            help="default: (32,3), (64,4), (128,6); smoke: (16,2), for tests")
+                            help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
     crosscheck.add_argument("--results", type=pathlib.Path, default=None,
                             help="folder for crosscheck.json (default replication/results/crosscheck)")
     crosscheck.add_argument("--threads", type=positive_int, default=default_threads(),
@@ -52,6 +52,13 @@ def build_parser():
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
     sweep.add_argument("--tol", type=float, default=1e-8, help="BFGS tolerance (default 1e-8, as in the paper)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+
+    bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor")
+    bench.add_argument("--npix", type=positive_int, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
+    bench.add_argument("--nzern", type=int, nargs="+", default=[3, 5, 8], help="Zernike orders")
+    bench.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="thread counts to run")
+    bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
+    bench.add_argument("--results", type=pathlib.Path, default=RESULTS / "bench", help="folder for bench.json")
 
     figures = commands.add_parser("figures", help="draw the figures from recorded results")
     figures.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
@@ -108,6 +115,12 @@ def main(argv=None):
         return run_crosscheck_command(args)
     if args.command == "sweep":
         return run_sweep_command(args)
+    if args.command == "bench":
+        from replication.bench import run_bench
+
+        run_bench(args.results, args.npix, args.nzern, args.threads, args.repeats)
+        print(f"wrote {args.results / 'bench.json'}")
+        return 0
     if args.command == "figures":
         from replication.figures import draw_all
 

@@ -10,4 +10,7 @@ RESULTS = ROOT / "replication" / "results"
 """Results of the runs, one folder per profile (replication/results/<profile>/)."""
 FIGURES = ROOT / "figures"
 PAPER = ROOT / "paper"
-TEMPLATES = ROOT / "replication" / "templates"
+TEMPLATES = PAPER
+"""The report templates live beside the report they render."""
+GPU_RESULTS = RESULTS / "h200"
+"""Results brought back from a lent GPU machine (the device tool): sweep, cross-check, GPU name."""

@@ -3,16 +3,15 @@
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order, to_numpy
-from .beams import model_power
 from .constants import GAMMA, TOL
-from .likelihood import cauchy_nll
+from .likelihood import prepared_nll
 from .validation import check_data, check_params, check_positive
 
 
 def objective(params, setup, data, gamma):
     """Negative log-likelihood and its autograd gradient for scipy, data already in FFT order on the device."""
     params = as_model_array(params, setup).requires_grad_()
-    nll = cauchy_nll(model_power(params, setup), data, gamma)
+    nll = prepared_nll(params, setup, data, gamma)
     nll.backward()
     return float(nll.detach()), to_numpy(params.grad)
 

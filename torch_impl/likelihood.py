@@ -20,9 +20,14 @@ def cauchy_nll(power, data, gamma):
     return torch.log1p(scaled**2).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
 
 
+def prepared_nll(params, setup, data, gamma):
+    """Cauchy negative log-likelihood of params (the model's array type) for data already in FFT order."""
+    return cauchy_nll(model_power(params, setup), data, gamma)
+
+
 def negative_log_likelihood(params, setup, data, gamma=GAMMA):
     """Cauchy negative log-likelihood of the observed (3, npix, npix) maps for params, a float."""
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     gamma = check_positive("gamma", gamma)
-    return float(cauchy_nll(model_power(params, setup), data, gamma))
+    return float(prepared_nll(params, setup, data, gamma))

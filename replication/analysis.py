@@ -1,0 +1,124 @@
+"""Read recorded results and compute what the report states: timing tables, speed-ups and verdicts."""
+
+import json
+import statistics
+
+import numpy as np
+
+from replication.results import read_records
+
+REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
+SAME_SOLUTION_STDERR = 0.1
+"""Largest parameter difference, in standard errors, for two fits to count as the same solution."""
+
+
+def label(record):
+    """The series a point belongs to: implementation, with the precision when it is not float64."""
+    return record["impl"] if record["dtype"] == "float64" else f"{record['impl']} ({record['dtype']})"
+
+
+def load_sweep(folder):
+    """{label: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
+    points, runs = read_records(folder / "points.jsonl"), read_records(folder / "runs.jsonl")
+    series = {}
+    for record in points:
+        series.setdefault(label(record), {})[(record["npix"], record["nzern"])] = record
+    return series, runs
+
+
+def load_json(path):
+    """A JSON results file, or None where it was not produced."""
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def seconds(record):
+    """Median time-to-solution of a point (setup + fit), measured or estimated."""
+    if record["estimated"]:
+        return record["fit_s"]["median"]
+    return record["total_s"]["median"]
+
+
+def speedups(series, slow, fast, measured_only=True):
+    """{(npix, nzern): seconds(slow) / seconds(fast)} over points both series have."""
+    a, b = series.get(slow, {}), series.get(fast, {})
+    return {key: seconds(a[key]) / seconds(b[key]) for key in sorted(set(a) & set(b))
+            if not measured_only or not (a[key]["estimated"] or b[key]["estimated"])}
+
+
+def grade(value, reproduced_at, partly_at):
+    """Verdict of a 'larger is better' measure against its two thresholds."""
+    if value is None:
+        return NOT_MEASURED
+    return REPRODUCED if value >= reproduced_at else PARTLY if value >= partly_at else NOT_REPRODUCED
+
+
+def verdict_c1(ratios):
+    """C1, up to ~100x NumPy -> torch on a GPU: the largest measured ratio; >= 50 reproduced, >= 10 partly."""
+    value = max(ratios.values()) if ratios else None
+    return {"value": value, "verdict": grade(value, 50, 10)}
+
+
+def verdict_c2(ratios, min_npix=256):
+    """C2, GPU ~10x CPU torch for npix >= 256: median ratio there; >= 5 reproduced, >= 2 partly."""
+    large = [v for (npix, _), v in ratios.items() if npix >= min_npix]
+    value = statistics.median(large) if large else None
+    return {"value": value, "verdict": grade(value, 5, 2)}
+
+
+def verdict_c3(ratios, min_npix=128):
+    """C3, CPU torch ~10x NumPy for intermediate and large grids: median over npix >= 128;
+    >= 5 reproduced, >= 2 partly."""
+    large = [v for (npix, _), v in ratios.items() if npix >= min_npix]
+    value = statistics.median(large) if large else None
+    return {"value": value, "verdict": grade(value, 5, 2)}
+
+
+def verdict_c4(ratios):
+    """C4, speed-up independent of the Zernike order: at the largest grid with two or more orders, the
+    spread max/min of the NumPy/torch-cpu speed-up; <= 2 reproduced, <= 4 partly."""
+    by_npix = {}
+    for (npix, nzern), value in ratios.items():
+        by_npix.setdefault(npix, {})[nzern] = value
+    candidates = [npix for npix, values in by_npix.items() if len(values) >= 2]
+    if not candidates:
+        return {"value": None, "verdict": NOT_MEASURED, "npix": None, "by_nzern": {}}
+    npix = max(candidates)
+    values = by_npix[npix]
+    spread = max(values.values()) / min(values.values())
+    verdict = REPRODUCED if spread <= 2 else PARTLY if spread <= 4 else NOT_REPRODUCED
+    return {"value": spread, "verdict": verdict, "npix": npix, "by_nzern": dict(sorted(values.items()))}
+
+
+def fit_differences(series, reference="numpy"):
+    """Largest |x - x_reference| / stderr of each float64 series against the reference, per point."""
+    rows = []
+    base = series.get(reference, {})
+    for name, points in series.items():
+        if name == reference or "(" in name:
+            continue
+        for key in sorted(set(points) & set(base)):
+            a, b = base[key], points[key]
+            if a["estimated"] or b["estimated"]:
+                continue
+            stderr = np.array(b["outcome"]["stderr"])
+            shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
+            rows.append({"series": name, "npix": key[0], "nzern": key[1], "max_stderr": float(shift.max())})
+    return rows
+
+
+def verdict_c5(crosscheck_checks, sweep_differences):
+    """C5, the same solution: every fit comparison within SAME_SOLUTION_STDERR (cross-check fits and the
+    sweep's fits); all reproduced, at least 90% partly."""
+    passed = [c["passed"] for c in crosscheck_checks if c["check"].startswith("fit")]
+    passed += [row["max_stderr"] <= SAME_SOLUTION_STDERR for row in sweep_differences]
+    if not passed:
+        return {"value": None, "verdict": NOT_MEASURED, "passed": 0, "total": 0}
+    share = sum(passed) / len(passed)
+    verdict = REPRODUCED if share == 1 else PARTLY if share >= 0.9 else NOT_REPRODUCED
+    return {"value": share, "verdict": verdict, "passed": sum(passed), "total": len(passed)}
+
+
+def verdict_c6(mirror_total):
+    """C6, readable port: share of lines identical between the trees once library names are folded;
+    >= 0.8 reproduced, >= 0.6 partly."""
+    return {"value": mirror_total["share"], "verdict": grade(mirror_total["share"], 0.8, 0.6)}

@@ -1,0 +1,113 @@
+"""Per-evaluation benchmark against the FFT floor: where each implementation spends its time."""
+
+import importlib
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+import scipy.fft
+import scipy.optimize
+import torch
+
+import reference_numpy
+import torch_impl
+from replication.environment import environment_record, thread_limits
+from replication.timing import data_for
+
+NPIX = (128, 256, 512, 1024)
+NZERN = (3, 5, 8)
+THREADS = (1, 2)
+GAMMA = 1e-4
+# The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
+NUMPY_FIT, TORCH_FIT = (importlib.import_module(f"{package}.fit") for package in ("reference_numpy", "torch_impl"))
+TORCH_LIKELIHOOD = importlib.import_module("torch_impl.likelihood")
+FD_STEP = float(np.sqrt(np.finfo(float).eps))
+"""scipy's relative step for the two-point differences BFGS takes when given no gradient."""
+
+
+def median_seconds(function, repeats):
+    """Median wall time of function() over repeats calls, after one warm-up call."""
+    function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def timed_steps(npix, nzern):
+    """The timed callables of one point: {name: (function, repeat weight)}, all on the same data."""
+    truth, data = data_for(npix, nzern)
+    setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
+    data_np = NUMPY_FIT.to_fft_order(data)
+    data_t = TORCH_FIT.to_fft_order(torch.as_tensor(data))
+    field_np = np.zeros((3, npix, npix), dtype=complex)
+    field_np[..., 0, 0] = 1.0
+    field_t = torch.as_tensor(field_np)
+
+    def torch_nll():
+        with torch.no_grad():
+            return float(TORCH_LIKELIHOOD.prepared_nll(torch.as_tensor(truth), setup_t, data_t, GAMMA))
+
+    return {
+        "floor_numpy": lambda: scipy.fft.ifft2(field_np),
+        "floor_torch": lambda: torch.fft.ifft2(field_t),
+        "numpy_nll": lambda: NUMPY_FIT.objective(truth, setup_np, data_np, GAMMA),
+        "torch_nll": torch_nll,
+        "torch_value_and_grad": lambda: TORCH_FIT.objective(truth, setup_t, data_t, GAMMA),
+        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.objective, FD_STEP,
+                                                              setup_np, data_np, GAMMA),
+    }, truth.size
+
+
+def bench_point(npix, nzern, threads, repeats):
+    """One row: milliseconds of every step, interleaved round by round, and multiples of the floor."""
+    steps, nparams = timed_steps(npix, nzern)
+    rounds = {name: [] for name in steps}
+    for function in steps.values():
+        function()  # warm-up: plans, caches, first-touch of memory
+    for _ in range(repeats):
+        for name, function in steps.items():
+            if name == "numpy_fd_grad" and len(rounds[name]) >= max(1, repeats // 3):
+                continue  # P + 1 evaluations: fewer repeats keep the bench short
+            start = time.perf_counter()
+            function()
+            rounds[name].append(time.perf_counter() - start)
+    ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
+    floor = ms["floor_torch"]
+    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "ms": ms,
+            "repeats": {name: len(times) for name, times in rounds.items()},
+            "x_floor": {name: value / floor for name, value in ms.items()},
+            "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
+
+
+def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False):
+    """Run the bench for every (threads, npix, nzern); write bench.json atomically; return its content."""
+    rows, environments = [], []
+    for count in threads:
+        with thread_limits(count):
+            environments.append(environment_record(count))
+            for size in npix:
+                for order in nzern:
+                    row = bench_point(size, order, count, repeats)
+                    rows.append(row)
+                    if not quiet:
+                        print(format_row(row), flush=True)
+    content = {"environments": environments, "rows": rows, "floor": "3 complex inverse FFTs, torch.fft.ifft2"}
+    results_dir.mkdir(parents=True, exist_ok=True)
+    temporary = results_dir / "bench.json.tmp"
+    temporary.write_text(json.dumps(content, indent=1, sort_keys=True))
+    os.replace(temporary, results_dir / "bench.json")
+    return content
+
+
+COLUMNS = ("floor_numpy", "floor_torch", "numpy_nll", "torch_nll", "torch_value_and_grad", "numpy_fd_grad")
+
+
+def format_row(row):
+    """A printable line: milliseconds and multiples of the torch FFT floor."""
+    cells = "  ".join(f"{name} {row['ms'][name]:8.2f} ms ({row['x_floor'][name]:5.1f}x)" for name in COLUMNS)
+    return f"threads={row['threads']} npix={row['npix']:<5} nzern={row['nzern']}  {cells}"

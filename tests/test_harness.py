@@ -1,0 +1,196 @@
+"""The replication harness: smoke sweep, resume after a kill, truncated lines, CUDA absent, estimates, CLI errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from replication import analysis, sweep
+from replication.implementations import Implementation, select
+from replication.paths import ROOT
+from replication.results import append_record, read_records
+
+SMOKE_POINTS = 2 * 2 * 3  # npix x nzern x (numpy, torch-cpu float64, torch-cpu float32)
+needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
+
+
+def cli(*args, **kwargs):
+    """Run python -m replication with args from the repository root."""
+    return subprocess.run([sys.executable, "-m", "replication", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """A finished smoke sweep, run through the command line once for the module."""
+    folder = tmp_path_factory.mktemp("smoke")
+    completed = cli("sweep", "--profile", "smoke", "--impl", "numpy", "--impl", "torch-cpu", "--results", str(folder),
+                    "--quiet")
+    assert completed.returncode == 0, completed.stderr
+    return folder
+
+
+def test_smoke_sweep_records_every_point_with_its_outcome(smoke):
+    records = read_records(smoke / "points.jsonl")
+    assert len(records) == SMOKE_POINTS
+    for record in records:
+        assert {"impl", "npix", "nzern", "dtype", "setup_s", "fit_s", "total_s", "outcome"} <= set(record)
+        assert record["estimated"] is False
+        assert record["fit_s"]["min"] <= record["fit_s"]["median"] <= record["fit_s"]["max"]
+        assert record["outcome"]["nit"] > 0
+        assert len(record["outcome"]["x"]) == record["nparams"]
+    by_point = {}
+    for record in records:
+        by_point.setdefault((record["npix"], record["nzern"]), set()).add(record["data_sha256"])
+    assert all(len(hashes) == 1 for hashes in by_point.values())  # every implementation fitted the same data
+
+
+def test_smoke_sweep_records_its_environment(smoke):
+    (run,) = read_records(smoke / "runs.jsonl")
+    for key in ("cpu", "cpu_count", "python", "numpy", "scipy", "torch", "threads", "torch_threads", "git_commit",
+                "date", "run_id"):
+        assert key in run
+    assert run["torch_threads"] == run["threads"] == run["scipy_fft_workers"]
+
+
+def test_a_complete_sweep_does_no_work_when_run_again(smoke):
+    before = (smoke / "points.jsonl").read_text()
+    completed = cli("sweep", "--profile", "smoke", "--impl", "numpy", "--impl", "torch-cpu", "--results", str(smoke),
+                    "--quiet")
+    assert completed.returncode == 0
+    assert "nothing to run" in completed.stdout
+    assert (smoke / "points.jsonl").read_text() == before
+    assert len(read_records(smoke / "runs.jsonl")) == 1
+
+
+def test_resume_after_kill_loses_nothing_and_repeats_nothing(tmp_path):
+    points = tmp_path / "points.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "replication", "sweep", "--profile", "smoke", "--impl", "numpy",
+                                "--impl", "torch-cpu", "--results", str(tmp_path), "--quiet"], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (points.exists() and points.read_text().count("\n") >= 2) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    killed_with = len(read_records(points))
+    assert 2 <= killed_with < SMOKE_POINTS, "the sweep was not interrupted mid-run"
+    completed = cli("sweep", "--profile", "smoke", "--impl", "numpy", "--impl", "torch-cpu", "--results",
+                    str(tmp_path), "--quiet")
+    assert completed.returncode == 0, completed.stderr
+    records = read_records(points)
+    keys = [sweep.point_key(record) for record in records]
+    assert len(keys) == len(set(keys)) == SMOKE_POINTS
+
+
+def test_truncated_last_line_is_reported_ignored_and_repaired(tmp_path):
+    path = tmp_path / "points.jsonl"
+    append_record(path, {"a": 1})
+    append_record(path, {"a": 2})
+    with path.open("a") as stream:
+        stream.write('{"a": 3, "b"')
+    with pytest.warns(UserWarning, match="truncated last line"):
+        assert read_records(path) == [{"a": 1}, {"a": 2}]
+    with pytest.warns(UserWarning, match="truncated last line"):
+        read_records(path, repair=True)
+    append_record(path, {"a": 4})
+    assert read_records(path) == [{"a": 1}, {"a": 2}, {"a": 4}]
+
+
+def test_damaged_line_in_the_middle_is_an_error(tmp_path):
+    path = tmp_path / "points.jsonl"
+    path.write_text('{"a": 1}\nnot json\n{"a": 2}\n')
+    with pytest.raises(ValueError, match="line 2"):
+        read_records(path)
+
+
+@needs_no_cuda
+def test_cuda_absent_is_recorded_and_skipped(tmp_path, capsys):
+    assert not Implementation("torch-cuda").available()
+    count = sweep.run_sweep("smoke", tmp_path, ["torch-cuda"], threads=1, quiet=True)
+    assert count == 0
+    assert "not available on this machine" in capsys.readouterr().out
+    assert read_records(tmp_path / "points.jsonl") == []
+
+
+@needs_no_cuda
+def test_timing_cuda_script_path_says_not_measured(tmp_path):
+    completed = cli("sweep", "--profile", "smoke", "--impl", "torch-cuda", "--results", str(tmp_path), "--quiet")
+    assert completed.returncode == 0
+    assert "torch-cuda: not available on this machine" in completed.stdout
+
+
+def test_points_over_budget_are_estimated_and_never_reported_as_measured(tmp_path, monkeypatch):
+    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
+    sweep.run_sweep("tiny", tmp_path, ["numpy", "torch-cpu"], threads=1, quiet=True)
+    records = read_records(tmp_path / "points.jsonl")
+    assert len(records) == 3
+    assert all(r["estimated"] and r["outcome"] is None and r["fit_s"]["median"] > 0 for r in records)
+    series, _ = analysis.load_sweep(tmp_path)
+    assert analysis.speedups(series, "numpy", "torch-cpu") == {}
+    assert analysis.speedups(series, "numpy", "torch-cpu", measured_only=False)
+    assert analysis.fit_differences(series) == []
+
+
+def test_numpy_prediction_counts_one_finite_difference_gradient_per_iteration():
+    reference = {"outcome": {"nit": 10, "nfev": 15}}
+    assert sweep.evaluations_per_fit(Implementation("numpy"), 8, reference) == 10 * 9 + 15
+    assert sweep.evaluations_per_fit(Implementation("torch-cpu"), 8, reference) == sweep.AUTOGRAD_COST * 15
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sweep", "--profile", "nope"], "invalid choice"),
+        (["sweep", "--threads", "0"], "positive integer"),
+        (["sweep", "--impl", "fortran"], "invalid choice"),
+        (["sweep", "--tol", "-1"], "--tol"),
+        (["simulate"], "--output"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_argument_errors_are_clear_and_fail(args, message):
+    completed = cli(*args)
+    assert completed.returncode != 0
+    assert message in completed.stderr
+
+
+def test_help_explains_every_command():
+    completed = cli("sweep", "--help")
+    assert completed.returncode == 0
+    for option in ("--profile", "--impl", "--results", "--threads", "--tol", "--quiet", "smoke", "quick", "paper"):
+        assert option in completed.stdout
+
+
+def test_simulate_writes_the_shared_data(tmp_path):
+    path = tmp_path / "obs.npz"
+    completed = cli("simulate", "--npix", "16", "--nzern", "2", "--seed", "4", "--output", str(path))
+    assert completed.returncode == 0, completed.stderr
+    import numpy as np
+
+    from replication.timing import data_for
+
+    with np.load(path) as saved:
+        np.testing.assert_array_equal(saved["data"], data_for(16, 2, seed=4)[1])
+
+
+def test_unknown_implementations_are_value_errors():
+    with pytest.raises(ValueError, match="--impl"):
+        select(["fortran"])
+
+
+def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
+    completed = cli("crosscheck", "--points", "smoke", "--results", str(tmp_path))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    content = json.loads((tmp_path / "crosscheck.json").read_text())
+    assert content["checks"]
+    assert all(check["passed"] for check in content["checks"])
+    assert {"beams", "likelihood", "gradient", "fit parameters", "fit likelihood"} <= {c["check"] for c in
+                                                                                       content["checks"]}
+    assert (tmp_path / "example.npz").exists()
