@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from replication.paths import FIGURES, PAPER, RESULTS
+from replication.paths import FIGURES, GPU_RESULTS, PAPER, RESULTS
 from replication.sweep import PROFILES, describe_profiles
 
 
@@ -63,10 +63,19 @@ def build_parser():
     figures = commands.add_parser("figures", help="draw the figures from recorded results")
     figures.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
     figures.add_argument("--output", type=pathlib.Path, default=FIGURES, help="folder for the figures")
+    figures.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
+                         help="sweep of a GPU host, drawn beside this machine's where present")
+    figures.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
+                         help="folder of crosscheck.json and example.npz")
 
     report = commands.add_parser("report", help="render paper/REPORT.md from recorded results")
     report.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
     report.add_argument("--output", type=pathlib.Path, default=PAPER, help="folder for REPORT.md")
+    report.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
+                        help="sweep and cross-check of a GPU host (C1 and C2 are judged on it)")
+    report.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
+                        help="folder of this machine's crosscheck.json")
+    report.add_argument("--bench", type=pathlib.Path, default=RESULTS / "bench", help="folder of bench.json")
     report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
     return parser
 
@@ -124,13 +133,14 @@ def main(argv=None):
     if args.command == "figures":
         from replication.figures import draw_all
 
-        for path in draw_all(args.results, args.output):
+        for path in draw_all(args.results, args.output, args.gpu_results, args.crosscheck):
             print(f"wrote {path}")
         return 0
     if args.command == "report":
         from replication.report import render_command
 
-        return render_command(args.results, args.output, check=args.check)
+        return render_command(args.results, args.output, check=args.check, gpu_results=args.gpu_results,
+                              crosscheck_folder=args.crosscheck, bench_folder=args.bench)
     return 2
 
 

@@ -32,10 +32,17 @@ def cpu_model():
 
 
 def git_commit():
-    """The repository's commit, with '-dirty' when the tree has uncommitted changes; None outside git."""
+    """The repository's commit, with '-dirty' when the tree has uncommitted changes.
+
+    Outside a git checkout (a copy of the tree sent to a GPU machine) it is REPLICATION_COMMIT as the
+    caller set it, marked as such, or None.
+    """
+    if "REPLICATION_COMMIT" in os.environ:
+        return os.environ["REPLICATION_COMMIT"] + " (given by the caller)"
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        status = subprocess.run(["git", "status", "--porcelain", "--", "reference_numpy", "torch_impl", "replication"],
+        status = subprocess.run(["git", "status", "--porcelain", "--", "reference_numpy", "torch_impl", "replication",
+                                 ":!replication/results"],
                                 cwd=ROOT, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None

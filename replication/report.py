@@ -112,6 +112,21 @@ def bench_targets(bench):
     return targets
 
 
+def allocator_effect(bench, default_bench):
+    """Rows comparing the bench with the allocator settings against glibc's defaults, same steps."""
+    if not bench or not default_bench:
+        return []
+    default = {(r["threads"], r["npix"], r["nzern"]): r for r in default_bench["rows"]}
+    rows = []
+    for row in bench["rows"]:
+        other = default.get((row["threads"], row["npix"], row["nzern"]))
+        if other:
+            rows.append({"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
+                         "steps": {name: (other["ms"][name], row["ms"][name]) for name in
+                                   ("numpy_nll", "torch_nll", "torch_value_and_grad")}})
+    return rows
+
+
 def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "crosscheck", bench_folder=RESULTS / "bench"):
     """Everything the template shows, read from the results folders."""
     cpu, cpu_runs = analysis.load_sweep(results)
@@ -119,6 +134,7 @@ def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "cross
     crosscheck = analysis.load_json(crosscheck_folder / "crosscheck.json")
     gpu_crosscheck = analysis.load_json(gpu_results / "crosscheck.json")
     bench = analysis.load_json(bench_folder / "bench.json")
+    default_bench = analysis.load_json(bench_folder.parent / "bench-default-allocator" / "bench.json")
     checks = (crosscheck["checks"] if crosscheck else []) + (gpu_crosscheck["checks"] if gpu_crosscheck else [])
     mirror_rows, mirror_total = mirror_table()
     claim_rows, differences = claims(cpu, gpu, checks, mirror_total)
@@ -131,7 +147,8 @@ def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "cross
                            else str(folder), "names": names, "rows": rows, "runs": runs})
     return {
         "claims": claim_rows, "sweeps": sweeps, "crosscheck": crosscheck, "gpu_crosscheck": gpu_crosscheck,
-        "bench": bench, "bench_targets": bench_targets(bench), "mirror_rows": mirror_rows,
+        "bench": bench, "bench_targets": bench_targets(bench),
+        "allocator": allocator_effect(bench, default_bench), "mirror_rows": mirror_rows,
         "mirror_total": mirror_total, "differences": differences,
         "profiles": PROFILES, "ratio_columns": [f"{a} / {b}" for a, b in RATIO_COLUMNS],
         "figures": sorted(p.name for p in FIGURES.glob("*.png")),
@@ -147,9 +164,9 @@ def render(results, **folders):
     return environment.get_template("REPORT.md.j2").render(**context(results, **folders))
 
 
-def render_command(results, output, check=False):
+def render_command(results, output, check=False, **folders):
     """Write (or with check, compare) REPORT.md and the side-by-side diff; prints the claims table."""
-    text = render(results)
+    text = render(results, **folders)
     target = output / "REPORT.md"
     if check:
         same = target.exists() and target.read_text() == text

@@ -2,7 +2,8 @@
 # One call on a lent GPU machine (the device tool), run from the repository root with python3 holding torch:
 # the CUDA cross-check, the sweep for torch-cuda (float64 and float32), then NumPy and torch-cpu on the same host
 # for as long as CPU_SECONDS allows (the sweep writes each point at once, so what finishes is kept).
-# Everything lands in $OUT (at most 8 files): commit them under replication/results/.
+# Everything lands in $OUT (at most 8 files): commit them under replication/results/h200/.
+# The copy of the tree there has no .git: pass the commit, e.g. REPLICATION_COMMIT=<hash> bash ....
 set -u
 OUT=${OUT:?set OUT to the folder for the results}
 PROFILE=${PROFILE:-quick}
