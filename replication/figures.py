@@ -71,8 +71,8 @@ def time_vs_grid_size(sweeps, folder):
     for axis in axes.flat[len(orders):]:
         axis.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="lower center",
-                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.1 - 0.05 * int(np.ceil(len(labels) / 4))))
+    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="upper center",
+                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
     figure.suptitle("Time-to-solution of a BFGS fit (median of repeats; setup + fit)", y=1.02)
     return save(figure, folder, "fig1_time_vs_grid_size")
 
@@ -90,8 +90,8 @@ def time_vs_zernike_order(sweeps, folder):
         axis.set(yscale="log", title=f"npix = {npix}", xlabel="Zernike order n")
     axes[0, 0].set_ylabel("time to solution (s)")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="lower center",
-                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.12 - 0.06 * int(np.ceil(len(labels) / 4))))
+    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="upper center",
+                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
     return save(figure, folder, "fig2_time_vs_zernike_order")
 
 
@@ -120,7 +120,7 @@ def speedup_vs_grid_size(sweeps, folder):
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.set(yscale="log", xlabel="grid size npix (pixels)",
              ylabel="speed-up (ratio of times to solution)", title="Speed-ups, median over Zernike orders (measured)")
-    axis.legend(loc="upper left", fontsize=7)
+    axis.legend(loc="lower right", fontsize=7)
     return save(figure, folder, "fig3_speedup_vs_grid_size")
 
 
@@ -138,7 +138,7 @@ def zernike_phase(params, nzern, npix=256):
 def example_fit(example, folder):
     """Figure 4: the observed and model beams, residuals, and the retrieved phase next to the truth."""
     npix, nzern = int(example["npix"]), int(example["nzern"])
-    crop = slice(npix // 4, npix - npix // 4)  # the central half holds the beams
+    crop = slice(3 * npix // 8, npix - 3 * npix // 8)  # the central quarter holds the beams
     data, model = example["data"][:, crop, crop], example["model"][:, crop, crop]
     figure, axes = plt.subplots(3, 4, figsize=(12, 8.4))
     titles = ("in focus", "defocus -dz", "defocus +dz")
@@ -153,10 +153,12 @@ def example_fit(example, folder):
             axis.set_xticks([])
             axis.set_yticks([])
             figure.colorbar(shown, ax=axis, fraction=0.046, label="power / observed peak")
-    for row, (params, name) in enumerate(((example["truth"], "true phase"), (example["fitted"], "retrieved phase"))):
+    phases = [zernike_phase(params, nzern) for params in (example["truth"], example["fitted"])]
+    limit = max(np.nanmax(np.abs(phase)) for phase in phases)
+    for row, (phase, name) in enumerate(zip(phases, ("true phase", "retrieved phase"), strict=True)):
         axis = axes[row, 3]
-        shown = axis.imshow(zernike_phase(params, nzern).T, origin="lower", cmap="twilight_shifted",
-                            extent=(-1, 1, -1, 1))
+        shown = axis.imshow(phase.T, origin="lower", cmap="twilight_shifted", extent=(-1, 1, -1, 1),
+                            vmin=-limit, vmax=limit)
         axis.set(title=name, xlabel="x (dish radii)", ylabel="y (dish radii)")
         axis.grid(False)
         figure.colorbar(shown, ax=axis, fraction=0.046, label="radians")
@@ -165,7 +167,7 @@ def example_fit(example, folder):
     axes[2, 3].set(title="retrieved - true", xlabel="x (dish radii)", ylabel="y (dish radii)")
     axes[2, 3].grid(False)
     figure.colorbar(shown, ax=axes[2, 3], fraction=0.046, label="radians")
-    figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central half shown; n_max {nzern}, "
+    figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central quarter shown; n_max {nzern}, "
                     f"{int(example['nit'])} BFGS iterations, torch-cpu)")
     figure.tight_layout()
     return save(figure, folder, "fig4_example_fit")
