@@ -38,8 +38,21 @@ def median_seconds(function, repeats):
     return statistics.median(times)
 
 
-def timed_steps(npix, nzern):
-    """The timed callables of one point: {name: (function, repeat weight)}, all on the same data."""
+def compiled_value_and_grad(setup, data, gamma):
+    """torch.compile of the likelihood, differentiated by autograd: a callable of the parameters."""
+    compiled = torch.compile(TORCH_LIKELIHOOD.prepared_nll)
+
+    def value_and_grad(params):
+        params = torch.as_tensor(params).requires_grad_()
+        nll = compiled(params, setup, data, gamma)
+        nll.backward()
+        return float(nll.detach()), params.grad.numpy()
+
+    return value_and_grad
+
+
+def timed_steps(npix, nzern, compile_torch=False):
+    """The timed callables of one point, {name: function}, all on the same data."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
     data_np = NUMPY_FIT.to_fft_order(data)
@@ -52,7 +65,7 @@ def timed_steps(npix, nzern):
         with torch.no_grad():
             return float(TORCH_LIKELIHOOD.prepared_nll(torch.as_tensor(truth), setup_t, data_t, GAMMA))
 
-    return {
+    steps = {
         "floor_numpy": lambda: scipy.fft.ifft2(field_np),
         "floor_torch": lambda: torch.fft.ifft2(field_t),
         "numpy_nll": lambda: NUMPY_FIT.objective(truth, setup_np, data_np, GAMMA),
@@ -60,15 +73,22 @@ def timed_steps(npix, nzern):
         "torch_value_and_grad": lambda: TORCH_FIT.objective(truth, setup_t, data_t, GAMMA),
         "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.objective, FD_STEP,
                                                               setup_np, data_np, GAMMA),
-    }, truth.size
+    }
+    if compile_torch:
+        compiled = compiled_value_and_grad(setup_t, data_t, GAMMA)
+        steps["torch_compiled_value_and_grad"] = lambda: compiled(truth)
+    return steps, truth.size
 
 
-def bench_point(npix, nzern, threads, repeats):
+def bench_point(npix, nzern, threads, repeats, compile_torch=False):
     """One row: milliseconds of every step, interleaved round by round, and multiples of the floor."""
-    steps, nparams = timed_steps(npix, nzern)
+    steps, nparams = timed_steps(npix, nzern, compile_torch)
     rounds = {name: [] for name in steps}
-    for function in steps.values():
-        function()  # warm-up: plans, caches, first-touch of memory
+    warm_up_s = {}
+    for name, function in steps.items():
+        start = time.perf_counter()
+        function()  # warm-up: plans, caches, first-touch of memory, and compilation
+        warm_up_s[name] = time.perf_counter() - start
     for _ in range(repeats):
         for name, function in steps.items():
             if name == "numpy_fd_grad" and len(rounds[name]) >= max(1, repeats // 3):
@@ -78,13 +98,13 @@ def bench_point(npix, nzern, threads, repeats):
             rounds[name].append(time.perf_counter() - start)
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
-    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "ms": ms,
+    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "ms": ms, "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 
 
-def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False):
+def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False):
     """Run the bench for every (threads, npix, nzern); write bench.json atomically; return its content."""
     rows, environments = [], []
     for count in threads:
@@ -92,7 +112,7 @@ def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, q
             environments.append(environment_record(count))
             for size in npix:
                 for order in nzern:
-                    row = bench_point(size, order, count, repeats)
+                    row = bench_point(size, order, count, repeats, compile_torch)
                     rows.append(row)
                     if not quiet:
                         print(format_row(row), flush=True)
@@ -104,10 +124,7 @@ def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, q
     return content
 
 
-COLUMNS = ("floor_numpy", "floor_torch", "numpy_nll", "torch_nll", "torch_value_and_grad", "numpy_fd_grad")
-
-
 def format_row(row):
     """A printable line: milliseconds and multiples of the torch FFT floor."""
-    cells = "  ".join(f"{name} {row['ms'][name]:8.2f} ms ({row['x_floor'][name]:5.1f}x)" for name in COLUMNS)
+    cells = "  ".join(f"{name} {row['ms'][name]:8.2f} ms ({row['x_floor'][name]:5.1f}x)" for name in row["ms"])
     return f"threads={row['threads']} npix={row['npix']:<5} nzern={row['nzern']}  {cells}"

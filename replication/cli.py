@@ -59,6 +59,8 @@ def build_parser():
     bench.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="thread counts to run")
     bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
     bench.add_argument("--results", type=pathlib.Path, default=RESULTS / "bench", help="folder for bench.json")
+    bench.add_argument("--compile", action="store_true",
+                       help="also time torch.compile of the likelihood with autograd (compiles once per point)")
 
     figures = commands.add_parser("figures", help="draw the figures from recorded results")
     figures.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
@@ -127,7 +129,7 @@ def main(argv=None):
     if args.command == "bench":
         from replication.bench import run_bench
 
-        run_bench(args.results, args.npix, args.nzern, args.threads, args.repeats)
+        run_bench(args.results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile)
         print(f"wrote {args.results / 'bench.json'}")
         return 0
     if args.command == "figures":

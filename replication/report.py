@@ -135,6 +135,7 @@ def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "cross
     gpu_crosscheck = analysis.load_json(gpu_results / "crosscheck.json")
     bench = analysis.load_json(bench_folder / "bench.json")
     default_bench = analysis.load_json(bench_folder.parent / "bench-default-allocator" / "bench.json")
+    compile_bench = analysis.load_json(bench_folder.parent / "bench-compile" / "bench.json")
     checks = (crosscheck["checks"] if crosscheck else []) + (gpu_crosscheck["checks"] if gpu_crosscheck else [])
     mirror_rows, mirror_total = mirror_table()
     claim_rows, differences = claims(cpu, gpu, checks, mirror_total)
@@ -148,7 +149,10 @@ def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "cross
     return {
         "claims": claim_rows, "sweeps": sweeps, "crosscheck": crosscheck, "gpu_crosscheck": gpu_crosscheck,
         "bench": bench, "bench_targets": bench_targets(bench),
-        "allocator": allocator_effect(bench, default_bench), "mirror_rows": mirror_rows,
+        "allocator": allocator_effect(bench, default_bench),
+        "compiled": [row for row in (compile_bench or {"rows": []})["rows"]
+                     if "torch_compiled_value_and_grad" in row["ms"]],
+        "mirror_rows": mirror_rows,
         "mirror_total": mirror_total, "differences": differences,
         "profiles": PROFILES, "ratio_columns": [f"{a} / {b}" for a, b in RATIO_COLUMNS],
         "figures": sorted(p.name for p in FIGURES.glob("*.png")),
