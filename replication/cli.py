@@ -23,6 +23,16 @@ def default_threads():
     return min(2, len(os.sched_getaffinity(0)))
 
 
+def add_result_folders(parser, output, output_help):
+    """The results folders that figures and report read, and the folder they write."""
+    parser.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
+    parser.add_argument("--output", type=pathlib.Path, default=output, help=output_help)
+    parser.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
+                        help="sweep and cross-check of a GPU host, shown beside this machine's (C1, C2 judged on it)")
+    parser.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
+                        help="folder of this machine's crosscheck.json and example.npz")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
@@ -63,20 +73,10 @@ def build_parser():
                        help="also time torch.compile of the likelihood with autograd (compiles once per point)")
 
     figures = commands.add_parser("figures", help="draw the figures from recorded results")
-    figures.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
-    figures.add_argument("--output", type=pathlib.Path, default=FIGURES, help="folder for the figures")
-    figures.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
-                         help="sweep of a GPU host, drawn beside this machine's where present")
-    figures.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
-                         help="folder of crosscheck.json and example.npz")
+    add_result_folders(figures, FIGURES, "folder for the figures")
 
     report = commands.add_parser("report", help="render paper/REPORT.md from recorded results")
-    report.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
-    report.add_argument("--output", type=pathlib.Path, default=PAPER, help="folder for REPORT.md")
-    report.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
-                        help="sweep and cross-check of a GPU host (C1 and C2 are judged on it)")
-    report.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
-                        help="folder of this machine's crosscheck.json")
+    add_result_folders(report, PAPER, "folder for REPORT.md")
     report.add_argument("--bench", type=pathlib.Path, default=RESULTS / "bench", help="folder of bench.json")
     report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
     return parser

@@ -8,7 +8,7 @@ import numpy as np
 
 from replication.data import aberrated_params, simulate_observation, standard_errors, true_params
 from replication.environment import environment_record, thread_limits
-from replication.implementations import Implementation
+from replication.implementations import ALL, Implementation
 from replication.timing import data_for
 
 POINTS = {"smoke": ((16, 3),), "default": ((32, 3), (64, 4), (128, 6))}
@@ -119,9 +119,7 @@ def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
 
 def run_crosscheck(results_dir, points="default", threads=2, seed=7):
     """Run every check at every point; write crosscheck.json (atomically) and return its content."""
-    impls = [impl for impl in (Implementation("numpy"), Implementation("torch-cpu"),
-                               Implementation("torch-cpu", "float32"), Implementation("torch-cuda"),
-                               Implementation("torch-cuda", "float32")) if impl.available()]
+    impls = [impl for impl in ALL if impl.available()]
     rng = np.random.default_rng(seed)
     checks, fits = [], []
     with thread_limits(threads):
