@@ -60,6 +60,15 @@ def test_speed_up_verdicts_both_ways(verdict, met, partly, missed):
     assert verdict({})["verdict"] == analysis.NOT_MEASURED
 
 
+def test_c2_and_c3_must_hold_at_every_grid_size():
+    ratios = {(256, 2): 2.5, (256, 4): 2.6, (512, 2): 12.0, (512, 4): 12.0, (512, 6): 14.0}
+    result = analysis.verdict_c2(ratios)
+    assert result["by_npix"] == {256: 2.55, 512: 12.0}
+    assert result["value"] == 2.55
+    assert result["verdict"] == analysis.PARTLY
+    assert analysis.verdict_c3({(64, 2): 1.0, **ratios})["value"] == 2.55  # below 128 does not count
+
+
 def test_c4_uses_the_largest_grid_with_several_orders():
     result = analysis.verdict_c4({(512, 2): 10.0, (1024, 2): 1.0, (256, 2): 1.0, (256, 8): 50.0, (512, 8): 11.0})
     assert result["npix"] == 512
