@@ -55,7 +55,7 @@ def seconds_cell(record):
 def timing_rows(series):
     """Rows of the timing table: per (npix, nzern) each series' seconds and the speed-ups."""
     keys = sorted({key for points in series.values() for key in points})
-    names = [name for name in analysis_order(series)]
+    names = series_order(series)
     rows = []
     for key in keys:
         cells = [seconds_cell(series[name].get(key)) for name in names]
@@ -68,7 +68,8 @@ SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torc
 RATIO_COLUMNS = (("numpy", "torch-cpu"), ("numpy", "torch-cuda"), ("torch-cpu", "torch-cuda"))
 
 
-def analysis_order(series):
+def series_order(series):
+    """The series present, the NumPy reference first, then torch on CPU and GPU."""
     return [name for name in SERIES_ORDER if name in series] + sorted(set(series) - set(SERIES_ORDER))
 
 

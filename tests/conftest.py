@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-import torch
 
 import reference_numpy
 import torch_impl
+from replication.crosscheck import relative, to_numpy
 
 SEED = 20180518
 """Seed of every random draw in the tests (the paper's arXiv submission date)."""
@@ -17,13 +17,6 @@ def rng():
     return np.random.default_rng(SEED)
 
 
-def to_numpy(array):
-    """Either package's array as a float64 NumPy array."""
-    if isinstance(array, torch.Tensor):
-        return array.detach().cpu().numpy().astype(np.float64)
-    return np.asarray(array, dtype=np.float64)
-
-
 def random_params(rng, setup, scale=0.3):
     """Random aberrations of `scale` radians, an offset illumination and amplitude near 1."""
     params = scale * rng.standard_normal(setup.nparams)
@@ -33,8 +26,7 @@ def random_params(rng, setup, scale=0.3):
 
 def relative_error(a, b):
     """||a - b|| / ||b|| of two arrays of either package."""
-    a, b = to_numpy(a), to_numpy(b)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+    return relative(to_numpy(a), to_numpy(b))
 
 
 @pytest.fixture(params=["numpy", "torch"])
