@@ -47,21 +47,21 @@ def lint(session):
 
 @nox.session(default=False)
 def crosscheck(session):
-    """Check that NumPy, torch-cpu (and torch-cuda) agree: model, gradient, fits."""
+    """Check that NumPy, torch-cpu (and torch-cuda) agree: model, gradient, fits; into your run."""
     install_runtime(session)
     replication(session, "crosscheck", *session.posargs)
 
 
 @nox.session(default=False)
 def timing_cpu(session):
-    """Time NumPy and torch-cpu fits over the quick profile (pass -- --profile paper for the paper's grid)."""
+    """Time NumPy and torch-cpu fits over the quick profile into your run (-- --profile paper: the paper's grid)."""
     install_runtime(session)
     replication(session, "sweep", "--impl", "numpy", "--impl", "torch-cpu", *session.posargs, env=ALLOCATOR)
 
 
 @nox.session(default=False)
 def timing_cuda(session):
-    """Time torch-cuda fits (float64 and float32); says so and succeeds where there is no CUDA device."""
+    """Time torch-cuda fits (float64 and float32) into your run; says so and succeeds where there is no CUDA."""
     install_runtime(session)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; the CUDA sweep is not measured here.")
@@ -71,36 +71,36 @@ def timing_cuda(session):
 
 @nox.session(default=False)
 def bench(session):
-    """Time one evaluation of each implementation against the 3-FFT floor (allocator settings applied)."""
+    """Time one evaluation of each implementation against the 3-FFT floor, into your run (allocator settings on)."""
     install_runtime(session)
     replication(session, "bench", *session.posargs, env=ALLOCATOR)
 
 
 @nox.session(default=False)
 def figures(session):
-    """Redraw the figures from the recorded results."""
+    """Redraw the figures: your newest run beside the reference runs (none: the committed figures/)."""
     install_runtime(session)
     replication(session, "figures", *session.posargs)
 
 
 @nox.session(default=False)
 def report(session):
-    """Render paper/REPORT.md from the recorded results (-- --check compares instead of writing)."""
+    """Render REPORT.md: your newest run beside the reference runs (none: paper/REPORT.md); -- --check compares."""
     install_runtime(session)
     replication(session, "report", *session.posargs)
 
 
 @nox.session(default=False)
 def replicate(session):
-    """The whole replication: cross-check, sweeps (quick profile by default), figures and report."""
+    """Measure this machine: cross-check and sweep (quick profile) into a run of its own, then figures and report."""
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
+    parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
     args = parser.parse_args(session.posargs)
     install_runtime(session)
-    results = f"replication/results/{args.profile}"
-    replication(session, "crosscheck")
-    replication(session, "sweep", "--profile", args.profile, "--results", results, "--quiet", env=ALLOCATOR)
+    replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
+    replication(session, "sweep", "--profile", args.profile, env=ALLOCATOR)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
-    replication(session, "figures", "--results", results)
-    replication(session, "report", "--results", results)
+    replication(session, "figures")
+    replication(session, "report")

@@ -1,15 +1,22 @@
 """Read recorded results and compute what the report states: timing tables, speed-ups and verdicts."""
 
+import dataclasses
 import json
+import pathlib
 import statistics
 
 import numpy as np
 
+from replication import runs
 from replication.results import read_records
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
 SAME_SOLUTION_STDERR = 0.1
 """Largest parameter difference, in standard errors, for two fits to count as the same solution."""
+PROFILE_ORDER = ("paper", "quick", "smoke")
+"""A run's sweep that its verdicts are judged on: the largest profile it holds."""
+C4_MIN_NPIX, C4_MIN_ORDERS = 128, 3
+"""The evidence C4 needs: at least three Zernike orders measured at one grid size of npix >= 128."""
 
 
 def label(record):
@@ -29,6 +36,55 @@ def load_sweep(folder):
 def load_json(path):
     """A JSON results file, or None where it was not produced."""
     return json.loads(path.read_text()) if path.exists() else None
+
+
+@dataclasses.dataclass
+class Run:
+    """Everything recorded in one run folder: its sweeps, cross-check and benches, and whose run it is."""
+
+    folder: pathlib.Path
+    info: dict
+    own: bool
+    sweeps: dict
+    crosscheck: dict
+    bench: dict
+    bench_default: dict
+    bench_compile: dict
+
+    @property
+    def machine(self):
+        return self.info["machine"]
+
+    @property
+    def title(self):
+        """'your run' or 'reference', its date and its machine: the run's name in tables and legends."""
+        whose = "your run" if self.own else "reference"
+        return f"{whose} {self.info['created'][:10]}: {runs.machine_label(self.machine)}"
+
+    @property
+    def profile(self):
+        """The profile of the sweep the verdicts are judged on, or None without a sweep."""
+        return next((name for name in PROFILE_ORDER if name in self.sweeps), next(iter(self.sweeps), None))
+
+    @property
+    def series(self):
+        """{label: {(npix, nzern): record}} of the judged sweep ({} without a sweep)."""
+        return self.sweeps[self.profile][0] if self.profile else {}
+
+
+def load_run(folder, own):
+    """A run folder's results; an error where the folder is not a run (no run.json)."""
+    folder = pathlib.Path(folder)
+    info = runs.read_run(folder)
+    if info is None:
+        raise runs.RunError(f"{folder}: not a run folder (no {runs.RUN_FILE}); `python -m replication sweep` makes one")
+    sweeps = {sub.name.removeprefix("sweep-"): load_sweep(sub) for sub in sorted(folder.glob("sweep-*"))
+              if sub.is_dir()}
+    return Run(folder=folder, info=info, own=own, sweeps=sweeps,
+               crosscheck=load_json(folder / "crosscheck" / "crosscheck.json"),
+               bench=load_json(folder / "bench" / "bench.json"),
+               bench_default=load_json(folder / "bench-default-allocator" / "bench.json"),
+               bench_compile=load_json(folder / "bench-compile" / "bench.json"))
 
 
 def seconds(record):
@@ -88,12 +144,12 @@ def verdict_c3(ratios, min_npix=128):
 
 
 def verdict_c4(ratios):
-    """C4, speed-up independent of the Zernike order: at the largest grid with two or more orders, the
-    spread max/min of the NumPy/torch-cpu speed-up; <= 2 reproduced, <= 4 partly."""
+    """C4, speed-up independent of the Zernike order: at the largest grid (npix >= 128) with three or more
+    measured orders, the spread max/min of the NumPy/torch-cpu speed-up; <= 2 reproduced, <= 4 partly."""
     by_npix = {}
     for (npix, nzern), value in ratios.items():
         by_npix.setdefault(npix, {})[nzern] = value
-    candidates = [npix for npix, values in by_npix.items() if len(values) >= 2]
+    candidates = [npix for npix, values in by_npix.items() if npix >= C4_MIN_NPIX and len(values) >= C4_MIN_ORDERS]
     if not candidates:
         return {"value": None, "verdict": NOT_MEASURED, "npix": None, "by_nzern": {}}
     npix = max(candidates)

@@ -7,8 +7,12 @@ import sys
 
 import numpy as np
 
-from replication.paths import FIGURES, GPU_RESULTS, PAPER, RESULTS
+from replication import runs
+from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.sweep import PROFILES, describe_profiles
+
+RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
+            "one, made if there is none); reference runs are never written.")
 
 
 def positive_int(text):
@@ -23,14 +27,27 @@ def default_threads():
     return min(2, len(os.sched_getaffinity(0)))
 
 
-def add_result_folders(parser, output, output_help):
-    """The results folders that figures and report read, and the folder they write."""
-    parser.add_argument("--results", type=pathlib.Path, default=RESULTS / "quick", help="sweep results folder")
-    parser.add_argument("--output", type=pathlib.Path, default=output, help=output_help)
-    parser.add_argument("--gpu-results", type=pathlib.Path, default=GPU_RESULTS,
-                        help="sweep and cross-check of a GPU host, shown beside this machine's (C1, C2 judged on it)")
-    parser.add_argument("--crosscheck", type=pathlib.Path, default=RESULTS / "crosscheck",
-                        help="folder of this machine's crosscheck.json and example.npz")
+def add_run_options(parser, kind):
+    """Where a writer puts its results: a run folder of this machine, or exactly the folder given."""
+    parser.add_argument("--run", type=pathlib.Path, default=None,
+                        help="the run folder to write into (default: this machine's newest run, made if none)")
+    parser.add_argument("--new-run", action="store_true", help="start a new run of this machine instead")
+    parser.add_argument("--results", type=pathlib.Path, default=None,
+                        help=f"write exactly into this folder instead of <run>/{kind}")
+
+
+def add_report_options(parser, what):
+    """Which runs figures and report show, and where they go."""
+    parser.add_argument("--run", type=pathlib.Path, action="append", default=None,
+                        help="your run folder to show beside the references, repeatable (default: this machine's "
+                             "newest run, if there is one)")
+    parser.add_argument("--reference-only", action="store_true",
+                        help=f"show the reference runs only (the committed {what})")
+    parser.add_argument("--reference", type=pathlib.Path, default=REFERENCE,
+                        help="the folder of the reference runs (default results/reference)")
+    parser.add_argument("--output", type=pathlib.Path, default=None,
+                        help=f"folder to write into (default: your first run's folder, or the committed {what}'s "
+                             "folder with --reference-only or without runs of your own)")
 
 
 def build_parser():
@@ -43,41 +60,40 @@ def build_parser():
     simulate.add_argument("--seed", type=int, default=1, help="seed of numpy.random.default_rng (default 1)")
     simulate.add_argument("--output", type=pathlib.Path, required=True, help="the .npz file to write")
 
-    crosscheck = commands.add_parser("crosscheck", help="check that the implementations agree; writes crosscheck.json")
+    crosscheck = commands.add_parser("crosscheck", help="check that the implementations agree; writes crosscheck.json",
+                                     description=RUN_HELP)
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
                             help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
-    crosscheck.add_argument("--results", type=pathlib.Path, default=None,
-                            help="folder for crosscheck.json (default replication/results/crosscheck)")
+    add_run_options(crosscheck, "crosscheck")
     crosscheck.add_argument("--threads", type=positive_int, default=default_threads(),
                             help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
 
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
-                                description="Profiles: " + describe_profiles())
+                                description=RUN_HELP + " Profiles: " + describe_profiles())
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
     sweep.add_argument("--impl", action="append", choices=["numpy", "torch-cpu", "torch-cuda"], default=None,
                        help="implementation to time, repeatable (default: all; torch-cuda only where CUDA exists)")
-    sweep.add_argument("--results", type=pathlib.Path, default=None,
-                       help="results folder (default replication/results/<profile>); a rerun resumes there")
+    add_run_options(sweep, "sweep-<profile>")
     sweep.add_argument("--threads", type=positive_int, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
     sweep.add_argument("--tol", type=float, default=1e-8, help="BFGS tolerance (default 1e-8, as in the paper)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
 
-    bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor")
+    bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
+                                description=RUN_HELP)
     bench.add_argument("--npix", type=positive_int, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
     bench.add_argument("--nzern", type=int, nargs="+", default=[3, 5, 8], help="Zernike orders")
     bench.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="thread counts to run")
     bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
-    bench.add_argument("--results", type=pathlib.Path, default=RESULTS / "bench", help="folder for bench.json")
+    add_run_options(bench, "bench")
     bench.add_argument("--compile", action="store_true",
                        help="also time torch.compile of the likelihood with autograd (compiles once per point)")
 
-    figures = commands.add_parser("figures", help="draw the figures from recorded results")
-    add_result_folders(figures, FIGURES, "folder for the figures")
+    figures = commands.add_parser("figures", help="draw the figures of your runs beside the reference runs")
+    add_report_options(figures, "figures")
 
-    report = commands.add_parser("report", help="render paper/REPORT.md from recorded results")
-    add_result_folders(report, PAPER, "folder for REPORT.md")
-    report.add_argument("--bench", type=pathlib.Path, default=RESULTS / "bench", help="folder of bench.json")
+    report = commands.add_parser("report", help="render REPORT.md: your runs beside the reference runs")
+    add_report_options(report, "report")
     report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
     return parser
 
@@ -94,11 +110,40 @@ def run_simulate(args):
     print(f"wrote {args.output}: (3, {args.npix}, {args.npix}) maps, seed {args.seed}")
 
 
+def writer_folder(args, kind):
+    """(folder to write, folder to lock) of a writer, checked before any work: never a reference run."""
+    if args.results is not None:
+        if args.run is not None or args.new_run:
+            raise runs.RunError("--results: give either --results or --run/--new-run, not both")
+        folder = runs.check_writable(args.results, "--results")
+        return folder, folder
+    if args.run is not None:
+        if args.new_run:
+            raise runs.RunError("--run: give either --run or --new-run, not both")
+        runs.check_writable(args.run)
+    run = runs.current_run(args.run, new=args.new_run)
+    return run / kind, run
+
+
+def already_done(path, what):
+    """Finished results are never overwritten: say so and how to measure again."""
+    print(f"{path}: {what} is already done in this run; nothing to run (--new-run measures again)")
+    return 0
+
+
 def run_crosscheck_command(args):
+    from replication.analysis import load_json
     from replication.crosscheck import run_crosscheck
 
-    results = args.results or RESULTS / "crosscheck"
-    content = run_crosscheck(results, points=args.points, threads=args.threads)
+    results, lock = writer_folder(args, "crosscheck")
+    with runs.exclusive(lock):
+        previous = load_json(results / "crosscheck.json") if (results / "crosscheck.json").is_file() else None
+        if previous is not None:
+            if previous.get("points", args.points) != args.points:
+                raise runs.RunError(f"{results}: this run's cross-check used --points {previous['points']}; "
+                                    f"use --new-run for --points {args.points}")
+            return already_done(results / "crosscheck.json", "the cross-check")
+        content = run_crosscheck(results, points=args.points, threads=args.threads)
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
         print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} npix={c['npix']:<4} nzern={c['nzern']}  "
@@ -112,38 +157,88 @@ def run_sweep_command(args):
     from replication.sweep import run_sweep
 
     if not np.isfinite(args.tol) or args.tol <= 0:
-        raise SystemExit(f"error: --tol must be a finite positive number, got {args.tol}")
-    results = args.results or RESULTS / args.profile
-    count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet)
+        raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
+    results, lock = writer_folder(args, f"sweep-{args.profile}")
+    with runs.exclusive(lock):
+        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")
+    return 0
+
+
+def run_bench_command(args):
+    from replication.bench import run_bench
+
+    results, lock = writer_folder(args, "bench")
+    with runs.exclusive(lock):
+        if (results / "bench.json").is_file():
+            return already_done(results / "bench.json", "the bench")
+        run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile)
+    print(f"wrote {results / 'bench.json'}")
+    return 0
+
+
+def shown_runs(args):
+    """Your runs that figures and report show: those named, else this machine's newest, else none."""
+    if not args.reference.is_dir():
+        raise runs.RunError(f"--reference {args.reference}: no such folder")
+    if args.reference_only:
+        if args.run:
+            raise runs.RunError("--run: give either --run or --reference-only, not both")
+        return []
+    for folder in args.run or []:
+        if runs.read_run(folder) is None:
+            raise runs.RunError(f"--run {folder}: not a run folder (no {runs.RUN_FILE})")
+    if args.run:
+        return args.run
+    latest = runs.latest_run()
+    return [latest] if latest is not None else []
+
+
+def report_folders(args):
+    """(your runs, report folder, figures folder): your first run's folder by default, else paper/ and figures/."""
+    own = shown_runs(args)
+    if args.output is not None:
+        output = args.output
+    else:
+        output = own[0] if own else PAPER
+    figures = FIGURES if output.resolve() == PAPER.resolve() else output / "figures"
+    return own, output, figures
+
+
+def run_figures_command(args):
+    from replication.figures import draw_all
+    from replication.report import load_runs
+
+    own, _, figures = report_folders(args)
+    target = args.output if args.output is not None else figures
+    for path in draw_all(load_runs(own, args.reference), target):
+        print(f"wrote {path}")
+    return 0
+
+
+def run_report_command(args):
+    from replication.report import render_command
+
+    own, output, figures = report_folders(args)
+    return render_command(own, args.reference, output, figures, check=args.check)
+
+
+COMMANDS = {"simulate": "run_simulate", "crosscheck": "run_crosscheck_command", "sweep": "run_sweep_command",
+            "bench": "run_bench_command", "figures": "run_figures_command", "report": "run_report_command"}
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    if args.command == "simulate":
-        return run_simulate(args)
-    if args.command == "crosscheck":
-        return run_crosscheck_command(args)
-    if args.command == "sweep":
-        return run_sweep_command(args)
-    if args.command == "bench":
-        from replication.bench import run_bench
-
-        run_bench(args.results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile)
-        print(f"wrote {args.results / 'bench.json'}")
-        return 0
-    if args.command == "figures":
-        from replication.figures import draw_all
-
-        for path in draw_all(args.results, args.output, args.gpu_results, args.crosscheck):
-            print(f"wrote {path}")
-        return 0
-    if args.command == "report":
-        from replication.report import render_command
-
-        return render_command(args.results, args.output, check=args.check, gpu_results=args.gpu_results,
-                              crosscheck_folder=args.crosscheck, bench_folder=args.bench)
-    return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return globals()[COMMANDS[args.command]](args) or 0
+    except runs.RunError as error:
+        print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted; finished results are kept, and the same command resumes",
+              file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -5,19 +5,26 @@ import matplotlib
 matplotlib.use("agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
-from replication.analysis import load_json, load_sweep, seconds, speedups
-from replication.paths import RESULTS
+from replication.analysis import seconds, speedups
+
+PAPER_ORDERS = (2, 3, 4)
+"""The Zernike orders of the paper's figure of time against grid size, one panel each."""
 
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
-         "legend.fontsize": 8, "axes.titlesize": 10}
-"""The one place the figures' look is set."""
-SERIES_STYLE = {"numpy": ("tab:blue", "o", "-"), "torch-cpu": ("tab:orange", "s", "-"),
-                "torch-cuda": ("tab:green", "^", "-"), "torch-cpu (float32)": ("tab:orange", "s", ":"),
-                "torch-cuda (float32)": ("tab:green", "^", ":")}
-HOST_COLOURS = {"numpy": "tab:purple", "torch-cpu": "tab:brown"}
-"""Colours of the CPU series measured on the GPU host, to tell them from this machine's."""
+         "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
+"""The one place the figures' look is set; a fixed hash salt makes the SVG ids the same on every render."""
+SERIES_COLOURS = {"numpy": "tab:blue", "torch-cpu": "tab:orange", "torch-cpu (float32)": "goldenrod",
+                  "torch-cuda": "tab:green", "torch-cuda (float32)": "yellowgreen"}
+"""Colour of each implementation, the same in every run."""
+RATIO_COLOURS = {("numpy", "torch-cpu"): "tab:orange", ("numpy", "torch-cuda"): "tab:green",
+                 ("torch-cpu", "torch-cuda"): "tab:purple"}
+RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
+"""Line style and marker of each run, in the report's order: yours first, then the references."""
 FORMATS = ("png", "svg")
+METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+"""No date or library version in the files: the same results always give the same bytes."""
 
 
 def save(figure, folder, name):
@@ -26,90 +33,105 @@ def save(figure, folder, name):
     paths = []
     for extension in FORMATS:
         path = folder / f"{name}.{extension}"
-        figure.savefig(path, bbox_inches="tight", metadata={"Date": None} if extension == "svg" else None)
+        figure.savefig(path, bbox_inches="tight", metadata=METADATA[extension])
         paths.append(path)
     plt.close(figure)
     return paths
 
 
-def plot_series(axis, points, name, x_of, host=""):
-    """One implementation's times against x, estimated points hollow."""
-    colour, marker, line = SERIES_STYLE.get(name, ("grey", "x", "-"))
-    if host:
-        colour = HOST_COLOURS.get(name.split(" ")[0], colour)
+def run_style(index):
+    return RUN_STYLES[index % len(RUN_STYLES)]
+
+
+def plot_series(axis, points, name, x_of, index):
+    """One implementation's times in one run against x, estimated points hollow."""
+    colour = SERIES_COLOURS.get(name, "grey")
+    line, marker = run_style(index)
     keys = sorted(points, key=x_of)
     x = [x_of(k) for k in keys]
     y = [seconds(points[k]) for k in keys]
-    axis.plot(x, y, line, color=colour, label=name + host)
+    axis.plot(x, y, linestyle=line, color=colour, linewidth=1.8 if index == 0 else 1.1)
     for xi, yi, key in zip(x, y, keys, strict=True):
         hollow = points[key]["estimated"]
-        axis.plot(xi, yi, marker, color=colour, markerfacecolor="white" if hollow else colour)
+        axis.plot(xi, yi, marker, color=colour, markerfacecolor="white" if hollow else colour, markersize=4.5)
 
 
-def merged(sweeps):
-    """[(series name, host suffix, points)] of several sweep folders (a GPU host's series marked)."""
-    return [(name, suffix, points) for suffix, series in sweeps for name, points in series.items()]
+def legends(figure, all_runs, names, colours):
+    """Two legends under the figure, one above the other: the colours (implementations or ratios), then
+    the runs' line styles."""
+    colour_handles = [Line2D([], [], color=colours.get(name, "grey"), linewidth=2) for name in names]
+    run_handles = [Line2D([], [], color="black", linestyle=run_style(i)[0], marker=run_style(i)[1])
+                   for i in range(len(all_runs))]
+    first = figure.legend(colour_handles, [str(name) for name in names], loc="upper center",
+                          bbox_to_anchor=(0.5, -0.01), ncol=min(5, max(1, len(names))), title="colour")
+    below = first.get_window_extent(figure.canvas.get_renderer()).transformed(figure.transFigure.inverted()).y0
+    figure.legend(run_handles, [run.title for run in all_runs], loc="upper center", bbox_to_anchor=(0.5, below - 0.01),
+                  title="line style: run (hollow markers: estimated, not run)")
 
 
-def time_vs_grid_size(sweeps, folder):
-    """Figure 1: time-to-solution against grid size, one panel per Zernike order."""
-    orders = sorted({k[1] for _, _, points in merged(sweeps) for k in points})
-    columns = min(4, len(orders))
-    rows = int(np.ceil(len(orders) / columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.9 * rows), squeeze=False, sharey=True)
-    for axis, nzern in zip(axes.flat, orders, strict=False):
-        for name, suffix, points in merged(sweeps):
-            selected = {k: v for k, v in points.items() if k[1] == nzern}
-            if selected:
-                plot_series(axis, selected, name, lambda k: k[0], suffix)
+def series_names(all_runs):
+    """Every implementation series present in any run, in the report's order."""
+    from replication.report import series_order
+
+    return series_order({name: None for run in all_runs for name in run.series})
+
+
+def time_vs_grid_size(all_runs, folder):
+    """Figure 1: time-to-solution against grid size, one panel per Zernike order (the paper's n = 2, 3, 4)."""
+    present = sorted({k[1] for run in all_runs for points in run.series.values() for k in points})
+    orders = [n for n in PAPER_ORDERS if n in present] or present
+    sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
+    figure, axes = plt.subplots(1, len(orders), figsize=(3.6 * len(orders), 3.4), squeeze=False, sharey=True)
+    for axis, nzern in zip(axes.flat, orders, strict=True):
+        for index, run in enumerate(all_runs):
+            for name, points in run.series.items():
+                selected = {k: v for k, v in points.items() if k[1] == nzern}
+                if selected:
+                    plot_series(axis, selected, name, lambda k: k[0], index)
         axis.set(xscale="log", yscale="log", title=f"Zernike order n = {nzern}", xlabel="grid size npix (pixels)")
-        axis.set_xticks(sorted({k[0] for _, _, p in merged(sweeps) for k in p}), minor=False)
+        axis.set_xticks(sizes, minor=False)
         axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    for axis in axes[:, 0]:
-        axis.set_ylabel("time to solution (s)")
-    for axis in axes.flat[len(orders):]:
-        axis.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="upper center",
-                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
-    figure.suptitle("Time-to-solution of a BFGS fit (median of repeats; setup + fit)", y=1.02)
+    axes[0, 0].set_ylabel("time to solution (s)")
+    legends(figure, all_runs, series_names(all_runs), SERIES_COLOURS)
+    figure.suptitle("Time-to-solution of a BFGS fit against grid size (median of repeats; setup + fit)", y=1.02)
     return save(figure, folder, "fig1_time_vs_grid_size")
 
 
-def time_vs_zernike_order(sweeps, folder):
+def time_vs_zernike_order(all_runs, folder):
     """Figure 2: time-to-solution against Zernike order at the smallest, a middle and the largest grid."""
-    sizes = sorted({k[0] for _, _, p in merged(sweeps) for k in p})
+    sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
     chosen = sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]})
-    figure, axes = plt.subplots(1, len(chosen), figsize=(3.4 * len(chosen), 3.0), squeeze=False, sharey=True)
+    figure, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False, sharey=True)
     for axis, npix in zip(axes.flat, chosen, strict=True):
-        for name, suffix, points in merged(sweeps):
-            selected = {k: v for k, v in points.items() if k[0] == npix}
-            if selected:
-                plot_series(axis, selected, name, lambda k: k[1], suffix)
+        for index, run in enumerate(all_runs):
+            for name, points in run.series.items():
+                selected = {k: v for k, v in points.items() if k[0] == npix}
+                if selected:
+                    plot_series(axis, selected, name, lambda k: k[1], index)
         axis.set(yscale="log", title=f"npix = {npix}", xlabel="Zernike order n")
     axes[0, 0].set_ylabel("time to solution (s)")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    figure.legend(handles, labels, title="hollow markers: estimated, not run", loc="upper center",
-                  ncol=min(4, len(labels)), bbox_to_anchor=(0.5, -0.02))
+    legends(figure, all_runs, series_names(all_runs), SERIES_COLOURS)
+    figure.suptitle("Time-to-solution against Zernike order at fixed grid size", y=1.02)
     return save(figure, folder, "fig2_time_vs_zernike_order")
 
 
-SPEED_UPS = (("numpy", "torch-cpu"), ("numpy", "torch-cuda"), ("torch-cpu", "torch-cuda"))
+SPEED_UPS = tuple(RATIO_COLOURS)
 
 
-def speedup_vs_grid_size(sweeps, folder):
+def speedup_vs_grid_size(all_runs, folder):
     """Figure 3: speed-up ratios against grid size (median over Zernike orders), with the paper's 10x, 100x."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.8))
-    for suffix, series in sweeps:
+    figure, axis = plt.subplots(figsize=(6.5, 4.0))
+    for index, run in enumerate(all_runs):
         for slow, fast in SPEED_UPS:
-            ratios = speedups(series, slow, fast)
+            ratios = speedups(run.series, slow, fast)
             if not ratios:
                 continue
             sizes = sorted({k[0] for k in ratios})
             median = [np.median([v for k, v in ratios.items() if k[0] == npix]) for npix in sizes]
-            axis.plot(sizes, median, "o-" if "cuda" not in fast else "^-", label=f"{slow} / {fast}{suffix}")
-    sizes = sorted({k[0] for _, series in sweeps for points in series.values() for k in points})
+            line, marker = run_style(index)
+            axis.plot(sizes, median, linestyle=line, marker=marker, color=RATIO_COLOURS[(slow, fast)])
+    sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
     for value, text in ((10, "paper: ~10x"), (100, "paper: ~100x")):
         axis.axhline(value, color="grey", linestyle="--", linewidth=1)
         axis.text(sizes[0] if sizes else 32, value * 1.08, text, color="grey", fontsize=8)
@@ -120,7 +142,8 @@ def speedup_vs_grid_size(sweeps, folder):
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.set(yscale="log", xlabel="grid size npix (pixels)",
              ylabel="speed-up (ratio of times to solution)", title="Speed-ups, median over Zernike orders (measured)")
-    axis.legend(loc="lower right", fontsize=7)
+    names = [f"{slow} / {fast}" for slow, fast in SPEED_UPS]
+    legends(figure, all_runs, names, {f"{slow} / {fast}": c for (slow, fast), c in RATIO_COLOURS.items()})
     return save(figure, folder, "fig3_speedup_vs_grid_size")
 
 
@@ -135,7 +158,7 @@ def zernike_phase(params, nzern, npix=256):
     return np.where(dish_mask(x, y), phase, np.nan)
 
 
-def example_fit(example, folder):
+def example_fit(example, folder, title):
     """Figure 4: the observed and model beams, residuals, and the retrieved phase next to the truth."""
     npix, nzern = int(example["npix"]), int(example["nzern"])
     crop = slice(3 * npix // 8, npix - 3 * npix // 8)  # the central quarter holds the beams
@@ -168,12 +191,12 @@ def example_fit(example, folder):
     axes[2, 3].grid(False)
     figure.colorbar(shown, ax=axes[2, 3], fraction=0.046, label="radians")
     figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central quarter shown; n_max {nzern}, "
-                    f"{int(example['nit'])} BFGS iterations, torch-cpu)")
+                    f"{int(example['nit'])} BFGS iterations, torch-cpu; {title})")
     figure.tight_layout()
     return save(figure, folder, "fig4_example_fit")
 
 
-def agreement(crosscheck, folder):
+def agreement(crosscheck, folder, title):
     """Figure 5: NumPy minus torch fitted parameters, in units of the standard error."""
     fits = crosscheck["fits"]
     figure, axis = plt.subplots(figsize=(6.5, 3.6))
@@ -187,29 +210,27 @@ def agreement(crosscheck, folder):
                   label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
-             title="Fits from the same data: NumPy (finite differences) vs torch (autograd)")
+             title=f"Same data, NumPy (finite differences) vs torch (autograd)\n{title}")
     axis.legend(fontsize=7, loc="best")
     return save(figure, folder, "fig5_agreement")
 
 
-def draw_all(results, output, gpu_results=None, crosscheck_folder=None):
-    """Draw every figure whose results exist; returns the paths written."""
-    gpu_results = gpu_results if gpu_results is not None else RESULTS / "h200"
-    crosscheck_folder = crosscheck_folder if crosscheck_folder is not None else RESULTS / "crosscheck"
-    sweeps = [("", load_sweep(results)[0])]
-    if gpu_results.exists():
-        sweeps.append((" [GPU host]", load_sweep(gpu_results)[0]))
+def draw_all(all_runs, output):
+    """Draw every figure the runs have results for; returns the paths written.
+
+    Figures 4 and 5 show the cross-check of the first run that has one (yours, where you have one).
+    """
     paths = []
     with plt.rc_context(STYLE):
-        if any(series for _, series in sweeps):
-            paths += time_vs_grid_size(sweeps, output)
-            paths += time_vs_zernike_order(sweeps, output)
-            paths += speedup_vs_grid_size(sweeps, output)
-        if (crosscheck_folder / "example.npz").exists():
-            paths += example_fit(np.load(crosscheck_folder / "example.npz"), output)
-        crosscheck = load_json(crosscheck_folder / "crosscheck.json")
-        if crosscheck:
-            paths += agreement(crosscheck, output)
+        if any(run.series for run in all_runs):
+            paths += time_vs_grid_size(all_runs, output)
+            paths += time_vs_zernike_order(all_runs, output)
+            paths += speedup_vs_grid_size(all_runs, output)
+        checked = next((run for run in all_runs if run.crosscheck), None)
+        if checked is not None:
+            example = checked.folder / "crosscheck" / "example.npz"
+            if example.exists():
+                with np.load(example) as saved:
+                    paths += example_fit(dict(saved), output, checked.title)
+            paths += agreement(checked.crosscheck, output, checked.title)
     return paths
-
-

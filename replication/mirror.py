@@ -36,14 +36,29 @@ def mirror_table():
     return rows, {"module": "all", "same": same, "total": total, "share": same / total}
 
 
+class NumberedHtmlDiff(difflib.HtmlDiff):
+    """difflib's side-by-side table with anchors numbered from `number`, not from a process-wide counter,
+    so that the same code always gives the same page."""
+
+    def __init__(self, number, **options):
+        super().__init__(**options)
+        self.number = number
+
+    def _make_prefix(self):
+        self._prefix = [f"from{self.number}_", f"to{self.number}_"]
+
+
 def side_by_side_html(path):
-    """Write a difflib side-by-side HTML diff of every module pair to path."""
+    """Write a difflib side-by-side HTML diff of every module pair to path (unchanged if already the same)."""
     parts = []
-    for name in module_names():
+    for number, name in enumerate(module_names()):
         a = (NUMPY_TREE / name).read_text().splitlines()
         b = (TORCH_TREE / name).read_text().splitlines()
-        parts.append(f"<h2>{html.escape(name)}</h2>"
-                     + difflib.HtmlDiff(wrapcolumn=100).make_table(a, b, f"numpy: {name}", f"torch: {name}"))
-    page = difflib.HtmlDiff().make_file([], [], "", "").replace("<body>", "<body>\n" + "\n".join(parts), 1)
-    pathlib.Path(path).write_text(page)
+        table = NumberedHtmlDiff(number, wrapcolumn=100).make_table(a, b, f"numpy: {name}", f"torch: {name}")
+        parts.append(f"<h2>{html.escape(name)}</h2>" + table)
+    empty = NumberedHtmlDiff(len(parts)).make_file([], [], "", "")
+    page = empty.replace("<body>", "<body>\n" + "\n".join(parts), 1)
+    path = pathlib.Path(path)
+    if not (path.exists() and path.read_text() == page):
+        path.write_text(page)
     return path

@@ -1,10 +1,17 @@
-"""The report: paper/REPORT.md rendered with jinja2 from the recorded results only."""
+"""The report: REPORT.md rendered with jinja2 from the recorded runs only.
+
+Without runs of your own it renders the committed reference runs into paper/REPORT.md; with them, your runs
+appear beside the references in a report written into your run's folder.
+"""
+
+import os
+import pathlib
 
 import jinja2
 
-from replication import analysis
+from replication import analysis, paths, runs
 from replication.mirror import mirror_table, side_by_side_html
-from replication.paths import FIGURES, GPU_RESULTS, RESULTS, ROOT, TEMPLATES
+from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.sweep import PROFILES
 
 CLAIMS = {
@@ -15,17 +22,18 @@ CLAIMS = {
     "C5": "All implementations converge to the same solution within the algorithm's tolerances.",
     "C6": "The PyTorch code stays as readable as the NumPy code (small, local changes; same structure).",
 }
-"""The paper's claims, as ../shared/PAPER.md words them."""
+"""The paper's claims, in our words (paper/MODEL.md gives the paper's setup)."""
 RULES = {
-    "C1": "largest measured NumPy / torch-cuda ratio on the GPU host (both run there): >= 50 reproduced, "
+    "C1": "largest measured NumPy / torch-cuda ratio of the run (both timed on its host): >= 50 reproduced, "
           ">= 10 partly, else not reproduced",
-    "C2": "torch-cpu / torch-cuda ratio on the GPU host, median over Zernike orders at each npix >= 256, "
+    "C2": "torch-cpu / torch-cuda ratio of the run, median over Zernike orders at each npix >= 256, "
           "smallest of those medians (the claim must hold at every such size): >= 5 reproduced, >= 2 partly",
-    "C3": "NumPy / torch-cpu ratio on this machine, median over Zernike orders at each npix >= 128, smallest of "
+    "C3": "NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
           "those medians: >= 5 reproduced, >= 2 partly",
     "C4": "spread (max / min) of the NumPy / torch-cpu speed-up across Zernike orders at the largest grid "
-          "measured for two or more orders: <= 2 reproduced, <= 4 partly",
-    "C5": "every fit comparison (cross-check fits and every measured sweep point against the NumPy fit) "
+          f"(npix >= {analysis.C4_MIN_NPIX}) with at least {analysis.C4_MIN_ORDERS} measured orders: "
+          "<= 2 reproduced, <= 4 partly",
+    "C5": "every fit comparison of the run (cross-check fits and every measured sweep point against the NumPy fit) "
           f"within {analysis.SAME_SOLUTION_STDERR} standard error: all reproduced, >= 90% partly",
     "C6": "share of non-blank lines identical between the trees once numpy/torch names are folded: "
           ">= 0.8 reproduced, >= 0.6 partly",
@@ -78,27 +86,53 @@ def by_size(result):
     return ", ".join(f"npix {npix}: {times(value)}" for npix, value in result["by_npix"].items()) or "—"
 
 
-def claims(cpu, gpu, crosscheck_checks, mirror_total):
-    """The claims table: statement, measured value, verdict and rule, all computed here."""
-    c1 = analysis.verdict_c1(analysis.speedups(gpu, "numpy", "torch-cuda"))
-    c2 = analysis.verdict_c2(analysis.speedups(gpu, "torch-cpu", "torch-cuda"))
-    c3 = analysis.verdict_c3(analysis.speedups(cpu, "numpy", "torch-cpu"))
-    c4 = analysis.verdict_c4(analysis.speedups(cpu, "numpy", "torch-cpu"))
-    differences = analysis.fit_differences(cpu) + analysis.fit_differences(gpu)
-    c5 = analysis.verdict_c5(crosscheck_checks, differences)
+def reason_not_measured(claim, run):
+    """Why a claim could not be judged on a run, in a few words."""
+    names = set(run.series)
+    if not run.series:
+        return "no sweep in this run"
+    if claim in ("C1", "C2") and "torch-cuda" not in names:
+        return "no GPU series in this run"
+    if claim in ("C1", "C2", "C3", "C4") and not {"numpy", "torch-cpu"} <= names:
+        return "NumPy and torch-cpu were not both timed"
+    if claim == "C3":
+        return "no measured pair at npix >= 128"
+    if claim == "C4":
+        return f"fewer than {analysis.C4_MIN_ORDERS} measured orders at any npix >= {analysis.C4_MIN_NPIX}"
+    return "no fit comparison recorded"
+
+
+def run_claims(run, mirror_total):
+    """{claim: (measured text, verdict)} of one run, every value computed from its records."""
+    series = run.series
+    c1 = analysis.verdict_c1(analysis.speedups(series, "numpy", "torch-cuda"))
+    c2 = analysis.verdict_c2(analysis.speedups(series, "torch-cpu", "torch-cuda"))
+    c3 = analysis.verdict_c3(analysis.speedups(series, "numpy", "torch-cpu"))
+    c4 = analysis.verdict_c4(analysis.speedups(series, "numpy", "torch-cpu"))
+    checks = run.crosscheck["checks"] if run.crosscheck else []
+    c5 = analysis.verdict_c5(checks, analysis.fit_differences(series))
     c6 = analysis.verdict_c6(mirror_total)
     measured = {
         "C1": f"largest NumPy / torch-cuda ratio {times(c1['value'])}",
         "C2": "torch-cpu / torch-cuda: " + by_size(c2),
         "C3": "NumPy / torch-cpu: " + by_size(c3),
-        "C4": (f"at npix {c4['npix']}: speed-up " + ", ".join(f"n={n}: {times(v)}" for n, v in c4["by_nzern"].items())
-               + f"; spread {times(c4['value'])}") if c4["npix"] else "—",
+        "C4": (f"at npix {c4['npix']}: " + ", ".join(f"n={n}: {times(v)}" for n, v in c4["by_nzern"].items())
+               + f"; spread {times(c4['value'])}") if c4["npix"] else "",
         "C5": f"{c5['passed']} of {c5['total']} fit comparisons within {analysis.SAME_SOLUTION_STDERR} standard error",
-        "C6": f"{mirror_total['same']} of {mirror_total['total']} lines alike ({mirror_total['share']:.0%})",
+        "C6": f"{mirror_total['same']} of {mirror_total['total']} lines alike ({mirror_total['share']:.0%}), "
+              "this checkout's code",
     }
     verdicts = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6}
-    return [{"id": key, "claim": CLAIMS[key], "measured": measured[key], "verdict": verdicts[key]["verdict"],
-             "rule": RULES[key]} for key in CLAIMS], differences
+    return {key: (measured[key] if verdicts[key]["verdict"] != analysis.NOT_MEASURED
+                  else reason_not_measured(key, run), verdicts[key]["verdict"]) for key in CLAIMS}
+
+
+def claims(all_runs, mirror_total):
+    """The claims table: per claim the paper's statement and, per run, the value and its verdict."""
+    per_run = [run_claims(run, mirror_total) for run in all_runs]
+    return [{"id": key, "claim": CLAIMS[key], "rule": RULES[key],
+             "cells": [{"measured": result[key][0], "verdict": result[key][1]} for result in per_run]}
+            for key in CLAIMS]
 
 
 def bench_targets(bench):
@@ -133,61 +167,93 @@ def allocator_effect(bench, default_bench):
     return rows
 
 
-def context(results, gpu_results=GPU_RESULTS, crosscheck_folder=RESULTS / "crosscheck", bench_folder=RESULTS / "bench"):
-    """Everything the template shows, read from the results folders."""
-    cpu, cpu_runs = analysis.load_sweep(results)
-    gpu, gpu_runs = analysis.load_sweep(gpu_results) if gpu_results.exists() else ({}, [])
-    crosscheck = analysis.load_json(crosscheck_folder / "crosscheck.json")
-    gpu_crosscheck = analysis.load_json(gpu_results / "crosscheck.json")
-    bench = analysis.load_json(bench_folder / "bench.json")
-    default_bench = analysis.load_json(bench_folder.parent / "bench-default-allocator" / "bench.json")
-    compile_bench = analysis.load_json(bench_folder.parent / "bench-compile" / "bench.json")
-    checks = (crosscheck["checks"] if crosscheck else []) + (gpu_crosscheck["checks"] if gpu_crosscheck else [])
-    mirror_rows, mirror_total = mirror_table()
-    claim_rows, differences = claims(cpu, gpu, checks, mirror_total)
+def relative(path, start):
+    """path relative to start, in forward slashes (links in the report)."""
+    return pathlib.Path(os.path.relpath(pathlib.Path(path).resolve(), pathlib.Path(start).resolve())).as_posix()
+
+
+def shown(folder):
+    """A folder as the report names it: relative to the repository where it lies inside it."""
+    folder = pathlib.Path(folder).resolve()
+    return folder.relative_to(ROOT).as_posix() if folder.is_relative_to(ROOT) else str(folder)
+
+
+def environment_of(run):
+    """The environment record describing a run's software: its judged sweep's first, else its cross-check's."""
+    if run.profile and run.sweeps[run.profile][1]:
+        return run.sweeps[run.profile][1][0]
+    if run.crosscheck:
+        return run.crosscheck["environment"]
+    if run.bench:
+        return run.bench["environments"][0]
+    return None
+
+
+def run_sections(run):
+    """What the template shows of one run: its sweeps' tables, checks, comparisons and benches."""
     sweeps = []
-    for name, series, runs, folder in (("This machine (CPU)", cpu, cpu_runs, results),
-                                       ("GPU host (lent machine)", gpu, gpu_runs, gpu_results)):
+    for profile, (series, records) in run.sweeps.items():
         if series:
             names, rows = timing_rows(series)
-            sweeps.append({"title": name, "folder": folder.relative_to(ROOT).as_posix() if folder.is_relative_to(ROOT)
-                           else str(folder), "names": names, "rows": rows, "runs": runs})
+            sweeps.append({"profile": profile, "folder": shown(run.folder / f"sweep-{profile}"), "names": names,
+                           "rows": rows, "runs": records})
+    return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": run.info.get("note"),
+            "machine": run.machine, "environment": environment_of(run), "profile": run.profile,
+            "sweeps": sweeps, "crosscheck": run.crosscheck, "differences": analysis.fit_differences(run.series),
+            "bench": run.bench, "bench_targets": bench_targets(run.bench),
+            "allocator": allocator_effect(run.bench, run.bench_default),
+            "compiled": [row for row in (run.bench_compile or {"rows": []})["rows"]
+                         if "torch_compiled_value_and_grad" in row["ms"]]}
+
+
+def load_runs(own_runs, reference=None):
+    """Your runs (in the order given), then every reference run (in name order)."""
+    own = [analysis.load_run(folder, own=True) for folder in own_runs]
+    return own + [analysis.load_run(folder, own=False) for folder in runs.reference_runs(reference)]
+
+
+def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
+    """Everything the template shows, read from the run folders."""
+    all_runs = load_runs(own_runs, reference)
+    mirror_rows, mirror_total = mirror_table()
     return {
-        "claims": claim_rows, "sweeps": sweeps, "crosscheck": crosscheck, "gpu_crosscheck": gpu_crosscheck,
-        "bench": bench, "bench_targets": bench_targets(bench),
-        "allocator": allocator_effect(bench, default_bench),
-        "compiled": [row for row in (compile_bench or {"rows": []})["rows"]
-                     if "torch_compiled_value_and_grad" in row["ms"]],
-        "mirror_rows": mirror_rows,
-        "mirror_total": mirror_total, "differences": differences,
+        "claims": claims(all_runs, mirror_total), "runs": [run_sections(run) for run in all_runs],
+        "mirror_rows": mirror_rows, "mirror_total": mirror_total,
         "profiles": PROFILES, "ratio_columns": [f"{a} / {b}" for a, b in RATIO_COLUMNS],
-        "figures": sorted(p.name for p in FIGURES.glob("*.png")),
-        "same_solution": analysis.SAME_SOLUTION_STDERR,
+        "figures": [relative(path, output) for path in sorted(pathlib.Path(figures).glob("*.png"))],
+        "same_solution": analysis.SAME_SOLUTION_STDERR, "model": relative(PAPER / "MODEL.md", output),
+        "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
     }
 
 
-def render(results, **folders):
-    """The report's Markdown text."""
+def render(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
+    """The report's Markdown text for your runs (none: the committed report) beside the reference runs."""
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                                      keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     environment.filters.update(number=number, times=times)
-    return environment.get_template("REPORT.md.j2").render(**context(results, **folders))
+    return environment.get_template("REPORT.md.j2").render(**context(own_runs, reference, output, figures))
 
 
-def render_command(results, output, check=False, **folders):
+def render_command(own_runs, reference, output, figures, check=False):
     """Write (or with check, compare) REPORT.md and the side-by-side diff; prints the claims table."""
-    text = render(results, **folders)
+    text = render(own_runs, reference, output, figures)
     target = output / "REPORT.md"
     if check:
         same = target.exists() and target.read_text() == text
         print(f"{target}: {'matches' if same else 'DIFFERS FROM'} a fresh rendering of the results")
         return 0 if same else 1
     output.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+    write_if_changed(target, text)
     side_by_side_html(output / "mirror_diff.html")
     print(claims_summary(text))
     print(f"wrote {target} and {output / 'mirror_diff.html'}")
     return 0
+
+
+def write_if_changed(path, text):
+    """Write text to path unless it already holds exactly that (the file's date then stays)."""
+    if not (path.exists() and path.read_text() == text):
+        path.write_text(text)
 
 
 def claims_summary(text):

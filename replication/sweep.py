@@ -9,6 +9,7 @@ from tqdm import tqdm
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select
 from replication.results import append_record, read_records
+from replication.runs import RunError
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
 DEFAULT_ITERATIONS = 30
@@ -30,10 +31,24 @@ class Profile:
 
 PROFILES = {
     "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
-    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 4, 6, 8), repeats=3, budget_s=60.0),
+    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0),
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),
 }
+
+
+SETTINGS = ("profile", "tol", "threads", "hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy", "torch")
+"""What a sweep's series are measured under: resuming with any of them changed would mix two settings."""
+
+
+def check_settings(runs_path, previous, current):
+    """Refuse to resume a sweep under other settings, naming the first setting that differs."""
+    for record in previous:
+        for key in SETTINGS:
+            if key in record and record[key] != current[key]:
+                raise RunError(f"{runs_path.parent}: this sweep was started with {key} = {record[key]!r}, this "
+                               f"command has {key} = {current[key]!r}; resume it with the same settings, or start "
+                               f"another run (--new-run) so that the two never mix in one series")
 
 
 def point_key(record):
@@ -90,6 +105,10 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
     """Run (or resume) a sweep; returns the number of points measured or estimated in this call."""
     profile = PROFILES[profile_name]
     points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
+    with thread_limits(threads):
+        environment = environment_record(threads) | {"kind": "sweep", "profile": profile_name, "tol": tol,
+                                                     "profile_settings": dataclasses.asdict(profile)}
+    check_settings(runs_path, read_records(runs_path), environment)
     records = read_records(points_path, repair=True)
     impls = select(impl_names)
     available = [impl for impl in impls if impl.available()]
@@ -102,9 +121,7 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
         return 0
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with thread_limits(threads):
-        append_record(runs_path, environment_record(threads) | {
-            "run_id": run_id, "kind": "sweep", "profile": profile_name, "unavailable": unavailable,
-            "profile_settings": dataclasses.asdict(profile), "tol": tol})
+        append_record(runs_path, environment | {"run_id": run_id, "unavailable": unavailable})
         bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {profile_name}")
         for impl, npix, nzern in bar:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")

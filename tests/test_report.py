@@ -1,41 +1,53 @@
-"""Figures and report: rendered from smoke results, verdict rules both ways, committed report up to date."""
+"""Figures and report: rendered from a smoke run, verdict rules both ways, committed report up to date."""
 
 import pytest
 
-from replication import analysis, crosscheck, sweep
+from replication import analysis, crosscheck, runs, sweep
 from replication.figures import draw_all
-from replication.paths import PAPER, RESULTS
-from replication.report import claims_summary, render
+from replication.paths import FIGURES, PAPER
+from replication.report import claims_summary, load_runs, render
 
 
 @pytest.fixture(scope="module")
-def smoke_results(tmp_path_factory):
-    """Smoke sweep and smoke cross-check results, made in-process once for the module."""
-    root = tmp_path_factory.mktemp("results")
-    sweep.run_sweep("smoke", root / "smoke", ["numpy", "torch-cpu"], threads=1, quiet=True)
-    crosscheck.run_crosscheck(root / "crosscheck", points="smoke", threads=1)
-    return root
+def smoke_run(tmp_path_factory):
+    """A run folder with a smoke sweep and a smoke cross-check, made in-process once for the module."""
+    run = runs.create_run(tmp_path_factory.mktemp("runs") / "2026-01-01_test")
+    sweep.run_sweep("smoke", run / "sweep-smoke", ["numpy", "torch-cpu"], threads=1, quiet=True)
+    crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1)
+    return run
 
 
-def render_smoke(root):
-    return render(root / "smoke", gpu_results=root / "no-gpu", crosscheck_folder=root / "crosscheck",
-                  bench_folder=root / "no-bench")
+@pytest.fixture
+def no_references(tmp_path):
+    """An empty reference folder: the smoke run alone."""
+    (tmp_path / "reference").mkdir()
+    return tmp_path / "reference"
 
 
-def test_report_renders_from_smoke_results(smoke_results):
-    text = render_smoke(smoke_results)
+def test_report_renders_from_a_smoke_run(smoke_run, no_references):
+    text = render([smoke_run], no_references, output=smoke_run, figures=smoke_run / "figures")
     table = claims_summary(text)
     for claim in ("C1", "C2", "C3", "C4", "C5", "C6"):
         assert f"| {claim} |" in table
-    assert table.count("not measured here") == 3  # C1 and C2 need a GPU, C3 grids of npix >= 128
+    assert table.count("not measured here") == 4  # C1, C2 need a GPU; C3, C4 grids of npix >= 128
+    assert "your run" in table
     assert "## Timing" in text
-    assert "Not run: `nox -s bench`" in text
+    assert "No run holds a bench" in text
     assert "| 32 | 3 |" in text
 
 
-def test_every_figure_is_written_and_not_empty(smoke_results, tmp_path):
-    paths = draw_all(smoke_results / "smoke", tmp_path, gpu_results=smoke_results / "no-gpu",
-                     crosscheck_folder=smoke_results / "crosscheck")
+def test_your_run_stands_beside_every_reference_run(smoke_run):
+    text = render([smoke_run], output=smoke_run, figures=smoke_run / "figures")
+    header = claims_summary(text).splitlines()[0]
+    references = runs.reference_runs()
+    assert references, "the repository ships reference runs"
+    assert header.count("your run") == 1
+    assert header.count("reference") == len(references)
+    assert header.index("your run") < header.index("reference")
+
+
+def test_every_figure_is_written_and_not_empty(smoke_run, no_references, tmp_path):
+    paths = draw_all(load_runs([smoke_run], no_references), tmp_path)
     names = {path.name for path in paths}
     for figure in ("fig1_time_vs_grid_size", "fig2_time_vs_zernike_order", "fig3_speedup_vs_grid_size",
                    "fig4_example_fit", "fig5_agreement"):
@@ -49,8 +61,8 @@ def test_every_figure_is_written_and_not_empty(smoke_results, tmp_path):
         (analysis.verdict_c1, {(512, 4): 60.0}, {(512, 4): 20.0}, {(512, 4): 3.0}),
         (analysis.verdict_c2, {(256, 2): 6.0, (512, 2): 8.0}, {(256, 2): 3.0}, {(256, 2): 1.5, (64, 2): 50.0}),
         (analysis.verdict_c3, {(128, 2): 9.0, (32, 2): 1.0}, {(256, 4): 2.5}, {(512, 2): 1.2, (32, 2): 40.0}),
-        (analysis.verdict_c4, {(512, 2): 10.0, (512, 8): 12.0}, {(512, 2): 4.0, (512, 8): 12.0},
-         {(512, 2): 2.0, (512, 8): 20.0}),
+        (analysis.verdict_c4, {(512, 2): 10.0, (512, 4): 11.0, (512, 8): 12.0},
+         {(512, 2): 4.0, (512, 4): 8.0, (512, 8): 12.0}, {(512, 2): 2.0, (512, 4): 9.0, (512, 8): 20.0}),
     ],
 )
 def test_speed_up_verdicts_both_ways(verdict, met, partly, missed):
@@ -69,10 +81,13 @@ def test_c2_and_c3_must_hold_at_every_grid_size():
     assert analysis.verdict_c3({(64, 2): 1.0, **ratios})["value"] == 2.55  # below 128 does not count
 
 
-def test_c4_uses_the_largest_grid_with_several_orders():
-    result = analysis.verdict_c4({(512, 2): 10.0, (1024, 2): 1.0, (256, 2): 1.0, (256, 8): 50.0, (512, 8): 11.0})
+def test_c4_uses_the_largest_grid_with_three_orders_from_npix_128():
+    result = analysis.verdict_c4({(512, 2): 10.0, (512, 4): 10.5, (512, 8): 11.0, (1024, 2): 1.0, (1024, 8): 9.0,
+                                  (256, 2): 1.0, (256, 4): 1.0, (256, 8): 50.0})
     assert result["npix"] == 512
     assert result["value"] == pytest.approx(1.1)
+    too_small = {(64, 2): 10.0, (64, 4): 10.0, (64, 8): 10.0, (128, 2): 10.0, (128, 8): 10.0}
+    assert analysis.verdict_c4(too_small)["verdict"] == analysis.NOT_MEASURED
 
 
 def test_c5_verdict_both_ways():
@@ -90,15 +105,32 @@ def test_c6_verdict_both_ways():
     assert analysis.verdict_c6({"share": 0.3})["verdict"] == analysis.NOT_REPRODUCED
 
 
-def test_estimated_points_are_marked_in_the_report(smoke_results, tmp_path, monkeypatch):
+def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monkeypatch):
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
-    sweep.run_sweep("tiny", tmp_path / "tiny", ["numpy", "torch-cpu"], threads=1, quiet=True)
-    text = render(tmp_path / "tiny", gpu_results=tmp_path / "none", crosscheck_folder=tmp_path / "none",
-                  bench_folder=tmp_path / "none")
+    run = runs.create_run(tmp_path / "run")
+    sweep.run_sweep("tiny", run / "sweep-tiny", ["numpy", "torch-cpu"], threads=1, quiet=True)
+    text = render([run], no_references, output=run, figures=run / "figures")
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
     assert row.count("(est.)") == 3
 
 
-def test_committed_report_is_exactly_what_the_results_render():
+def test_committed_report_is_exactly_what_the_reference_runs_render():
     committed = (PAPER / "REPORT.md").read_text()
-    assert committed == render(RESULTS / "quick"), "re-run `python -m replication report` and commit the result"
+    assert committed == render(), "re-run `python -m replication report --reference-only` and commit the result"
+
+
+def test_rendering_twice_gives_the_same_bytes(smoke_run, tmp_path):
+    all_runs = load_runs([smoke_run])
+    first = {path.name: path.read_bytes() for path in draw_all(all_runs, tmp_path / "a")}
+    second = {path.name: path.read_bytes() for path in draw_all(all_runs, tmp_path / "b")}
+    assert {name.rsplit(".", 1)[1] for name in first} == {"png", "svg"}
+    assert first == second
+    assert render([smoke_run], output=smoke_run, figures=tmp_path / "a") == render(
+        [smoke_run], output=smoke_run, figures=tmp_path / "a")
+    assert all(b"<dc:date>" not in content for content in first.values())
+
+
+def test_committed_figures_are_exactly_what_the_reference_runs_draw(tmp_path):
+    for path in draw_all(load_runs([]), tmp_path):
+        assert path.read_bytes() == (FIGURES / path.name).read_bytes(), (
+            f"{path.name}: re-run `python -m replication figures --reference-only` and commit the result")

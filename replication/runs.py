@@ -1,0 +1,172 @@
+"""Run folders: every measurement belongs to one run of one machine, and reference runs are read-only.
+
+A run folder holds `run.json` (its name, creation date and machine) and one sub-folder per kind of result:
+`sweep-<profile>/` (points.jsonl, runs.jsonl), `crosscheck/`, `bench/`; a report rendered for the run is
+written beside them (`REPORT.md`, `figures/`). Your runs live under results/runs/ and are named after the
+date and the machine; the committed reference runs live under results/reference/ and are never written.
+"""
+
+import contextlib
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+
+from replication import paths
+
+MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
+"""What identifies a machine: a run is resumed only on the machine that started it."""
+RUN_FILE = "run.json"
+LOCK_FILE = ".lock"
+
+
+class RunError(ValueError):
+    """A run folder cannot be used as asked (read-only, taken by another writer, not a run)."""
+
+
+def machine_record():
+    """This machine: host name, CPU model, logical cores and the first CUDA device (or None)."""
+    from replication.environment import cpu_model, gpu_name
+
+    return {"hostname": platform.node(), "cpu": cpu_model(), "cpu_count": os.cpu_count(), "gpu": gpu_name()}
+
+
+def slug(text):
+    """Lower-case letters, digits and dashes only: 'Intel(R) Xeon(R) Processor' -> 'xeon'."""
+    text = re.sub(r"\((r|tm)\)|\b(processor|cpu|intel|nvidia corporation)\b|@.*", " ", str(text), flags=re.I)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+
+
+def machine_label(machine):
+    """'AMD EPYC, 2 cores' or 'Intel Xeon, 16 cores + NVIDIA H200', for tables and legends."""
+    cpu = " ".join(re.sub(r"\((R|TM)\)|\b(Processor|CPU)\b", " ", str(machine["cpu"])).split())
+    label = f"{cpu}, {machine['cpu_count']} cores"
+    return label + (f" + {machine['gpu']}" if machine.get("gpu") else "")
+
+
+def run_name(machine, date):
+    """The folder name of a run: date, host, CPU and cores, and the GPU where there is one."""
+    name = f"{date:%Y-%m-%d}_{slug(machine['hostname'])}_{slug(machine['cpu'])}-{machine['cpu_count']}c"
+    return name + (f"_{slug(machine['gpu'])}" if machine.get("gpu") else "")
+
+
+def is_reference(folder):
+    """Whether folder is (inside) the committed reference runs."""
+    return pathlib.Path(folder).resolve().is_relative_to(paths.REFERENCE.resolve())
+
+
+def check_writable(folder, option="--run"):
+    """Refuse a reference folder, or a file where a folder is wanted, before any work is done."""
+    folder = pathlib.Path(folder)
+    if is_reference(folder):
+        raise RunError(f"{option} {folder}: reference runs under {paths.REFERENCE} are read-only; "
+                       f"write to a run of your own (the default, under {paths.RUNS})")
+    for parent in (folder, *folder.parents):
+        if parent.exists() and not parent.is_dir():
+            raise RunError(f"{option} {folder}: {parent} is a file, not a folder")
+    return folder
+
+
+def read_run(folder):
+    """The run.json of a run folder, or None where the folder is not a run."""
+    path = pathlib.Path(folder) / RUN_FILE
+    if not path.is_file():
+        return None
+    try:
+        info = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunError(f"{path}: not a valid run record ({error})") from None
+    if not isinstance(info, dict) or not isinstance(info.get("machine"), dict):
+        raise RunError(f"{path}: not a valid run record (no 'machine')")
+    return info
+
+
+def same_machine(a, b):
+    return all(a.get(key) == b.get(key) for key in MACHINE_KEYS)
+
+
+def runs_in(base):
+    """The run folders directly under base, oldest first (by creation date, then name)."""
+    base = pathlib.Path(base)
+    found = [(info["created"], folder.name, folder) for folder in sorted(base.iterdir()) if folder.is_dir()
+             for info in [read_run(folder)] if info] if base.is_dir() else []
+    return [folder for _, _, folder in sorted(found)]
+
+
+def latest_run(machine=None, base=None):
+    """The newest of this machine's runs under base (results/runs/ by default), or None."""
+    machine = machine or machine_record()
+    mine = [folder for folder in runs_in(base or paths.RUNS) if same_machine(read_run(folder)["machine"], machine)]
+    return mine[-1] if mine else None
+
+
+def create_run(folder, machine=None):
+    """Make folder a run of this machine (run.json written atomically); an existing run is left as it is."""
+    folder = check_writable(folder)
+    if read_run(folder):
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine or machine_record()}
+    temporary = folder / (RUN_FILE + ".tmp")
+    temporary.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, folder / RUN_FILE)
+    return folder
+
+
+def new_run(base=None, machine=None):
+    """A fresh run folder of this machine under base, named after today's date and the machine."""
+    machine = machine or machine_record()
+    base = pathlib.Path(base or paths.RUNS)
+    name = run_name(machine, datetime.datetime.now(datetime.timezone.utc))
+    folder, count = base / name, 1
+    while folder.exists():
+        count += 1
+        folder = base / f"{name}-{count}"
+    return create_run(folder, machine)
+
+
+def current_run(run=None, new=False, base=None):
+    """The run a writer uses: the one named, a new one, or this machine's newest run (created if none)."""
+    if run is not None:
+        return create_run(run)
+    if not new:
+        latest = latest_run(base=base)
+        if latest is not None:
+            return latest
+    return new_run(base)
+
+
+@contextlib.contextmanager
+def exclusive(folder):
+    """Hold an OS lock on folder while writing: a second writer is refused at once, naming the holder.
+
+    The lock (flock on folder/.lock) is released by the OS when the process ends, even by kill -9.
+    """
+    import fcntl
+
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / LOCK_FILE).open("a+") as stream:
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            stream.seek(0)
+            holder = stream.read().strip() or "unknown"
+            raise RunError(f"{folder}: another process (pid {holder}) is writing to this run; wait for it to end or "
+                           f"use another run (--new-run)") from None
+        stream.truncate(0)
+        stream.write(str(os.getpid()))
+        stream.flush()
+        try:
+            yield folder
+        finally:
+            stream.truncate(0)
+
+
+def reference_runs(base=None):
+    """The committed reference runs, in name order."""
+    base = pathlib.Path(base or paths.REFERENCE)
+    return sorted(runs_in(base), key=lambda folder: folder.name)

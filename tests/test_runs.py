@@ -1,0 +1,161 @@
+"""Runs belong to a machine: naming, resuming, read-only reference runs, one writer per run, fixed settings."""
+
+import datetime
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from replication import cli, paths, runs, sweep
+from replication.paths import PAPER, REFERENCE, ROOT
+from replication.results import append_record
+
+MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
+           "gpu": "NVIDIA A100-SXM4-40GB"}
+
+
+def cli_run(*args):
+    """Run python -m replication with args from the repository root."""
+    return subprocess.run([sys.executable, "-m", "replication", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+
+
+def tree_digest(folder):
+    """A hash of every file's path and bytes under folder: any write shows."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def own_runs(tmp_path, monkeypatch):
+    """results/runs/ moved to a temporary folder, so that default runs never touch the checkout."""
+    monkeypatch.setattr(paths, "RUNS", tmp_path / "runs")
+    return tmp_path / "runs"
+
+
+def test_a_run_is_named_after_its_date_and_machine():
+    date = datetime.datetime(2026, 11, 30, tzinfo=datetime.timezone.utc)
+    assert runs.run_name(MACHINE, date) == "2026-11-30_lab-7_xeon-gold-6130-32c_nvidia-a100-sxm4-40gb"
+    assert runs.run_name(MACHINE | {"gpu": None}, date) == "2026-11-30_lab-7_xeon-gold-6130-32c"
+    assert runs.machine_label(MACHINE) == "Intel Xeon Gold 6130 @ 2.10GHz, 32 cores + NVIDIA A100-SXM4-40GB"
+
+
+def test_writers_resume_this_machines_newest_run_and_start_one_when_asked(own_runs):
+    first = runs.current_run()
+    assert first.parent == own_runs
+    assert runs.read_run(first)["machine"] == runs.machine_record()
+    assert runs.current_run() == first
+    second = runs.current_run(new=True)
+    assert second != first
+    assert second.name.startswith(first.name)
+    assert runs.current_run() == second
+    other = runs.create_run(own_runs / "2099-01-01_elsewhere", machine=MACHINE)
+    assert runs.latest_run() == second  # another machine's run is never resumed here
+    assert runs.latest_run(machine=MACHINE) == other
+
+
+def test_reference_runs_are_shipped_and_complete():
+    references = runs.reference_runs()
+    assert len(references) >= 2
+    for folder in references:
+        info = runs.read_run(folder)
+        assert info["name"] == folder.name
+        assert set(runs.MACHINE_KEYS) <= set(info["machine"])
+        assert (folder / "sweep-quick" / "points.jsonl").is_file()
+        assert (folder / "crosscheck" / "crosscheck.json").is_file()
+
+
+def test_no_run_is_ever_made_inside_the_reference_runs(own_runs):
+    reference = runs.reference_runs()[0]
+    with pytest.raises(runs.RunError, match="read-only"):
+        runs.create_run(reference)
+    with pytest.raises(runs.RunError, match="read-only"):
+        runs.check_writable(reference / "sweep-quick", "--results")
+    assert not runs.is_reference(runs.current_run())
+
+
+@pytest.mark.parametrize("option", ["--run", "--results"])
+@pytest.mark.parametrize("command", ["sweep", "crosscheck", "bench"])
+def test_commands_refuse_to_write_into_a_reference_run(command, option):
+    before = tree_digest(REFERENCE)
+    target = runs.reference_runs()[0] / ("sweep-quick" if option == "--results" else "")
+    completed = cli_run(command, option, str(target))
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1, completed.stderr
+    assert "read-only" in completed.stderr
+    assert option in completed.stderr
+    assert tree_digest(REFERENCE) == before
+
+
+def test_a_second_writer_is_refused_at_once_and_a_killed_writer_leaves_no_lock(tmp_path):
+    run = runs.create_run(tmp_path / "run")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from replication.runs import exclusive\n"
+         f"with exclusive({str(run)!r}):\n    print('held', flush=True); time.sleep(120)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        completed = cli_run("sweep", "--profile", "smoke", "--run", str(run), "--quiet")
+        assert completed.returncode == 2
+        assert f"pid {holder.pid}" in completed.stderr
+        assert str(run) in completed.stderr
+        assert not (run / "sweep-smoke" / "points.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    with runs.exclusive(run):  # kill -9 released it
+        pass
+
+
+def test_resuming_a_sweep_under_other_settings_is_refused_naming_the_setting(tmp_path):
+    folder = tmp_path / "sweep-smoke"
+    append_record(folder / "runs.jsonl", {"profile": "smoke", "tol": 1e-6, "threads": 1})
+    with pytest.raises(runs.RunError, match=r"tol = 1e-06.*tol = 1e-08"):
+        sweep.run_sweep("smoke", folder, ["numpy"], threads=1, tol=1e-8, quiet=True)
+    assert not (folder / "points.jsonl").exists()
+
+
+def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
+    run = runs.create_run(tmp_path / "run")
+    (run / "crosscheck").mkdir()
+    finished = json.dumps({"points": "smoke", "checks": []})
+    (run / "crosscheck" / "crosscheck.json").write_text(finished)
+    completed = cli_run("crosscheck", "--points", "smoke", "--run", str(run))
+    assert completed.returncode == 0
+    assert "already done" in completed.stdout
+    assert (run / "crosscheck" / "crosscheck.json").read_text() == finished
+    other = cli_run("crosscheck", "--points", "default", "--run", str(run))
+    assert other.returncode == 2
+    assert "--points smoke" in other.stderr
+
+
+def test_report_of_your_run_goes_into_the_run_and_leaves_the_committed_report_alone(own_runs, tmp_path, capsys):
+    committed = (PAPER / "REPORT.md").read_bytes()
+    run = runs.current_run()
+    (tmp_path / "no-references").mkdir()
+    assert cli.main(["report", "--reference", str(tmp_path / "no-references")]) == 0
+    assert (run / "REPORT.md").is_file()
+    assert (run / "mirror_diff.html").is_file()
+    assert "your run" in capsys.readouterr().out
+    assert (PAPER / "REPORT.md").read_bytes() == committed
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "--run", "/no/such/run"], "--run /no/such/run: not a run folder"),
+        (["figures", "--reference", "/no/such/folder"], "--reference /no/such/folder: no such folder"),
+        (["sweep", "--run", "x", "--new-run"], "--run"),
+        (["sweep", "--results", "x", "--run", "y"], "--results"),
+    ],
+)
+def test_bad_run_options_are_one_line_errors(args, message):
+    completed = cli_run(*args)
+    assert completed.returncode == 2
+    assert message in completed.stderr
+    assert "Traceback" not in completed.stderr
