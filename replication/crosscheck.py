@@ -133,7 +133,8 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7):
         results_dir.mkdir(parents=True, exist_ok=True)
         example_fit(results_dir, *(POINTS[points][-1] if points == "smoke" else (EXAMPLE["npix"], EXAMPLE["nzern"])))
     content = {"environment": environment, "points": points, "tolerances": TOLERANCES, "fd_step": FD_STEP,
-               "checks": checks, "fits": fits, "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
+               "checks": checks, "fits": fits,
+               "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
     results_dir.mkdir(parents=True, exist_ok=True)
     temporary = results_dir / "crosscheck.json.tmp"
     temporary.write_text(json.dumps(content, indent=1, sort_keys=True))
