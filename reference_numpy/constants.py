@@ -31,5 +31,8 @@ MAX_NPIX = 8192
 """Largest grid accepted: three complex 8192^2 maps already take 3 GiB."""
 MAX_NZERN = 20
 """Largest Zernike order accepted: the factorials of the radial terms lose precision beyond it."""
+ILLUMINATION_REACH = 13.0
+"""Distance from the illumination's centre, in units of sigma, beyond which exp(-r^2 / 2 sigma^2) underflows in
+float32 (exp(-84.5), near the smallest normal float32): a setup needs enough dish pixels within it."""
 N_ILLUMINATION = 3
 """Fitted illumination parameters at the end of the parameter vector: x0, y0 (dish radii), amp."""

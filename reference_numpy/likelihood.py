@@ -7,6 +7,7 @@ import numpy as np
 from .backend import as_model_array, to_fft_order
 from .beams import model_power
 from .constants import GAMMA
+from .setup import check_setup
 from .validation import check_data, check_params, check_positive
 
 
@@ -27,6 +28,7 @@ def prepared_nll(params, setup, data, gamma):
 
 def negative_log_likelihood(params, setup, data, gamma=GAMMA):
     """Cauchy negative log-likelihood of the observed (3, npix, npix) maps for params, a float."""
+    setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     gamma = check_positive("gamma", gamma)

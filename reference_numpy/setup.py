@@ -6,9 +6,20 @@ import numpy as np
 
 from .aperture import aperture_grid, defocus_screens, dish_mask
 from .backend import to_fft_order
-from .constants import DIFF, DZ, FOCAL_LENGTH, N_ILLUMINATION, OVERSAMP, RADIUS, RHO, SIGMA, WAVELENGTH
-from .validation import check_grid_size, check_positive
-from .zernike import zernike_basis
+from .constants import (
+    DIFF,
+    DZ,
+    FOCAL_LENGTH,
+    ILLUMINATION_REACH,
+    N_ILLUMINATION,
+    OVERSAMP,
+    RADIUS,
+    RHO,
+    SIGMA,
+    WAVELENGTH,
+)
+from .validation import check_coverage, check_grid_holds_dish, check_grid_size, check_positive
+from .zernike import zernike_basis, zernike_indices
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -54,11 +65,22 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
     settings = {name: check_positive(name, value) for name, value in
                 {"oversamp": oversamp, "dz": dz, "wavelength": wavelength, "focal_length": focal_length,
                  "radius": radius, "sigma": sigma}.items()}
+    check_grid_holds_dish(settings["oversamp"])
     x, y = (to_fft_order(a) for a in aperture_grid(npix, settings["oversamp"]))
     index = np.flatnonzero(dish_mask(x, y).reshape(-1))
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
+    nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION
+    check_coverage(f"npix={npix} with oversamp={oversamp}", len(index), nparams)
+    check_coverage(f"sigma={sigma}", int((np.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"])
     return Setup(npix=npix, nzern=nzern, x=x, y=y, index=index, basis=basis, screens=screens, rho=RHO,
                  diff=DIFF, **settings)
+
+
+def check_setup(setup):
+    """The setup, or a ValueError when it was not made by this package's make_setup."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be made by {__package__}.make_setup, got {type(setup).__name__}")
+    return setup

@@ -9,6 +9,7 @@ import numpy as np
 
 from replication import runs
 from replication.results import read_records
+from replication.sweep import read_points
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
 SAME_SOLUTION_STDERR = 0.1
@@ -26,11 +27,11 @@ def label(record):
 
 def load_sweep(folder):
     """{label: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
-    points, runs = read_records(folder / "points.jsonl"), read_records(folder / "runs.jsonl")
+    points, environments = read_points(folder / "points.jsonl"), read_records(folder / "runs.jsonl")
     series = {}
     for record in points:
         series.setdefault(label(record), {})[(record["npix"], record["nzern"])] = record
-    return series, runs
+    return series, environments
 
 
 def load_json(path):

@@ -2,7 +2,6 @@
 
 import importlib
 import json
-import os
 import statistics
 import time
 
@@ -14,6 +13,7 @@ import torch
 import reference_numpy
 import torch_impl
 from replication.environment import environment_record, thread_limits
+from replication.results import write_json
 from replication.timing import data_for
 
 NPIX = (128, 256, 512, 1024)
@@ -105,22 +105,34 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False):
 
 
 def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False):
-    """Run the bench for every (threads, npix, nzern); write bench.json atomically; return its content."""
-    rows, environments = [], []
+    """Run the bench for every (threads, npix, nzern), writing bench.json (atomically) after each row.
+
+    An unfinished bench.json of the same settings is resumed: its finished rows are kept, not redone.
+    """
+    path = results_dir / "bench.json"
+    settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
+                "compile": compile_torch}
+    previous = json.loads(path.read_text()) if path.is_file() else None
+    if previous and previous.get("settings") not in (None, settings):
+        raise ValueError(f"{path}: this run's bench used {previous['settings']}; use --new-run for other settings")
+    content = previous or {"environments": [], "rows": [], "floor": "3 complex inverse FFTs, torch.fft.ifft2",
+                           "settings": settings, "complete": False}
+    done = {(row["threads"], row["npix"], row["nzern"]) for row in content["rows"]}
     for count in threads:
         with thread_limits(count):
-            environments.append(environment_record(count))
+            if not any(environment["threads"] == count for environment in content["environments"]):
+                content["environments"].append(environment_record(count))
             for size in npix:
                 for order in nzern:
+                    if (count, size, order) in done:
+                        continue
                     row = bench_point(size, order, count, repeats, compile_torch)
-                    rows.append(row)
+                    content["rows"].append(row)
+                    write_json(path, content)
                     if not quiet:
                         print(format_row(row), flush=True)
-    content = {"environments": environments, "rows": rows, "floor": "3 complex inverse FFTs, torch.fft.ifft2"}
-    results_dir.mkdir(parents=True, exist_ok=True)
-    temporary = results_dir / "bench.json.tmp"
-    temporary.write_text(json.dumps(content, indent=1, sort_keys=True))
-    os.replace(temporary, results_dir / "bench.json")
+    content["complete"] = True
+    write_json(path, content)
     return content
 
 

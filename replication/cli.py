@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX
 from replication import runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.sweep import PROFILES, describe_profiles
@@ -15,16 +16,37 @@ RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_
             "one, made if there is none); reference runs are never written.")
 
 
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+def integer_in(low, high, what):
+    """An argparse type: an integer in [low, high] (high None: no upper bound), with a message saying so."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer ({what}), got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise argparse.ArgumentTypeError(f"must be {bounds} ({what}), got {value}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def cores():
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+positive_int = integer_in(1, None, "a positive integer")
+grid_size = integer_in(MIN_NPIX, MAX_NPIX, "pixels per side")
+zernike_order = integer_in(0, MAX_NZERN, "Zernike order")
+seed = integer_in(0, 2**63 - 1, "a non-negative seed")
+threads = integer_in(1, cores(), "threads, at most the cores present")
 
 
 def default_threads():
     """Two threads, or one on a single-core machine: the paper-era CPUs and CI machines have two."""
-    return min(2, len(os.sched_getaffinity(0)))
+    return min(2, cores())
 
 
 def add_run_options(parser, kind):
@@ -55,17 +77,18 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
 
     simulate = commands.add_parser("simulate", help="write a simulated observation of the paper's scenario (.npz)")
-    simulate.add_argument("--npix", type=positive_int, default=128, help="grid size in pixels per side (default 128)")
-    simulate.add_argument("--nzern", type=int, default=4, help="Zernike order n_max (default 4)")
-    simulate.add_argument("--seed", type=int, default=1, help="seed of numpy.random.default_rng (default 1)")
-    simulate.add_argument("--output", type=pathlib.Path, required=True, help="the .npz file to write")
+    simulate.add_argument("--npix", type=grid_size, default=128, help="grid size in pixels per side (default 128)")
+    simulate.add_argument("--nzern", type=zernike_order, default=4, help="Zernike order n_max (default 4)")
+    simulate.add_argument("--seed", type=seed, default=1, help="seed of numpy.random.default_rng (default 1)")
+    simulate.add_argument("--output", type=pathlib.Path, required=True,
+                          help="the file to write, exactly as named (NumPy .npz format)")
 
     crosscheck = commands.add_parser("crosscheck", help="check that the implementations agree; writes crosscheck.json",
                                      description=RUN_HELP)
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
                             help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
     add_run_options(crosscheck, "crosscheck")
-    crosscheck.add_argument("--threads", type=positive_int, default=default_threads(),
+    crosscheck.add_argument("--threads", type=threads, default=default_threads(),
                             help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
 
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
@@ -74,16 +97,17 @@ def build_parser():
     sweep.add_argument("--impl", action="append", choices=["numpy", "torch-cpu", "torch-cuda"], default=None,
                        help="implementation to time, repeatable (default: all; torch-cuda only where CUDA exists)")
     add_run_options(sweep, "sweep-<profile>")
-    sweep.add_argument("--threads", type=positive_int, default=default_threads(),
+    sweep.add_argument("--threads", type=threads, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
     sweep.add_argument("--tol", type=float, default=1e-8, help="BFGS tolerance (default 1e-8, as in the paper)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
 
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
                                 description=RUN_HELP)
-    bench.add_argument("--npix", type=positive_int, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
-    bench.add_argument("--nzern", type=int, nargs="+", default=[3, 5, 8], help="Zernike orders")
-    bench.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="thread counts to run")
+    bench.add_argument("--npix", type=grid_size, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
+    bench.add_argument("--nzern", type=zernike_order, nargs="+", default=[3, 5, 8], help="Zernike orders")
+    bench.add_argument("--threads", type=threads, nargs="+", default=sorted({1, default_threads()}),
+                       help="thread counts to run (default 1 and 2, at most the cores present)")
     bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
     add_run_options(bench, "bench")
     bench.add_argument("--compile", action="store_true",
@@ -95,6 +119,14 @@ def build_parser():
     report = commands.add_parser("report", help="render REPORT.md: your runs beside the reference runs")
     add_report_options(report, "report")
     report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
+
+    contribute = commands.add_parser("contribute", help="turn one of your runs into a committed reference run",
+                                     description="Copies the run's records (not its rendered report) into a new "
+                                                 "folder under results/reference/; existing reference runs are "
+                                                 "never changed. Then re-render the committed report and commit.")
+    contribute.add_argument("--run", type=pathlib.Path, default=None,
+                            help="the run to contribute (default: this machine's newest run)")
+    contribute.add_argument("--note", required=True, help="one sentence shown in the report: the machine, what ran")
     return parser
 
 
@@ -102,11 +134,16 @@ def run_simulate(args):
     import reference_numpy
     from replication.data import simulate_observation, true_params
 
+    if args.output.is_dir():
+        raise runs.RunError(f"--output {args.output}: is a folder; name the file to write")
     setup = reference_numpy.make_setup(args.npix, args.nzern)
     truth = true_params(setup.nparams)
     data = simulate_observation(setup, truth, args.seed)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(args.output, data=data, truth=truth, npix=args.npix, nzern=args.nzern, seed=args.seed)
+    temporary = args.output.with_name(args.output.name + ".tmp")
+    with temporary.open("wb") as stream:  # a file object: savez then keeps the name as given, with no .npz added
+        np.savez(stream, data=data, truth=truth, npix=args.npix, nzern=args.nzern, seed=args.seed)
+    os.replace(temporary, args.output)
     print(f"wrote {args.output}: (3, {args.npix}, {args.npix}) maps, seed {args.seed}")
 
 
@@ -142,7 +179,9 @@ def run_crosscheck_command(args):
             if previous.get("points", args.points) != args.points:
                 raise runs.RunError(f"{results}: this run's cross-check used --points {previous['points']}; "
                                     f"use --new-run for --points {args.points}")
-            return already_done(results / "crosscheck.json", "the cross-check")
+            if previous.get("complete", True):
+                return already_done(results / "crosscheck.json", "the cross-check")
+            print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
         content = run_crosscheck(results, points=args.points, threads=args.threads)
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
@@ -166,11 +205,13 @@ def run_sweep_command(args):
 
 
 def run_bench_command(args):
+    from replication.analysis import load_json
     from replication.bench import run_bench
 
     results, lock = writer_folder(args, "bench")
     with runs.exclusive(lock):
-        if (results / "bench.json").is_file():
+        previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
+        if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
         run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile)
     print(f"wrote {results / 'bench.json'}")
@@ -223,8 +264,20 @@ def run_report_command(args):
     return render_command(own, args.reference, output, figures, check=args.check)
 
 
+def run_contribute_command(args):
+    run = args.run if args.run is not None else runs.latest_run()
+    if run is None:
+        raise runs.RunError(f"--run: this machine has no run under {RUNS}; `nox -s replicate` makes one")
+    target = runs.contribute(run, args.note)
+    print(f"wrote {target}\nnext: python -m replication figures --reference-only && "
+          "python -m replication report --reference-only && nox -s tests, then commit results/reference/, figures/ "
+          "and paper/")
+    return 0
+
+
 COMMANDS = {"simulate": "run_simulate", "crosscheck": "run_crosscheck_command", "sweep": "run_sweep_command",
-            "bench": "run_bench_command", "figures": "run_figures_command", "report": "run_report_command"}
+            "bench": "run_bench_command", "figures": "run_figures_command", "report": "run_report_command",
+            "contribute": "run_contribute_command"}
 
 
 def main(argv=None):
@@ -232,7 +285,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return globals()[COMMANDS[args.command]](args) or 0
-    except runs.RunError as error:
+    except (ValueError, OSError) as error:  # bad input or an unusable path: one line, argparse's exit status
         print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,7 +1,6 @@
 """Cross-checks: the implementations compute the same model, the same gradient and the same fit."""
 
 import json
-import os
 import time
 
 import numpy as np
@@ -9,13 +8,17 @@ import numpy as np
 from replication.data import aberrated_params, simulate_observation, standard_errors, true_params
 from replication.environment import environment_record, thread_limits
 from replication.implementations import ALL, Implementation
+from replication.results import write_json
 from replication.timing import data_for
 
 POINTS = {"smoke": ((16, 3),), "default": ((32, 3), (64, 4), (128, 6))}
 """(npix, nzern) pairs checked: a tiny one for tests, three for the report."""
-TOLERANCES = {"beams": 1e-12, "nll": 1e-12, "beams_float32": 1e-5, "nll_float32": 1e-5, "gradient": 1e-5,
+TOLERANCES = {"beams": 1e-12, "nll": 1e-12, "beams_float32": 1e-4, "nll_float32": 1e-5, "gradient": 1e-5,
               "fit_stderr": 0.1, "fit_nll": 1e-10}
-"""Relative tolerances, except fit_stderr: the largest parameter difference in standard errors."""
+"""Relative tolerances, except fit_stderr: the largest parameter difference in standard errors.
+
+beams_float32: the defocus screens reach 2 pi dz / wavelength = 286 rad, which float32 holds to about
+1.7e-5 rad; beam errors of a few 1e-5 are that rounding, not a fault (seen: 1.1e-5 at npix 16)."""
 FD_STEP = 1e-6
 """Step of the central differences the autograd gradient is checked against (parameter units)."""
 
@@ -118,25 +121,30 @@ def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
 
 
 def run_crosscheck(results_dir, points="default", threads=2, seed=7):
-    """Run every check at every point; write crosscheck.json (atomically) and return its content."""
+    """Run every check at every point, writing crosscheck.json (atomically) after each point; return its content.
+
+    An unfinished crosscheck.json of the same --points is resumed: its finished points are kept, not redone.
+    Each point draws its random parameters from its own seeded generator, so a resumed run checks the same ones.
+    """
     impls = [impl for impl in ALL if impl.available()]
-    rng = np.random.default_rng(seed)
-    checks, fits = [], []
+    path = results_dir / "crosscheck.json"
+    previous = json.loads(path.read_text()) if path.is_file() else None
     with thread_limits(threads):
-        environment = environment_record(threads)
+        content = previous if previous and previous.get("points") == points else {
+            "environment": environment_record(threads), "points": points, "tolerances": TOLERANCES,
+            "fd_step": FD_STEP, "checks": [], "fits": [], "done": [], "complete": False,
+            "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
         for npix, nzern in POINTS[points]:
+            if [npix, nzern] in content["done"]:
+                continue
             truth, data = data_for(npix, nzern)
-            checks += model_checks(impls, npix, nzern, data, rng)
+            content["checks"] += model_checks(impls, npix, nzern, data, np.random.default_rng([seed, npix, nzern]))
             more_checks, more_fits = fit_checks(impls, npix, nzern, truth, data)
-            checks += more_checks
-            fits += more_fits
-        results_dir.mkdir(parents=True, exist_ok=True)
+            content["checks"] += more_checks
+            content["fits"] += more_fits
+            content["done"].append([npix, nzern])
+            write_json(path, content)
         example_fit(results_dir, *(POINTS[points][-1] if points == "smoke" else (EXAMPLE["npix"], EXAMPLE["nzern"])))
-    content = {"environment": environment, "points": points, "tolerances": TOLERANCES, "fd_step": FD_STEP,
-               "checks": checks, "fits": fits,
-               "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
-    results_dir.mkdir(parents=True, exist_ok=True)
-    temporary = results_dir / "crosscheck.json.tmp"
-    temporary.write_text(json.dumps(content, indent=1, sort_keys=True))
-    os.replace(temporary, results_dir / "crosscheck.json")
+    content["complete"] = True
+    write_json(path, content)
     return content

@@ -16,23 +16,66 @@ def append_record(path, record):
         os.fsync(stream.fileno())
 
 
-def read_records(path, repair=False):
+def write_json(path, content):
+    """Write a JSON file atomically: the old content or the new one, never half of either."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w") as stream:
+        stream.write(json.dumps(content, indent=1, sort_keys=True))
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
+NUMBER = (int, float)
+
+
+def is_a(value, kind):
+    """isinstance, except that a bool is neither an int nor a float here."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
+
+
+def check_record(path, number, record, schema):
+    """A record with every key of schema, each of its type ({key: type, or (type, ...), or a nested schema})."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}: line {number} is not a record (got {json.dumps(record)})")
+    for key, kind in schema.items():
+        if key not in record:
+            raise ValueError(f"{path}: line {number} has no key {key!r}")
+        value = record[key]
+        if isinstance(kind, dict):
+            check_record(path, number, value, kind)
+        elif not is_a(value, kind):
+            raise ValueError(f"{path}: line {number}, key {key!r}: expected {getattr(kind, '__name__', 'a number')}, "
+                             f"got {json.dumps(value)}")
+    return record
+
+
+def read_records(path, repair=False, schema=None, check=None):
     """The records of a JSON-lines file; a truncated last line is reported and ignored.
 
     With repair=True the truncated tail is also cut from the file, so that appending goes on cleanly.
-    A damaged line anywhere else is an error: it means the file was edited, not interrupted.
+    A damaged line anywhere else is an error: it means the file was edited, not interrupted. With a schema
+    (or a check(path, number, record) function), every record is validated and a bad one is an error naming
+    the file, the line and the key.
     """
     path = pathlib.Path(path)
     if not path.exists():
         return []
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); the file is damaged"
+                         ) from None
     lines = text.split("\n")
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
             if number != len(lines):
                 raise ValueError(f"{path}: line {number} is not valid JSON") from None
@@ -41,6 +84,11 @@ def read_records(path, repair=False):
             if repair:
                 path.write_text(text[: len(text) - len(line)])
             return records
+        if schema is not None:
+            check_record(path, number, record, schema)
+        if check is not None:
+            check(path, number, record)
+        records.append(record)
     if repair and text and not text.endswith("\n"):
         with path.open("a") as stream:  # a complete last record whose newline was not written yet
             stream.write("\n")

@@ -13,6 +13,7 @@ import os
 import pathlib
 import platform
 import re
+import shutil
 
 from replication import paths
 
@@ -90,7 +91,8 @@ def same_machine(a, b):
 def runs_in(base):
     """The run folders directly under base, oldest first (by creation date, then name)."""
     base = pathlib.Path(base)
-    found = [(info["created"], folder.name, folder) for folder in sorted(base.iterdir()) if folder.is_dir()
+    found = [(info["created"], folder.name, folder) for folder in sorted(base.iterdir())
+             if folder.is_dir() and not folder.name.startswith(".")
              for info in [read_run(folder)] if info] if base.is_dir() else []
     return [folder for _, _, folder in sorted(found)]
 
@@ -170,3 +172,38 @@ def reference_runs(base=None):
     """The committed reference runs, in name order."""
     base = pathlib.Path(base or paths.REFERENCE)
     return sorted(runs_in(base), key=lambda folder: folder.name)
+
+
+RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "crosscheck/crosscheck.json", "crosscheck/example.npz",
+                "bench*/bench.json")
+"""What a run contributes as a reference run: its records, not what was rendered from them."""
+
+
+def contribute(run, note, reference=None):
+    """Copy a run's records into a new reference run folder (never over an existing one); returns it.
+
+    The copy is made in a hidden folder and renamed into place, so a reference run is never half-written.
+    """
+    run = pathlib.Path(run)
+    info = read_run(run)
+    if info is None:
+        raise RunError(f"--run {run}: not a run folder (no {RUN_FILE})")
+    if is_reference(run):
+        raise RunError(f"--run {run}: already a reference run")
+    if not note.strip():
+        raise RunError("--note: say in a sentence what the run is (machine, what was measured)")
+    target = pathlib.Path(reference or paths.REFERENCE) / run.name
+    if target.exists():
+        raise RunError(f"{target}: a reference run of that name exists; reference runs are never overwritten")
+    staging = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    with exclusive(run):
+        for pattern in RESULT_FILES:
+            for source in sorted(run.glob(pattern)):
+                destination = staging / source.relative_to(run)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, destination)
+        staging.mkdir(parents=True, exist_ok=True)
+        (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
+        os.replace(staging, target)
+    return target

@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select
-from replication.results import append_record, read_records
+from replication.results import NUMBER, append_record, check_record, read_records
 from replication.runs import RunError
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -49,6 +49,26 @@ def check_settings(runs_path, previous, current):
                 raise RunError(f"{runs_path.parent}: this sweep was started with {key} = {record[key]!r}, this "
                                f"command has {key} = {current[key]!r}; resume it with the same settings, or start "
                                f"another run (--new-run) so that the two never mix in one series")
+
+
+POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
+         "fit_s": {"median": NUMBER}}
+"""What every point record holds; a measured one also holds MEASURED."""
+MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
+            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER, "x": list,
+                        "stderr": list}}
+
+
+def check_point(path, number, record):
+    """Validate a point record as read: an error names the file, the line and the key."""
+    check_record(path, number, record, POINT)
+    if not record["estimated"]:
+        check_record(path, number, record, MEASURED)
+
+
+def read_points(path, repair=False):
+    """The validated point records of a sweep's points.jsonl."""
+    return read_records(path, repair=repair, check=check_point)
 
 
 def point_key(record):
@@ -109,13 +129,17 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
         environment = environment_record(threads) | {"kind": "sweep", "profile": profile_name, "tol": tol,
                                                      "profile_settings": dataclasses.asdict(profile)}
     check_settings(runs_path, read_records(runs_path), environment)
-    records = read_records(points_path, repair=True)
+    records = read_points(points_path, repair=True)
     impls = select(impl_names)
     available = [impl for impl in impls if impl.available()]
     todo = plan(profile, available, {point_key(record) for record in records})
     unavailable = sorted({impl.label for impl in impls if not impl.available()})
     for label in unavailable:
         print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")
+    if not available:
+        print(f"nothing to measure: no requested implementation ({', '.join(unavailable)}) is available on this "
+              "machine; the report shows it as not measured here")
+        return 0
     if not todo:
         print(f"{points_path}: all {len(records)} points of the {profile_name} profile are done; nothing to run")
         return 0

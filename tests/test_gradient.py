@@ -32,10 +32,10 @@ def test_gradient_matches_central_differences(npix, nzern, rng):
 
 
 def test_gradcheck_passes():
-    setup = torch_impl.make_setup(12, 2)
+    setup = torch_impl.make_setup(16, 2)  # 12 dish pixels, 8 parameters
     rng = np.random.default_rng(5)
     params = torch.as_tensor(random_params(rng, setup), dtype=torch.float64).requires_grad_()
-    data = to_fft_order(torch.as_tensor(simulate_observation(reference_numpy.make_setup(12, 2),
+    data = to_fft_order(torch.as_tensor(simulate_observation(reference_numpy.make_setup(16, 2),
                                                              random_params(rng, setup), seed=5)))
     # gamma near the residuals keeps the check's finite differences well inside the smooth region.
     assert torch.autograd.gradcheck(lambda p: cauchy_nll(model_power(p, setup), data, 1e-3), (params,))

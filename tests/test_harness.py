@@ -147,7 +147,7 @@ def test_numpy_prediction_counts_one_finite_difference_gradient_per_iteration():
     ("args", "message"),
     [
         (["sweep", "--profile", "nope"], "invalid choice"),
-        (["sweep", "--threads", "0"], "positive integer"),
+        (["sweep", "--threads", "0"], "--threads"),
         (["sweep", "--impl", "fortran"], "invalid choice"),
         (["sweep", "--tol", "-1"], "--tol"),
         (["simulate"], "--output"),

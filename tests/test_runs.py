@@ -159,3 +159,22 @@ def test_bad_run_options_are_one_line_errors(args, message):
     assert completed.returncode == 2
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp_path):
+    run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7_xeon-32c")
+    append_record(run / "sweep-smoke" / "points.jsonl", {"a": 1})
+    append_record(run / "sweep-smoke" / "runs.jsonl", {"b": 2})
+    (run / "REPORT.md").write_text("rendered")
+    (run / "figures").mkdir()
+    reference = tmp_path / "reference"
+    target = runs.contribute(run, "A lab machine: smoke sweep.", reference)
+    assert target == reference / run.name
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == [
+        "run.json", "sweep-smoke/points.jsonl", "sweep-smoke/runs.jsonl"]
+    assert runs.read_run(target)["note"] == "A lab machine: smoke sweep."
+    assert runs.reference_runs(reference) == [target]
+    with pytest.raises(runs.RunError, match="never overwritten"):
+        runs.contribute(run, "again", reference)
+    with pytest.raises(runs.RunError, match="--note"):
+        runs.contribute(run, " ", tmp_path / "elsewhere")

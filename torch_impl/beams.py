@@ -5,6 +5,7 @@ import torch
 from .aperture import aperture_field, aperture_phase, illumination
 from .backend import as_model_array, from_fft_order
 from .constants import N_ILLUMINATION
+from .setup import check_setup
 from .validation import check_params
 
 
@@ -36,5 +37,6 @@ def model_power(params, setup):
 
 def beam_maps(params, setup):
     """The (3, npix, npix) model beams, centred as in SPEC.md: fftshift(|ifft2(ifftshift(field))|^2)."""
+    setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     return from_fft_order(model_power(params, setup))

@@ -1,23 +1,68 @@
 """Maximum-likelihood fit with scipy's BFGS; the gradient by autograd, handed to scipy (jac=True)."""
 
+import dataclasses
+import math
+
+import numpy as np
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order, to_numpy
 from .constants import GAMMA, TOL
 from .likelihood import prepared_nll
+from .setup import check_setup
 from .validation import check_data, check_params, check_positive
 
 
-def objective(params, setup, data, gamma):
+class NonFiniteObjective(ArithmeticError):
+    """Raised inside a fit at the first evaluation whose objective or gradient is not finite."""
+
+    def __init__(self, params, value):
+        super().__init__(f"objective not finite ({value}) at params {params}")
+        self.params, self.value = params, value
+
+
+@dataclasses.dataclass
+class FitProgress:
+    """Evaluations and iterations scipy has made so far: what a fit stopped early reports."""
+
+    nfev: int = 0
+    nit: int = 0
+
+    def iteration(self, intermediate_result):
+        self.nit += 1
+
+
+def finite_or_stop(value, grad, params, progress):
+    """Count the evaluation; stop the fit at a non-finite objective or gradient (scipy would go on with it)."""
+    progress.nfev += 1
+    if not (math.isfinite(value) and np.all(np.isfinite(grad))):
+        raise NonFiniteObjective(to_numpy(params), value)
+
+
+def stopped_fit(stop, progress):
+    """The result of a fit stopped at a non-finite objective: success False, saying why."""
+    nan = np.full((stop.params.size, stop.params.size), np.nan)
+    return scipy.optimize.OptimizeResult(
+        x=stop.params, fun=stop.value, jac=np.full(stop.params.size, np.nan), hess_inv=nan, nit=progress.nit,
+        nfev=progress.nfev, njev=0, status=3, success=False,
+        message=f"Stopped: the objective was not finite ({stop.value}) at an evaluated point; check the data and "
+                "the start for values far out of range")
+
+
+def objective(params, setup, data, gamma, progress=None):
     """Negative log-likelihood and its autograd gradient for scipy, data already in FFT order on the device."""
     params = as_model_array(params, setup).requires_grad_()
     nll = prepared_nll(params, setup, data, gamma)
     nll.backward()
-    return float(nll.detach()), to_numpy(params.grad)
+    value, grad = float(nll.detach()), to_numpy(params.grad)
+    if progress is not None:
+        finite_or_stop(value, grad, params, progress)
+    return value, grad
 
 
 def value_and_grad(params, setup, data, gamma=GAMMA):
     """Negative log-likelihood (a float) and its autograd gradient (a float64 NumPy array)."""
+    setup = check_setup(setup)
     params = check_params(params, setup.nparams)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     gamma = check_positive("gamma", gamma)
@@ -26,7 +71,13 @@ def value_and_grad(params, setup, data, gamma=GAMMA):
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA):
     """BFGS fit of params to the observed maps from p0; returns scipy's OptimizeResult."""
+    setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
-    return scipy.optimize.minimize(objective, p0, args=(setup, data, gamma), method="BFGS", jac=True, tol=tol)
+    progress = FitProgress()
+    try:
+        return scipy.optimize.minimize(objective, p0, args=(setup, data, gamma, progress), method="BFGS", jac=True,
+                                       tol=tol, callback=progress.iteration)
+    except NonFiniteObjective as stop:
+        return stopped_fit(stop, progress)

@@ -20,6 +20,20 @@ def check_grid_size(npix, nzern):
         raise ValueError(f"nzern must lie in [0, {MAX_NZERN}], got {nzern}")
 
 
+def check_grid_holds_dish(oversamp):
+    """Reject a grid narrower than the dish: it spans +-2 oversamp dish radii."""
+    if oversamp < 0.5:
+        raise ValueError(f"oversamp must be at least 0.5 so that the grid (+-2 oversamp dish radii) holds the "
+                         f"whole dish, got {oversamp!r}")
+
+
+def check_coverage(name, pixels, nparams):
+    """Reject a setup with fewer usable dish pixels than fitted parameters: every fit of it is degenerate."""
+    if pixels < nparams:
+        raise ValueError(f"{name}: only {pixels} dish pixel(s) usable, fewer than the {nparams} fitted parameters; "
+                         "use a larger npix, a smaller nzern or a wider illumination")
+
+
 def check_positive(name, value):
     """Reject a scalar setting that is not a finite positive number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
@@ -27,12 +41,25 @@ def check_positive(name, value):
     return float(value)
 
 
+def real_array(values, name, what):
+    """A float64 copy of real numbers; complex or boolean values are refused, never silently converted.
+
+    A tensor (which may require grad or live on a GPU) gives its values only: detached, copied to the host.
+    """
+    if hasattr(values, "detach"):
+        values = values.detach().cpu()
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise ValueError(f"{name} must be {what}: {error}") from None
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be {what} (real numbers), got dtype {raw.dtype}")
+    return raw.astype(np.float64)
+
+
 def check_params(params, nparams, name="params"):
     """A float64 copy of a 1-D parameter vector of length nparams with finite entries."""
-    try:
-        values = np.array(params, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a 1-D array of numbers: {error}") from None
+    values = real_array(params, name, "a 1-D array of numbers")
     if values.shape != (nparams,):
         raise ValueError(f"{name} must have shape ({nparams},), got {values.shape}")
     if not np.all(np.isfinite(values)):
@@ -42,10 +69,7 @@ def check_params(params, nparams, name="params"):
 
 def check_data(data, npix):
     """A float64 copy of the observed (3, npix, npix) beam maps with finite entries."""
-    try:
-        values = np.array(data, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"data must be an array of numbers: {error}") from None
+    values = real_array(data, "data", "an array of numbers")
     if values.shape != (3, npix, npix):
         raise ValueError(f"data must have shape (3, {npix}, {npix}), got {values.shape}")
     if not np.all(np.isfinite(values)):
