@@ -1,4 +1,4 @@
-"""NumPy reference implementation of the OOF phase-retrieval model (SPEC.md), as in the paper."""
+"""NumPy reference implementation of the OOF phase-retrieval model (paper/MODEL.md), as in the paper."""
 
 from .beams import beam_maps
 from .fit import fit

@@ -1,4 +1,4 @@
-"""The implementations the experiment measures, each reached only through SPEC.md's public interface."""
+"""The implementations the experiment measures, each reached only through the packages' public interface."""
 
 import dataclasses
 

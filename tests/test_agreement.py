@@ -50,7 +50,7 @@ def test_float32_agrees_to_1e_5(npix, nzern, rng):
 
 
 def test_likelihood_matches_the_spec_formula(rng):
-    """The well-conditioned form equals SPEC.md's sum of -log(gamma / (pi (resid^2 + gamma^2)))."""
+    """The well-conditioned form equals paper/MODEL.md's sum of -log(gamma / (pi (resid^2 + gamma^2)))."""
     setup = reference_numpy.make_setup(24, 2)
     params = random_params(rng, setup)
     data = simulate_observation(setup, params, seed=3)

@@ -10,7 +10,7 @@ from replication.mirror import mirror_counts, mirror_table
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NUMPY_TREE, TORCH_TREE = ROOT / "reference_numpy", ROOT / "torch_impl"
 TORCH_ONLY = {"value_and_grad"}
-"""Public functions only the torch side has: the autograd bridge of SPEC.md."""
+"""Public functions only the torch side has: the autograd bridge."""
 TORCH_EXTRA_PARAMETERS = {"device", "dtype"}
 """Parameters only the torch side takes."""
 NUMPY_IN_TORCH_TREE = {

@@ -5,12 +5,13 @@ import hashlib
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 from replication import cli, paths, runs, sweep
 from replication.paths import PAPER, REFERENCE, ROOT
-from replication.results import append_record
+from replication.results import append_record, read_records
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
            "gpu": "NVIDIA A100-SXM4-40GB"}
@@ -93,22 +94,25 @@ def test_commands_refuse_to_write_into_a_reference_run(command, option):
 
 def test_a_second_writer_is_refused_at_once_and_a_killed_writer_leaves_no_lock(tmp_path):
     run = runs.create_run(tmp_path / "run")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from replication.runs import exclusive\n"
-         f"with exclusive({str(run)!r}):\n    print('held', flush=True); time.sleep(120)"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    points = run / "sweep-quick" / "points.jsonl"
+    first = subprocess.Popen([sys.executable, "-m", "replication", "sweep", "--profile", "quick", "--impl", "numpy",
+                              "--run", str(run), "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
     try:
-        assert holder.stdout.readline().strip() == "held"
-        completed = cli_run("sweep", "--profile", "smoke", "--run", str(run), "--quiet")
-        assert completed.returncode == 2
-        assert f"pid {holder.pid}" in completed.stderr
-        assert str(run) in completed.stderr
-        assert not (run / "sweep-smoke" / "points.jsonl").exists()
+        deadline = time.monotonic() + 120
+        while not (points.exists() and points.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        second = cli_run("sweep", "--profile", "quick", "--impl", "numpy", "--run", str(run), "--quiet")
+        assert first.poll() is None, "the first sweep ended before the second started"
+        assert second.returncode == 2
+        assert f"pid {first.pid}" in second.stderr
+        assert str(run) in second.stderr
     finally:
-        holder.kill()
-        holder.wait()
-        holder.stdout.close()
-    with runs.exclusive(run):  # kill -9 released it
+        first.kill()
+        first.wait()
+    keys = [sweep.point_key(record) for record in read_records(points)]
+    assert len(keys) == len(set(keys))  # nothing recorded twice
+    with runs.exclusive(run):  # kill -9 released the lock
         pass
 
 

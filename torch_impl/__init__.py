@@ -1,4 +1,4 @@
-"""PyTorch implementation of the OOF phase-retrieval model (SPEC.md): autograd gradient, any device."""
+"""PyTorch implementation of the OOF phase-retrieval model (paper/MODEL.md): autograd gradient, any device."""
 
 from .beams import beam_maps
 from .fit import fit, value_and_grad

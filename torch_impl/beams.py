@@ -36,7 +36,7 @@ def model_power(params, setup):
 
 
 def beam_maps(params, setup):
-    """The (3, npix, npix) model beams, centred as in SPEC.md: fftshift(|ifft2(ifftshift(field))|^2)."""
+    """The (3, npix, npix) model beams, centred as in paper/MODEL.md: fftshift(|ifft2(ifftshift(field))|^2)."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     return from_fft_order(model_power(params, setup))
