@@ -92,7 +92,8 @@ def report(session):
 
 @nox.session(default=False)
 def replicate(session):
-    """Measure this machine: cross-check and sweep (quick profile) into a run of its own, then figures and report."""
+    """Measure this machine: cross-check and sweeps (quick profile, both objectives) into a run of its own,
+    then figures and report."""
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
@@ -100,6 +101,7 @@ def replicate(session):
     install_runtime(session)
     replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
     replication(session, "sweep", "--profile", args.profile, env=ALLOCATOR)
+    replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares", env=ALLOCATOR)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
     replication(session, "figures")

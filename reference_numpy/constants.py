@@ -21,6 +21,9 @@ DIFF = 0.0
 """Ellipticity term diff*(dx^2 - dy^2) of the illumination, dimensionless (fixed at 0)."""
 GAMMA = 1e-4
 """Width of the Cauchy likelihood, beam-power units (the beams' own units)."""
+OBJECTIVES = ("cauchy", "least-squares")
+"""The objectives a fit can minimise: the Cauchy negative log-likelihood (the default), or the plain sum of
+squared residuals (beam-power units squared) that the author's timing code fitted."""
 TOL = 1e-8
 """BFGS tolerance of the paper's timing sweep."""
 DEFOCUS_ORDER = (0.0, -1.0, 1.0)

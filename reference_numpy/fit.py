@@ -7,10 +7,11 @@ import numpy as np
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import GAMMA, TOL
+from .constants import GAMMA, OBJECTIVES, TOL
+from .gradient import value_and_gradient
 from .likelihood import prepared_nll
 from .setup import check_setup
-from .validation import check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_params, check_positive
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -49,24 +50,35 @@ def stopped_fit(stop, progress):
                 "the start for values far out of range")
 
 
-def objective(params, setup, data, gamma, progress=None):
+def fit_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """Negative log-likelihood for scipy (which differences it for the gradient), data already in FFT order."""
     params = as_model_array(params, setup)
-    value = float(prepared_nll(params, setup, data, gamma))
+    value = float(prepared_nll(params, setup, data, gamma, objective))
     if progress is not None:
         finite_or_stop(value, 0.0, params, progress)
     return value
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA):
+def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy"):
+    """The objective (a float) and its exact gradient by the hand-written adjoint (a float64 NumPy array)."""
+    setup = check_setup(setup)
+    params = as_model_array(check_params(params, setup.nparams), setup)
+    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    value, grad = value_and_gradient(params, setup, data, gamma, objective)
+    return float(value), to_numpy(grad)
+
+
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy"):
     """BFGS fit of params to the observed maps from p0; returns scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
+    objective = check_choice("objective", objective, OBJECTIVES)
     progress = FitProgress()
     try:
-        return scipy.optimize.minimize(objective, p0, args=(setup, data, gamma, progress), method="BFGS", tol=tol,
-                                       callback=progress.iteration)
+        return scipy.optimize.minimize(fit_objective, p0, args=(setup, data, gamma, objective, progress),
+                                       method="BFGS", tol=tol, callback=progress.iteration)
     except NonFiniteObjective as stop:
         return stopped_fit(stop, progress)

@@ -34,6 +34,13 @@ def check_coverage(name, pixels, nparams):
                          "use a larger npix, a smaller nzern or a wider illumination")
 
 
+def check_choice(name, value, choices):
+    """Reject a setting that is not one of choices."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
 def check_positive(name, value):
     """Reject a scalar setting that is not a finite positive number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:

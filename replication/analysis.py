@@ -8,8 +8,9 @@ import statistics
 import numpy as np
 
 from replication import runs
+from replication.data import ended_at_optimum
 from replication.results import read_records
-from replication.sweep import read_points
+from replication.sweep import read_points, sweep_folder_name
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
 SAME_SOLUTION_STDERR = 0.1
@@ -62,15 +63,30 @@ class Run:
         whose = "your run" if self.own else "reference"
         return f"{whose} {self.info['created'][:10]}: {runs.machine_label(self.machine)}"
 
+    def judged(self, objective="cauchy"):
+        """The sweep an objective's verdicts are judged on: (its folder name, its series), the largest profile
+        the run holds for that objective; (None, {}) without one."""
+        for profile in PROFILE_ORDER:
+            name = sweep_folder_name(profile, objective)
+            if name in self.sweeps:
+                return name, self.sweeps[name][0]
+        return None, {}
+
     @property
     def profile(self):
-        """The profile of the sweep the verdicts are judged on, or None without a sweep."""
-        return next((name for name in PROFILE_ORDER if name in self.sweeps), next(iter(self.sweeps), None))
+        """The profile of the sweep the Cauchy verdicts are judged on, or None without a sweep."""
+        name = self.judged("cauchy")[0]
+        return name and name.removeprefix("sweep-")
 
     @property
     def series(self):
-        """{label: {(npix, nzern): record}} of the judged sweep ({} without a sweep)."""
-        return self.sweeps[self.profile][0] if self.profile else {}
+        """{label: {(npix, nzern): record}} of the judged Cauchy sweep ({} without one)."""
+        return self.judged("cauchy")[1]
+
+
+def sweep_objective(name):
+    """The objective of a sweep folder's name."""
+    return "least-squares" if name.endswith("-least-squares") else "cauchy"
 
 
 def load_run(folder, own):
@@ -79,8 +95,7 @@ def load_run(folder, own):
     info = runs.read_run(folder)
     if info is None:
         raise runs.RunError(f"{folder}: not a run folder (no {runs.RUN_FILE}); `python -m replication sweep` makes one")
-    sweeps = {sub.name.removeprefix("sweep-"): load_sweep(sub) for sub in sorted(folder.glob("sweep-*"))
-              if sub.is_dir()}
+    sweeps = {sub.name: load_sweep(sub) for sub in sorted(folder.glob("sweep-*")) if sub.is_dir()}
     return Run(folder=folder, info=info, own=own, sweeps=sweeps,
                crosscheck=load_json(folder / "crosscheck" / "crosscheck.json"),
                bench=load_json(folder / "bench" / "bench.json"),
@@ -160,8 +175,15 @@ def verdict_c4(ratios):
     return {"value": spread, "verdict": verdict, "npix": npix, "by_nzern": dict(sorted(values.items()))}
 
 
+def exact_stderr(outcome):
+    """The exact standard errors of a fit's outcome (from the Hessian), or None where not recorded."""
+    account = outcome.get("convergence")
+    return np.array(account["stderr"]) if account else None
+
+
 def fit_differences(series, reference="numpy"):
-    """Largest |x - x_reference| / stderr of each float64 series against the reference, per point."""
+    """Largest |x - x_reference| / stderr of each float64 series against the reference, per point: exact
+    standard errors of the reference fit where recorded, else (older runs) the BFGS estimate of the other."""
     rows = []
     base = series.get(reference, {})
     for name, points in series.items():
@@ -171,22 +193,55 @@ def fit_differences(series, reference="numpy"):
             a, b = base[key], points[key]
             if a["estimated"] or b["estimated"]:
                 continue
-            stderr = np.array(b["outcome"]["stderr"])
+            exact = exact_stderr(a["outcome"])
+            stderr = exact if exact is not None else np.array(b["outcome"]["stderr"])
             shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
-            rows.append({"series": name, "npix": key[0], "nzern": key[1], "max_stderr": float(shift.max())})
+            rows.append({"series": name, "npix": key[0], "nzern": key[1], "max_stderr": float(shift.max()),
+                         "basis": "exact" if exact is not None else "BFGS"})
     return rows
 
 
-def verdict_c5(crosscheck_checks, sweep_differences):
+def endings(series):
+    """Whether each measured fit with an exact account ended at the optimum (a list of bools)."""
+    return [ended_at_optimum(record["outcome"]) for points in series.values() for record in points.values()
+            if not record["estimated"] and record["outcome"].get("convergence")]
+
+
+def verdict_c5(crosscheck_checks, sweep_differences, fit_endings=()):
     """C5, the same solution: every fit comparison within SAME_SOLUTION_STDERR (cross-check fits and the
-    sweep's fits); all reproduced, at least 90% partly."""
+    sweep's fits) and every fit with an exact account ended at the optimum; all reproduced, >= 90% partly."""
     passed = [c["passed"] for c in crosscheck_checks if c["check"].startswith("fit")]
     passed += [row["max_stderr"] <= SAME_SOLUTION_STDERR for row in sweep_differences]
+    passed += list(fit_endings)
     if not passed:
-        return {"value": None, "verdict": NOT_MEASURED, "passed": 0, "total": 0}
+        return {"value": None, "verdict": NOT_MEASURED, "passed": 0, "total": 0, "ended": 0, "endings": 0}
     share = sum(passed) / len(passed)
     verdict = REPRODUCED if share == 1 else PARTLY if share >= 0.9 else NOT_REPRODUCED
-    return {"value": share, "verdict": verdict, "passed": sum(passed), "total": len(passed)}
+    return {"value": share, "verdict": verdict, "passed": sum(passed), "total": len(passed),
+            "ended": sum(fit_endings), "endings": len(fit_endings)}
+
+
+def convergence_rows(series):
+    """Per series: how its measured fits ended, by scipy's word and by the exact account."""
+    from replication.report import series_order
+
+    rows = []
+    for name in series_order(series):
+        measured = [record["outcome"] for record in series[name].values() if not record["estimated"]]
+        accounts = [outcome["convergence"] for outcome in measured if outcome.get("convergence")]
+        ratios = [np.array(o["stderr"]) / np.array(o["convergence"]["stderr"]) for o in measured
+                  if o.get("convergence")]
+        rows.append({
+            "series": name, "fits": len(measured), "success": sum(o["success"] for o in measured),
+            "messages": sorted({o["message"] for o in measured}),
+            "grad_norm": max((a["grad_norm"] for a in accounts), default=None),
+            "newton": max((a["newton_stderr"] for a in accounts), default=None),
+            "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in accounts), default=None),
+            "at_optimum": sum(ended_at_optimum(o) for o in measured if o.get("convergence")),
+            "accounted": len(accounts),
+            "bfgs_ratio": (float(min(r.min() for r in ratios)), float(max(r.max() for r in ratios))) if ratios
+            else None})
+    return rows
 
 
 def verdict_c6(mirror_total):

@@ -23,6 +23,8 @@ GAMMA = 1e-4
 # The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
 NUMPY_FIT, TORCH_FIT = (importlib.import_module(f"{package}.fit") for package in ("reference_numpy", "torch_impl"))
 TORCH_LIKELIHOOD = importlib.import_module("torch_impl.likelihood")
+NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
+                                  for package in ("reference_numpy", "torch_impl"))
 FD_STEP = float(np.sqrt(np.finfo(float).eps))
 """scipy's relative step for the two-point differences BFGS takes when given no gradient."""
 
@@ -51,8 +53,8 @@ def compiled_value_and_grad(setup, data, gamma):
     return value_and_grad
 
 
-def timed_steps(npix, nzern, compile_torch=False):
-    """The timed callables of one point, {name: function}, all on the same data."""
+def timed_steps(npix, nzern, compile_torch=False, objective="cauchy"):
+    """The timed callables of one point, {name: function}, all on the same data and objective."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
     data_np = NUMPY_FIT.to_fft_order(data)
@@ -63,16 +65,21 @@ def timed_steps(npix, nzern, compile_torch=False):
 
     def torch_nll():
         with torch.no_grad():
-            return float(TORCH_LIKELIHOOD.prepared_nll(torch.as_tensor(truth), setup_t, data_t, GAMMA))
+            return float(TORCH_LIKELIHOOD.prepared_nll(torch.as_tensor(truth), setup_t, data_t, GAMMA, objective))
 
+    truth_t = torch.as_tensor(truth)
     steps = {
         "floor_numpy": lambda: scipy.fft.ifft2(field_np),
         "floor_torch": lambda: torch.fft.ifft2(field_t),
-        "numpy_nll": lambda: NUMPY_FIT.objective(truth, setup_np, data_np, GAMMA),
+        "numpy_nll": lambda: NUMPY_FIT.fit_objective(truth, setup_np, data_np, GAMMA, objective),
         "torch_nll": torch_nll,
-        "torch_value_and_grad": lambda: TORCH_FIT.objective(truth, setup_t, data_t, GAMMA),
-        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.objective, FD_STEP,
-                                                              setup_np, data_np, GAMMA),
+        "torch_value_and_grad": lambda: TORCH_FIT.fit_objective(truth, setup_t, data_t, GAMMA, objective),
+        "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup_np, data_np, GAMMA,
+                                                                                   objective),
+        "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,
+                                                                                   objective),
+        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.fit_objective, FD_STEP,
+                                                              setup_np, data_np, GAMMA, objective),
     }
     if compile_torch:
         compiled = compiled_value_and_grad(setup_t, data_t, GAMMA)
@@ -80,9 +87,9 @@ def timed_steps(npix, nzern, compile_torch=False):
     return steps, truth.size
 
 
-def bench_point(npix, nzern, threads, repeats, compile_torch=False):
+def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="cauchy"):
     """One row: milliseconds of every step, interleaved round by round, and multiples of the floor."""
-    steps, nparams = timed_steps(npix, nzern, compile_torch)
+    steps, nparams = timed_steps(npix, nzern, compile_torch, objective)
     rounds = {name: [] for name in steps}
     warm_up_s = {}
     for name, function in steps.items():
@@ -98,20 +105,22 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False):
             rounds[name].append(time.perf_counter() - start)
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
-    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "ms": ms, "warm_up_s": warm_up_s,
+    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective, "ms": ms,
+            "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 
 
-def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False):
+def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False,
+              objective="cauchy"):
     """Run the bench for every (threads, npix, nzern), writing bench.json (atomically) after each row.
 
     An unfinished bench.json of the same settings is resumed: its finished rows are kept, not redone.
     """
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
-                "compile": compile_torch}
+                "compile": compile_torch, "objective": objective}
     previous = json.loads(path.read_text()) if path.is_file() else None
     if previous and previous.get("settings") not in (None, settings):
         raise ValueError(f"{path}: this run's bench used {previous['settings']}; use --new-run for other settings")
@@ -126,7 +135,7 @@ def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, q
                 for order in nzern:
                     if (count, size, order) in done:
                         continue
-                    row = bench_point(size, order, count, repeats, compile_torch)
+                    row = bench_point(size, order, count, repeats, compile_torch, objective)
                     content["rows"].append(row)
                     write_json(path, content)
                     if not quiet:

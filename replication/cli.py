@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX
+from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES
 from replication import runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.sweep import PROFILES, describe_profiles
@@ -88,6 +88,8 @@ def build_parser():
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
                             help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
     add_run_options(crosscheck, "crosscheck")
+    crosscheck.add_argument("--objective", choices=OBJECTIVES, action="append", default=None,
+                            help="objective to check, repeatable (default: both)")
     crosscheck.add_argument("--threads", type=threads, default=default_threads(),
                             help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
 
@@ -96,10 +98,13 @@ def build_parser():
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
     sweep.add_argument("--impl", action="append", choices=["numpy", "torch-cpu", "torch-cuda"], default=None,
                        help="implementation to time, repeatable (default: all; torch-cuda only where CUDA exists)")
-    add_run_options(sweep, "sweep-<profile>")
+    add_run_options(sweep, "sweep-<profile>[-least-squares]")
     sweep.add_argument("--threads", type=threads, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
     sweep.add_argument("--tol", type=float, default=1e-8, help="BFGS tolerance (default 1e-8, as in the paper)")
+    sweep.add_argument("--objective", choices=OBJECTIVES, default="cauchy",
+                       help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
+                            "into <run>/sweep-<profile>-least-squares)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
 
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
@@ -108,6 +113,7 @@ def build_parser():
     bench.add_argument("--nzern", type=zernike_order, nargs="+", default=[3, 5, 8], help="Zernike orders")
     bench.add_argument("--threads", type=threads, nargs="+", default=sorted({1, default_threads()}),
                        help="thread counts to run (default 1 and 2, at most the cores present)")
+    bench.add_argument("--objective", choices=OBJECTIVES, default="cauchy", help="the objective (default cauchy)")
     bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
     add_run_options(bench, "bench")
     bench.add_argument("--compile", action="store_true",
@@ -182,10 +188,12 @@ def run_crosscheck_command(args):
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
-        content = run_crosscheck(results, points=args.points, threads=args.threads)
+        content = run_crosscheck(results, points=args.points, threads=args.threads,
+                                 objectives=tuple(args.objective or OBJECTIVES))
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
-        print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} npix={c['npix']:<4} nzern={c['nzern']}  "
+        print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "
+              f"npix={c['npix']:<4} nzern={c['nzern']}  "
               f"{c['compare']}: {c['value']:.2e} (tolerance {c['tolerance']:g})")
     passed = len(content["checks"]) - len(failed)
     print(f"wrote {results / 'crosscheck.json'}: {passed}/{len(content['checks'])} passed")
@@ -193,13 +201,13 @@ def run_crosscheck_command(args):
 
 
 def run_sweep_command(args):
-    from replication.sweep import run_sweep
+    from replication.sweep import run_sweep, sweep_folder_name
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
-    results, lock = writer_folder(args, f"sweep-{args.profile}")
+    results, lock = writer_folder(args, sweep_folder_name(args.profile, args.objective))
     with runs.exclusive(lock):
-        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet)
+        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet, args.objective)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")
     return 0
 
@@ -213,7 +221,8 @@ def run_bench_command(args):
         previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
         if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
-        run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile)
+        run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile,
+                  objective=args.objective)
     print(f"wrote {results / 'bench.json'}")
     return 0
 

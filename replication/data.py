@@ -33,6 +33,43 @@ def simulate_observation(setup, params, seed):
     return beams * (1 + MULTIPLICATIVE_NOISE * multiplicative) + ADDITIVE_NOISE * beams.max() * additive
 
 
-def standard_errors(result):
-    """Parameter standard errors from the BFGS inverse Hessian of the negative log-likelihood."""
+def bfgs_standard_errors(result):
+    """Parameter standard errors from BFGS's inverse-Hessian estimate: a quasi-Newton approximation built from
+    the fit's few steps, kept only to show how far it is from the exact ones."""
     return np.sqrt(np.clip(np.diag(result.hess_inv), 0, None))
+
+
+STOPPED_AT_OPTIMUM = 0.01
+"""Largest Newton step to the optimum, in exact standard errors, for a fit to count as ended at the optimum."""
+
+
+def covariance_scale(value, pixels, nparams, objective):
+    """The factor of the inverse Hessian that gives the covariance: 1 for the Cauchy likelihood; for least
+    squares, 2 S / (pixels - parameters) (a Gaussian likelihood with the residual variance)."""
+    return 1.0 if objective == "cauchy" else 2 * value / (pixels - nparams)
+
+
+def convergence(x, npix, nzern, data, objective):
+    """Where a fit ended, judged with the exact gradient and Hessian (the NumPy adjoint, float64).
+
+    newton_stderr: the largest component of the Newton step to the optimum, in exact standard errors;
+    expected_decrease: the objective's decrease that step promises, against rounding (eps |objective|),
+    the smallest change a line search can see.
+    """
+    setup = reference_numpy.make_setup(npix, nzern)
+    value, grad = reference_numpy.value_and_grad(x, setup, data, objective=objective)
+    hessian = reference_numpy.hessian(x, setup, data, objective=objective)
+    stderr = reference_numpy.standard_errors(hessian, covariance_scale(value, data.size, len(x), objective))
+    step = np.linalg.solve(hessian, grad)
+    return {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
+            "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),
+            "stderr": [float(v) for v in stderr]}
+
+
+def ended_at_optimum(outcome):
+    """Whether a fit ended at the optimum: the exact Newton step left is below STOPPED_AT_OPTIMUM standard
+    errors, whatever scipy's flag says (None where the outcome has no exact account)."""
+    account = outcome.get("convergence")
+    if account is None:
+        return None
+    return bool(account["newton_stderr"] <= STOPPED_AT_OPTIMUM)

@@ -197,21 +197,25 @@ def example_fit(example, folder, title):
 
 
 def agreement(crosscheck, folder, title):
-    """Figure 5: NumPy minus torch fitted parameters, in units of the standard error."""
+    """Figure 5: NumPy minus torch fitted parameters, in units of the standard error: exact (from the Hessian
+    at the NumPy fit) where recorded, else BFGS's estimate; one line style per objective."""
     fits = crosscheck["fits"]
     figure, axis = plt.subplots(figsize=(6.5, 3.6))
     for fit in fits:
         if fit["impl"] == "numpy":
             continue
+        objective = fit.get("objective", "cauchy")
         reference = next(f for f in fits if f["impl"] == "numpy" and (f["npix"], f["nzern"]) ==
-                         (fit["npix"], fit["nzern"]))
-        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(fit["stderr"])
-        axis.plot(np.arange(shift.size), shift, "o-" if fit["impl"] == "torch-cpu" else "^--", markersize=4,
-                  label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
+                         (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
+        stderr = reference["convergence"]["stderr"] if reference.get("convergence") else fit["stderr"]
+        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr)
+        line = "-" if objective == "cauchy" else ":"
+        axis.plot(np.arange(shift.size), shift, ("o" if fit["impl"] == "torch-cpu" else "^") + line, markersize=4,
+                  label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}, {objective}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
              title=f"Same data, NumPy (finite differences) vs torch (autograd)\n{title}")
-    axis.legend(fontsize=7, loc="best")
+    axis.legend(fontsize=6, loc="best", ncol=2)
     return save(figure, folder, "fig5_agreement")
 
 

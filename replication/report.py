@@ -8,8 +8,10 @@ import os
 import pathlib
 
 import jinja2
+import numpy as np
 
 from replication import analysis, paths, runs
+from replication.data import STOPPED_AT_OPTIMUM
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.sweep import PROFILES
@@ -33,8 +35,10 @@ RULES = {
     "C4": "spread (max / min) of the NumPy / torch-cpu speed-up across Zernike orders at the largest grid "
           f"(npix >= {analysis.C4_MIN_NPIX}) with at least {analysis.C4_MIN_ORDERS} measured orders: "
           "<= 2 reproduced, <= 4 partly",
-    "C5": "every fit comparison of the run (cross-check fits and every measured sweep point against the NumPy fit) "
-          f"within {analysis.SAME_SOLUTION_STDERR} standard error: all reproduced, >= 90% partly",
+    "C5": "every fit check of the run: each cross-check and sweep fit within "
+          f"{analysis.SAME_SOLUTION_STDERR} exact standard error of the NumPy fit, and each fit ended at the optimum "
+          f"(exact Newton step left <= {STOPPED_AT_OPTIMUM} standard error); all reproduced, >= 90% partly. Runs "
+          "recorded before the exact account compare positions only, in BFGS standard errors",
     "C6": "share of non-blank lines identical between the trees once numpy/torch names are folded: "
           ">= 0.8 reproduced, >= 0.6 partly",
 }
@@ -86,11 +90,11 @@ def by_size(result):
     return ", ".join(f"npix {npix}: {times(value)}" for npix, value in result["by_npix"].items()) or "—"
 
 
-def reason_not_measured(claim, run):
-    """Why a claim could not be judged on a run, in a few words."""
-    names = set(run.series)
-    if not run.series:
-        return "no sweep in this run"
+def reason_not_measured(claim, series, objective="cauchy"):
+    """Why a claim could not be judged on a run's sweep, in a few words."""
+    names = set(series)
+    if not series:
+        return "no sweep in this run" if objective == "cauchy" else "no least-squares sweep in this run"
     if claim in ("C1", "C2") and "torch-cuda" not in names:
         return "no GPU series in this run"
     if claim in ("C1", "C2", "C3", "C4") and not {"numpy", "torch-cpu"} <= names:
@@ -102,15 +106,21 @@ def reason_not_measured(claim, run):
     return "no fit comparison recorded"
 
 
-def run_claims(run, mirror_total):
-    """{claim: (measured text, verdict)} of one run, every value computed from its records."""
-    series = run.series
+OBJECTIVE_TITLES = {"cauchy": "the Cauchy likelihood (our default)",
+                    "least-squares": "least squares (the objective of the author's timing code)"}
+
+
+def run_claims(run, mirror_total, objective="cauchy"):
+    """{claim: (measured text, verdict)} of one run under one objective, every value computed from its records."""
+    series = run.judged(objective)[1]
     c1 = analysis.verdict_c1(analysis.speedups(series, "numpy", "torch-cuda"))
     c2 = analysis.verdict_c2(analysis.speedups(series, "torch-cpu", "torch-cuda"))
     c3 = analysis.verdict_c3(analysis.speedups(series, "numpy", "torch-cpu"))
     c4 = analysis.verdict_c4(analysis.speedups(series, "numpy", "torch-cpu"))
-    checks = run.crosscheck["checks"] if run.crosscheck else []
-    c5 = analysis.verdict_c5(checks, analysis.fit_differences(series))
+    checks = [c for c in (run.crosscheck["checks"] if run.crosscheck else [])
+              if (c.get("objective") or "cauchy") == objective]
+    differences = analysis.fit_differences(series)
+    c5 = analysis.verdict_c5(checks, differences, analysis.endings(series))
     c6 = analysis.verdict_c6(mirror_total)
     measured = {
         "C1": f"largest NumPy / torch-cuda ratio {times(c1['value'])}",
@@ -118,18 +128,21 @@ def run_claims(run, mirror_total):
         "C3": "NumPy / torch-cpu: " + by_size(c3),
         "C4": (f"at npix {c4['npix']}: " + ", ".join(f"n={n}: {times(v)}" for n, v in c4["by_nzern"].items())
                + f"; spread {times(c4['value'])}") if c4["npix"] else "",
-        "C5": f"{c5['passed']} of {c5['total']} fit comparisons within {analysis.SAME_SOLUTION_STDERR} standard error",
+        "C5": f"{c5['passed']} of {c5['total']} fit checks pass"
+              + (f" ({c5['ended']} of {c5['endings']} fits ended at the optimum)" if c5["endings"] else
+                 " (positions only: no exact account of the fits' endings in this run)")
+              + ("; BFGS standard errors" if any(row["basis"] == "BFGS" for row in differences) else ""),
         "C6": f"{mirror_total['same']} of {mirror_total['total']} lines alike ({mirror_total['share']:.0%}), "
               "this checkout's code",
     }
     verdicts = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6}
     return {key: (measured[key] if verdicts[key]["verdict"] != analysis.NOT_MEASURED
-                  else reason_not_measured(key, run), verdicts[key]["verdict"]) for key in CLAIMS}
+                  else reason_not_measured(key, series, objective), verdicts[key]["verdict"]) for key in CLAIMS}
 
 
-def claims(all_runs, mirror_total):
-    """The claims table: per claim the paper's statement and, per run, the value and its verdict."""
-    per_run = [run_claims(run, mirror_total) for run in all_runs]
+def claims(all_runs, mirror_total, objective="cauchy"):
+    """The claims table of one objective: per claim the paper's statement and, per run, value and verdict."""
+    per_run = [run_claims(run, mirror_total, objective) for run in all_runs]
     return [{"id": key, "claim": CLAIMS[key], "rule": RULES[key],
              "cells": [{"measured": result[key][0], "verdict": result[key][1]} for result in per_run]}
             for key in CLAIMS]
@@ -167,6 +180,18 @@ def allocator_effect(bench, default_bench):
     return rows
 
 
+def fit_row(fit):
+    """A cross-check fit as the convergence table shows it."""
+    account = fit["convergence"]
+    ratio = np.array(fit["stderr_bfgs"]) / np.array(account["stderr"])
+    return {"impl": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "objective": fit["objective"],
+            "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"], "message": fit["message"],
+            "grad_norm": account["grad_norm"], "newton": account["newton_stderr"],
+            "decrease": account["expected_decrease"], "rounding": account["rounding"],
+            "at_optimum": account["newton_stderr"] <= STOPPED_AT_OPTIMUM,
+            "bfgs_ratio": (float(np.nanmin(ratio)), float(np.nanmax(ratio)))}
+
+
 def relative(path, start):
     """path relative to start, in forward slashes (links in the report)."""
     return pathlib.Path(os.path.relpath(pathlib.Path(path).resolve(), pathlib.Path(start).resolve())).as_posix()
@@ -180,8 +205,9 @@ def shown(folder):
 
 def environment_of(run):
     """The environment record describing a run's software: its judged sweep's first, else its cross-check's."""
-    if run.profile and run.sweeps[run.profile][1]:
-        return run.sweeps[run.profile][1][0]
+    name = run.judged("cauchy")[0]
+    if name and run.sweeps[name][1]:
+        return run.sweeps[name][1][0]
     if run.crosscheck:
         return run.crosscheck["environment"]
     if run.bench:
@@ -192,11 +218,13 @@ def environment_of(run):
 def run_sections(run):
     """What the template shows of one run: its sweeps' tables, checks, comparisons and benches."""
     sweeps = []
-    for profile, (series, records) in run.sweeps.items():
+    for name, (series, records) in run.sweeps.items():
         if series:
             names, rows = timing_rows(series)
-            sweeps.append({"profile": profile, "folder": shown(run.folder / f"sweep-{profile}"), "names": names,
-                           "rows": rows, "runs": records})
+            sweeps.append({"profile": name.removeprefix("sweep-").removesuffix("-least-squares"),
+                           "objective": analysis.sweep_objective(name), "folder": shown(run.folder / name),
+                           "names": names, "rows": rows, "runs": records,
+                           "convergence": analysis.convergence_rows(series)})
     return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": run.info.get("note"),
             "machine": run.machine, "environment": environment_of(run), "profile": run.profile,
             "sweeps": sweeps, "crosscheck": run.crosscheck, "differences": analysis.fit_differences(run.series),
@@ -217,11 +245,17 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     all_runs = load_runs(own_runs, reference)
     mirror_rows, mirror_total = mirror_table()
     return {
-        "claims": claims(all_runs, mirror_total), "runs": [run_sections(run) for run in all_runs],
+        "claims": claims(all_runs, mirror_total),
+        "claim_tables": [{"objective": objective, "title": OBJECTIVE_TITLES[objective],
+                          "rows": claims(all_runs, mirror_total, objective)} for objective in OBJECTIVE_TITLES],
+        "runs": [run_sections(run) for run in all_runs],
+        "crosscheck_fits": [fit_row(fit) for run in all_runs if run.crosscheck
+                            for fit in run.crosscheck.get("fits", []) if fit.get("convergence")],
         "mirror_rows": mirror_rows, "mirror_total": mirror_total,
         "profiles": PROFILES, "ratio_columns": [f"{a} / {b}" for a, b in RATIO_COLUMNS],
         "figures": [relative(path, output) for path in sorted(pathlib.Path(figures).glob("*.png"))],
-        "same_solution": analysis.SAME_SOLUTION_STDERR, "model": relative(PAPER / "MODEL.md", output),
+        "same_solution": analysis.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
+        "model": relative(PAPER / "MODEL.md", output),
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
     }
 
@@ -257,10 +291,14 @@ def write_if_changed(path, text):
 
 
 def claims_summary(text):
-    """The claims table of a rendered report, for the terminal."""
+    """The claims tables of a rendered report (one per objective), for the terminal."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| Claim"))
-    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("|"))
-    return "\n".join(lines[start:end])
+    tables = []
+    for start, line in enumerate(lines):
+        if line.startswith("| Claim | Paper"):
+            end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+            title = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].startswith("#")), "")
+            tables.append("\n".join([title.lstrip("# "), *lines[start:end]]))
+    return "\n\n".join(tables)
 
 

@@ -21,23 +21,36 @@ AUTOGRAD_COST = 3
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """A sweep's grid: sizes, Zernike orders, repeats, and the per-point budget (seconds) above which a
-    point is estimated instead of run."""
+    point is estimated instead of run; least_squares_nzern, where set, the orders least squares is timed at
+    (it takes several times more BFGS iterations than the Cauchy likelihood)."""
 
     npix: tuple
     nzern: tuple
     repeats: int
     budget_s: float
+    least_squares_nzern: tuple = None
+
+    def orders(self, objective):
+        """The Zernike orders timed for an objective."""
+        return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
 
 
 PROFILES = {
     "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
-    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0),
+    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0,
+                     least_squares_nzern=(2, 3, 4)),
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),
 }
 
 
-SETTINGS = ("profile", "tol", "threads", "hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy", "torch")
+def sweep_folder_name(profile, objective):
+    """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-least-squares for least squares."""
+    return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
+
+
+SETTINGS = ("profile", "objective", "tol", "threads", "hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy",
+            "torch")
 """What a sweep's series are measured under: resuming with any of them changed would mix two settings."""
 
 
@@ -94,45 +107,46 @@ def reference_fit(records, npix, nzern):
     return None
 
 
-def measure_point(impl, npix, nzern, profile, records, tol, run_id):
+def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="cauchy"):
     """Time one point, or estimate it when its predicted time exceeds the profile's budget."""
     truth, data = data_for(npix, nzern)
-    eval_s = time_evaluation(impl, npix, nzern, data, truth)
+    eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     reference = reference_fit(records, npix, nzern)
     evaluations = evaluations_per_fit(impl, truth.size, reference)
     predicted_s = eval_s * evaluations
     record = {"impl": impl.name, "dtype": impl.dtype, "npix": npix, "nzern": nzern, "nparams": int(truth.size),
-              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol,
+              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective,
               "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
               "prediction_basis": f"{reference['impl']} {reference['dtype']} fit" if reference else "default"}
     if predicted_s * profile.repeats > profile.budget_s:
         return record | {"estimated": True, "fit_s": {"median": predicted_s}, "setup_s": None, "total_s": None,
                          "outcome": None}
-    setup_s, fit_s, result = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol)
+    setup_s, fit_s, result = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
     return record | {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s),
-                     "total_s": summary(total_s), "outcome": fit_outcome(result)}
+                     "total_s": summary(total_s), "outcome": fit_outcome(result, npix, nzern, data, objective)}
 
 
-def plan(profile, impls, done):
+def plan(profile, impls, done, objective="cauchy"):
     """Points still to run, smallest first; at each point torch before NumPy (its fit informs predictions)."""
     ordered = sorted(impls, key=lambda impl: impl.name == "numpy")
-    return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.nzern for impl in ordered
+    return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (impl.name, impl.dtype, npix, nzern) not in done]
 
 
-def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False):
+def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy"):
     """Run (or resume) a sweep; returns the number of points measured or estimated in this call."""
     profile = PROFILES[profile_name]
     points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "sweep", "profile": profile_name, "tol": tol,
+                                                     "objective": objective,
                                                      "profile_settings": dataclasses.asdict(profile)}
     check_settings(runs_path, read_records(runs_path), environment)
     records = read_points(points_path, repair=True)
     impls = select(impl_names)
     available = [impl for impl in impls if impl.available()]
-    todo = plan(profile, available, {point_key(record) for record in records})
+    todo = plan(profile, available, {point_key(record) for record in records}, objective)
     unavailable = sorted({impl.label for impl in impls if not impl.available()})
     for label in unavailable:
         print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")
@@ -146,10 +160,10 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     with thread_limits(threads):
         append_record(runs_path, environment | {"run_id": run_id, "unavailable": unavailable})
-        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {profile_name}")
+        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {profile_name} {objective}")
         for impl, npix, nzern in bar:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
-            record = measure_point(impl, npix, nzern, profile, records, tol, run_id)
+            record = measure_point(impl, npix, nzern, profile, records, tol, run_id, objective)
             append_record(points_path, record)
             records.append(record)
     return len(todo)

@@ -191,6 +191,7 @@ def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
     content = json.loads((tmp_path / "crosscheck.json").read_text())
     assert content["checks"]
     assert all(check["passed"] for check in content["checks"])
-    assert {"beams", "likelihood", "gradient", "fit parameters", "fit likelihood"} <= {c["check"] for c in
-                                                                                       content["checks"]}
+    assert {"beams", "objective", "gradient", "hessian", "fit parameters", "fit objective"} <= {
+        c["check"] for c in content["checks"]}
+    assert {c["objective"] for c in content["checks"]} == {None, "cauchy", "least-squares"}
     assert (tmp_path / "example.npz").exists()

@@ -79,11 +79,11 @@ def test_an_interrupted_bench_keeps_its_rows_and_resumes(tmp_path, monkeypatch):
     measured = []
     real = bench.bench_point
 
-    def interrupted(size, order, count, repeats, compile_torch=False):
+    def interrupted(size, order, count, repeats, *options):
         if len(measured) == 1:
             raise KeyboardInterrupt
         measured.append((size, order))
-        return real(size, order, count, repeats, compile_torch)
+        return real(size, order, count, repeats, *options)
 
     monkeypatch.setattr(bench, "bench_point", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -105,11 +105,11 @@ def test_an_interrupted_crosscheck_keeps_its_points_and_resumes(tmp_path, monkey
     real = crosscheck.fit_checks
     calls = []
 
-    def interrupted(impls, npix, nzern, truth, data):
+    def interrupted(impls, npix, nzern, truth, data, objectives):
         if calls:
             raise KeyboardInterrupt
         calls.append(nzern)
-        return real(impls, npix, nzern, truth, data)
+        return real(impls, npix, nzern, truth, data, objectives)
 
     monkeypatch.setattr(crosscheck, "fit_checks", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -9,13 +9,14 @@ from replication.mirror import mirror_counts, mirror_table
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NUMPY_TREE, TORCH_TREE = ROOT / "reference_numpy", ROOT / "torch_impl"
-TORCH_ONLY = {"value_and_grad"}
-"""Public functions only the torch side has: the autograd bridge."""
+TORCH_ONLY = set()
+"""Public functions only the torch side has (none: value_and_grad is the adjoint in NumPy, autograd in torch)."""
 TORCH_EXTRA_PARAMETERS = {"device", "dtype"}
 """Parameters only the torch side takes."""
 NUMPY_IN_TORCH_TREE = {
     "validation.py": "input checks run on the caller's NumPy arrays before anything reaches torch",
     "fit.py": "scipy's BFGS takes and returns float64 NumPy arrays",
+    "uncertainty.py": "the Hessian is returned, and inverted, as a float64 NumPy array, like scipy's results",
 }
 """Modules of torch_impl allowed to import NumPy, each with its reason."""
 
@@ -62,7 +63,7 @@ def test_same_public_functions_with_the_same_parameters(name):
 ONE_SIDED = {
     "backend.py": "the array library itself: device, precision and conversions",
     "fit.py": "the gradient: finite differences by scipy against the autograd bridge",
-    "__init__.py": "re-exports; torch adds value_and_grad",
+    "__init__.py": "re-exports",
 }
 """Modules that differ in kind between the trees, each with its reason."""
 
@@ -99,5 +100,6 @@ def test_both_packages_export_the_spec_interface():
 
     spec = {"make_setup", "zernike_basis", "beam_maps", "negative_log_likelihood", "fit"}
     assert spec <= set(reference_numpy.__all__)
-    assert spec | {"value_and_grad"} <= set(torch_impl.__all__)
+    assert spec | {"value_and_grad", "hessian", "standard_errors"} <= set(torch_impl.__all__)
+    assert spec | {"value_and_grad", "hessian", "standard_errors"} <= set(reference_numpy.__all__)
     assert set(torch_impl.__all__) - set(reference_numpy.__all__) == TORCH_ONLY

@@ -29,7 +29,9 @@ def test_report_renders_from_a_smoke_run(smoke_run, no_references):
     table = claims_summary(text)
     for claim in ("C1", "C2", "C3", "C4", "C5", "C6"):
         assert f"| {claim} |" in table
-    assert table.count("not measured here") == 4  # C1, C2 need a GPU; C3, C4 grids of npix >= 128
+    cauchy, least_squares = table.split("\n\n")
+    assert cauchy.count("not measured here") == 4  # C1, C2 need a GPU; C3, C4 grids of npix >= 128
+    assert least_squares.count("no least-squares sweep in this run") == 4  # C1-C4; C5 has the cross-check's fits
     assert "your run" in table
     assert "## Timing" in text
     assert "No run holds a bench" in text
@@ -38,7 +40,7 @@ def test_report_renders_from_a_smoke_run(smoke_run, no_references):
 
 def test_your_run_stands_beside_every_reference_run(smoke_run):
     text = render([smoke_run], output=smoke_run, figures=smoke_run / "figures")
-    header = claims_summary(text).splitlines()[0]
+    header = claims_summary(text).splitlines()[1]
     references = runs.reference_runs()
     assert references, "the repository ships reference runs"
     assert header.count("your run") == 1

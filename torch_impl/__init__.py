@@ -4,7 +4,8 @@ from .beams import beam_maps
 from .fit import fit, value_and_grad
 from .likelihood import negative_log_likelihood
 from .setup import Setup, make_setup
+from .uncertainty import hessian, standard_errors
 from .zernike import zernike_basis
 
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
-__all__ += ["value_and_grad"]
+__all__ += ["hessian", "standard_errors", "value_and_grad"]

@@ -7,10 +7,10 @@ import numpy as np
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import GAMMA, TOL
+from .constants import GAMMA, OBJECTIVES, TOL
 from .likelihood import prepared_nll
 from .setup import check_setup
-from .validation import check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_params, check_positive
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -49,10 +49,10 @@ def stopped_fit(stop, progress):
                 "the start for values far out of range")
 
 
-def objective(params, setup, data, gamma, progress=None):
+def fit_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """Negative log-likelihood and its autograd gradient for scipy, data already in FFT order on the device."""
     params = as_model_array(params, setup).requires_grad_()
-    nll = prepared_nll(params, setup, data, gamma)
+    nll = prepared_nll(params, setup, data, gamma, objective)
     nll.backward()
     value, grad = float(nll.detach()), to_numpy(params.grad)
     if progress is not None:
@@ -60,24 +60,25 @@ def objective(params, setup, data, gamma, progress=None):
     return value, grad
 
 
-def value_and_grad(params, setup, data, gamma=GAMMA):
-    """Negative log-likelihood (a float) and its autograd gradient (a float64 NumPy array)."""
+def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy"):
+    """The objective (a float) and its autograd gradient (a float64 NumPy array)."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
-    gamma = check_positive("gamma", gamma)
-    return objective(params, setup, data, gamma)
+    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    return fit_objective(params, setup, data, gamma, objective)
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA):
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy"):
     """BFGS fit of params to the observed maps from p0; returns scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
+    objective = check_choice("objective", objective, OBJECTIVES)
     progress = FitProgress()
     try:
-        return scipy.optimize.minimize(objective, p0, args=(setup, data, gamma, progress), method="BFGS", jac=True,
-                                       tol=tol, callback=progress.iteration)
+        return scipy.optimize.minimize(fit_objective, p0, args=(setup, data, gamma, objective, progress),
+                                       method="BFGS", jac=True, tol=tol, callback=progress.iteration)
     except NonFiniteObjective as stop:
         return stopped_fit(stop, progress)

@@ -1,4 +1,4 @@
-"""The robust (Cauchy) negative log-likelihood of the beam maps."""
+"""The objective of a fit: the robust (Cauchy) negative log-likelihood of the beam maps, or least squares."""
 
 import math
 
@@ -6,9 +6,9 @@ import torch
 
 from .backend import as_model_array, to_fft_order
 from .beams import model_power
-from .constants import GAMMA
+from .constants import GAMMA, OBJECTIVES
 from .setup import check_setup
-from .validation import check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_params, check_positive
 
 
 def cauchy_nll(power, data, gamma):
@@ -21,15 +21,26 @@ def cauchy_nll(power, data, gamma):
     return torch.log1p(scaled**2).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
 
 
-def prepared_nll(params, setup, data, gamma):
-    """Cauchy negative log-likelihood of params (the model's array type) for data already in FFT order."""
-    return cauchy_nll(model_power(params, setup), data, gamma)
+def least_squares(power, data):
+    """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64: the objective of
+    the author's timing code."""
+    return ((data - power) ** 2).sum(dtype=torch.float64)
 
 
-def negative_log_likelihood(params, setup, data, gamma=GAMMA):
-    """Cauchy negative log-likelihood of the observed (3, npix, npix) maps for params, a float."""
+def objective_value(power, data, gamma, objective):
+    """The chosen objective of model power beams against data, both in FFT order."""
+    return cauchy_nll(power, data, gamma) if objective == "cauchy" else least_squares(power, data)
+
+
+def prepared_nll(params, setup, data, gamma, objective="cauchy"):
+    """The objective of params (the model's array type) for data already in FFT order."""
+    return objective_value(model_power(params, setup), data, gamma, objective)
+
+
+def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"):
+    """The objective (Cauchy negative log-likelihood by default) of the observed (3, npix, npix) maps, a float."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
-    gamma = check_positive("gamma", gamma)
-    return float(prepared_nll(params, setup, data, gamma))
+    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    return float(prepared_nll(params, setup, data, gamma, objective))
