@@ -8,7 +8,7 @@ import statistics
 import numpy as np
 
 from replication import runs
-from replication.data import ended_at_optimum
+from replication.data import covariance_scale, ended_at_optimum
 from replication.results import read_records
 from replication.sweep import read_points, sweep_folder_name
 
@@ -221,24 +221,35 @@ def verdict_c5(crosscheck_checks, sweep_differences, fit_endings=()):
             "ended": sum(fit_endings), "endings": len(fit_endings)}
 
 
+def bfgs_over_exact(record):
+    """BFGS's standard errors over the exact ones, per parameter (least squares: BFGS's put on the same
+    likelihood scale first)."""
+    outcome = record["outcome"]
+    scale = covariance_scale(outcome["fun"], 3 * record["npix"] ** 2, record["nparams"],
+                             record.get("objective", "cauchy"))
+    return np.sqrt(scale) * np.array(outcome["stderr"]) / np.array(outcome["convergence"]["stderr"])
+
+
 def convergence_rows(series):
     """Per series: how its measured fits ended, by scipy's word and by the exact account."""
     from replication.report import series_order
 
     rows = []
     for name in series_order(series):
-        measured = [record["outcome"] for record in series[name].values() if not record["estimated"]]
-        accounts = [outcome["convergence"] for outcome in measured if outcome.get("convergence")]
-        ratios = [np.array(o["stderr"]) / np.array(o["convergence"]["stderr"]) for o in measured
-                  if o.get("convergence")]
+        measured = [record for record in series[name].values() if not record["estimated"]]
+        accounted = [record for record in measured if record["outcome"].get("convergence")]
+        accounts = [record["outcome"]["convergence"] for record in accounted]
+        minima = [a for a in accounts if np.isfinite(a["newton_stderr"])]
+        ratios = [r[np.isfinite(r)] for r in map(bfgs_over_exact, accounted)]
+        ratios = [r for r in ratios if r.size]
         rows.append({
-            "series": name, "fits": len(measured), "success": sum(o["success"] for o in measured),
-            "messages": sorted({o["message"] for o in measured}),
+            "series": name, "fits": len(measured), "success": sum(r["outcome"]["success"] for r in measured),
+            "messages": sorted({r["outcome"]["message"] for r in measured}),
             "grad_norm": max((a["grad_norm"] for a in accounts), default=None),
-            "newton": max((a["newton_stderr"] for a in accounts), default=None),
-            "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in accounts), default=None),
-            "at_optimum": sum(ended_at_optimum(o) for o in measured if o.get("convergence")),
-            "accounted": len(accounts),
+            "newton": max((a["newton_stderr"] for a in minima), default=None),
+            "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in minima), default=None),
+            "at_optimum": sum(ended_at_optimum(r["outcome"]) for r in accounted), "accounted": len(accounts),
+            "not_minimum": len(accounts) - len(minima),
             "bfgs_ratio": (float(min(r.min() for r in ratios)), float(max(r.max() for r in ratios))) if ratios
             else None})
     return rows

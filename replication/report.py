@@ -11,7 +11,7 @@ import jinja2
 import numpy as np
 
 from replication import analysis, paths, runs
-from replication.data import STOPPED_AT_OPTIMUM
+from replication.data import STOPPED_AT_OPTIMUM, covariance_scale
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.sweep import PROFILES
@@ -183,7 +183,8 @@ def allocator_effect(bench, default_bench):
 def fit_row(fit):
     """A cross-check fit as the convergence table shows it."""
     account = fit["convergence"]
-    ratio = np.array(fit["stderr_bfgs"]) / np.array(account["stderr"])
+    scale = covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]), fit["objective"])
+    ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"]) / np.array(account["stderr"])
     return {"impl": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "objective": fit["objective"],
             "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"], "message": fit["message"],
             "grad_norm": account["grad_norm"], "newton": account["newton_stderr"],
