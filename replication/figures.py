@@ -76,6 +76,16 @@ def series_names(all_runs):
     return series_order({name: None for run in all_runs for name in run.series})
 
 
+def plot_panel(axis, all_runs, fixed, value):
+    """Every run's series on one panel: the points whose key[fixed] (0: npix, 1: nzern) is value, against the
+    other key."""
+    for index, run in enumerate(all_runs):
+        for name, points in run.series.items():
+            selected = {k: v for k, v in points.items() if k[fixed] == value}
+            if selected:
+                plot_series(axis, selected, name, lambda k: k[1 - fixed], index)
+
+
 def time_vs_grid_size(all_runs, folder):
     """Figure 1: time-to-solution against grid size, one panel per Zernike order (the paper's n = 2, 3, 4)."""
     present = sorted({k[1] for run in all_runs for points in run.series.values() for k in points})
@@ -83,11 +93,7 @@ def time_vs_grid_size(all_runs, folder):
     sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
     figure, axes = plt.subplots(1, len(orders), figsize=(3.6 * len(orders), 3.4), squeeze=False, sharey=True)
     for axis, nzern in zip(axes.flat, orders, strict=True):
-        for index, run in enumerate(all_runs):
-            for name, points in run.series.items():
-                selected = {k: v for k, v in points.items() if k[1] == nzern}
-                if selected:
-                    plot_series(axis, selected, name, lambda k: k[0], index)
+        plot_panel(axis, all_runs, fixed=1, value=nzern)
         axis.set(xscale="log", yscale="log", title=f"Zernike order n = {nzern}", xlabel="grid size npix (pixels)")
         axis.set_xticks(sizes, minor=False)
         axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
@@ -104,11 +110,7 @@ def time_vs_zernike_order(all_runs, folder):
     chosen = sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]})
     figure, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False, sharey=True)
     for axis, npix in zip(axes.flat, chosen, strict=True):
-        for index, run in enumerate(all_runs):
-            for name, points in run.series.items():
-                selected = {k: v for k, v in points.items() if k[0] == npix}
-                if selected:
-                    plot_series(axis, selected, name, lambda k: k[1], index)
+        plot_panel(axis, all_runs, fixed=0, value=npix)
         axis.set(yscale="log", title=f"npix = {npix}", xlabel="Zernike order n")
     axes[0, 0].set_ylabel("time to solution (s)")
     legends(figure, all_runs, series_names(all_runs), SERIES_COLOURS)
