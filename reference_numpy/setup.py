@@ -82,5 +82,6 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
 def check_setup(setup):
     """The setup, or a ValueError when it was not made by this package's make_setup."""
     if not isinstance(setup, Setup):
-        raise ValueError(f"setup must be made by {__package__}.make_setup, got {type(setup).__name__}")
+        raise ValueError(f"setup must be made by {__package__}.make_setup, got {type(setup).__module__}."
+                         f"{type(setup).__qualname__}")
     return setup
