@@ -12,6 +12,8 @@ nox.options.reuse_existing_virtualenvs = True
 
 RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl"]
 CONSTRAINTS = ("-c", "constraints.txt")
+GRADIENTS = ("finite-differences", "analytic", "autograd")
+"""Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
 ALLOCATOR = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**36)}
 """glibc settings for every timed implementation alike: large temporaries are reused from the heap instead
 of being mapped afresh (and page-faulted) on every evaluation; the bench measures the effect."""
@@ -92,8 +94,8 @@ def report(session):
 
 @nox.session(default=False)
 def replicate(session):
-    """Measure this machine: cross-check and sweeps (quick profile, both objectives) into a run of its own,
-    then figures and report."""
+    """Measure this machine: cross-check, sweeps (quick profile: both objectives, every gradient) into a run of
+    its own, then figures and report."""
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
@@ -102,6 +104,8 @@ def replicate(session):
     replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
     replication(session, "sweep", "--profile", args.profile, env=ALLOCATOR)
     replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares", env=ALLOCATOR)
+    replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS),
+                env=ALLOCATOR)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
     replication(session, "figures")

@@ -1,4 +1,5 @@
-"""Maximum-likelihood fit with scipy's BFGS; the gradient by finite differences, as in the paper."""
+"""Maximum-likelihood fit with scipy's BFGS; the gradient by finite differences (the paper's NumPy) or the
+hand-written adjoint."""
 
 import dataclasses
 import math
@@ -7,7 +8,7 @@ import numpy as np
 import scipy.optimize
 
 from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import GAMMA, OBJECTIVES, TOL
+from .constants import FD_STEP, GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
 from .likelihood import prepared_nll
 from .setup import check_setup
@@ -50,8 +51,8 @@ def stopped_fit(stop, progress):
                 "the start for values far out of range")
 
 
-def fit_objective(params, setup, data, gamma, objective="cauchy", progress=None):
-    """Negative log-likelihood for scipy (which differences it for the gradient), data already in FFT order."""
+def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
+    """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data in FFT order."""
     params = as_model_array(params, setup)
     value = float(prepared_nll(params, setup, data, gamma, objective))
     if progress is not None:
@@ -59,26 +60,46 @@ def fit_objective(params, setup, data, gamma, objective="cauchy", progress=None)
     return value
 
 
-def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy"):
-    """The objective (a float) and its exact gradient by the hand-written adjoint (a float64 NumPy array)."""
+def analytic_objective(params, setup, data, gamma, objective="cauchy", progress=None):
+    """The objective and its exact gradient by the hand-written adjoint, for scipy (jac=True)."""
+    params = as_model_array(params, setup)
+    value, grad = value_and_gradient(params, setup, data, gamma, objective)
+    value, grad = float(value), to_numpy(grad)
+    if progress is not None:
+        finite_or_stop(value, grad, params, progress)
+    return value, grad
+
+
+GRADIENTS = {"finite-differences": (value_objective, False), "analytic": (analytic_objective, True)}
+"""The gradients a fit can use: {name: (the function scipy calls, whether it returns the gradient too)}."""
+DEFAULT_GRADIENT = "finite-differences"
+"""The paper's NumPy gradient: scipy's two-point differences of the objective."""
+
+
+def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+    """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
-    params = as_model_array(check_params(params, setup.nparams), setup)
+    params = check_params(params, setup.nparams)
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    value, grad = value_and_gradient(params, setup, data, gamma, objective)
-    return float(value), to_numpy(grad)
+    function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
+    if with_gradient:
+        return function(params, setup, data, gamma, objective)
+    value = function(params, setup, data, gamma, objective)
+    return value, scipy.optimize.approx_fprime(params, function, FD_STEP, setup, data, gamma, objective)
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy"):
-    """BFGS fit of params to the observed maps from p0; returns scipy's OptimizeResult."""
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
+    function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
     progress = FitProgress()
     try:
-        return scipy.optimize.minimize(fit_objective, p0, args=(setup, data, gamma, objective, progress),
-                                       method="BFGS", tol=tol, callback=progress.iteration)
+        return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
+                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration)
     except NonFiniteObjective as stop:
         return stopped_fit(stop, progress)

@@ -22,8 +22,10 @@ C4_MIN_NPIX, C4_MIN_ORDERS = 128, 3
 
 
 def label(record):
-    """The series a point belongs to: implementation, with the precision when it is not float64."""
-    return record["impl"] if record["dtype"] == "float64" else f"{record['impl']} ({record['dtype']})"
+    """The series a point belongs to: implementation, with the precision when it is not float64 and the
+    gradient when it is not the implementation's own (the paper's)."""
+    name = record["impl"] if record["dtype"] == "float64" else f"{record['impl']} ({record['dtype']})"
+    return name + (f" [{record['gradient']}]" if record.get("gradient") else "")
 
 
 def load_sweep(folder):
@@ -259,3 +261,38 @@ def verdict_c6(mirror_total):
     """C6, readable port: share of lines identical between the trees once library names are folded;
     >= 0.8 reproduced, >= 0.6 partly."""
     return {"value": mirror_total["share"], "verdict": grade(mirror_total["share"], 0.8, 0.6)}
+
+
+FACTORS = (
+    ("algorithm", "numpy", "numpy [analytic]", "finite differences -> exact gradient, both NumPy"),
+    ("library", "numpy [analytic]", "torch-cpu [analytic]", "NumPy -> torch, both the exact gradient on the CPU"),
+    ("autograd", "torch-cpu [analytic]", "torch-cpu", "hand-written adjoint -> autograd, both torch on the CPU"),
+    ("device", "torch-cpu", "torch-cuda", "CPU -> GPU, both torch autograd"),
+)
+"""The speed-up from NumPy with finite differences to torch with autograd, split into measured ratios of
+times to solution: (name, slower series, faster series, what changes). Their product is the whole."""
+
+
+def decomposition(series):
+    """Per npix, the median over Zernike orders of each factor's ratio, at the points where every series of
+    the chain was measured; plus the whole (NumPy over the last series of the chain) and the library factor
+    at fixed finite differences. {} where the run holds no gradient variants."""
+    chain = [factor for factor in FACTORS if factor[1] in series and factor[2] in series]
+    if not chain or chain[0][0] != "algorithm":
+        return {}
+    last = chain[-1][2]
+    ratios = {name: speedups(series, slow, fast) for name, slow, fast, _ in chain}
+    ratios["whole"] = speedups(series, "numpy", last)
+    ratios["library at finite differences"] = speedups(series, "numpy", "torch-cpu [finite-differences]")
+    common = set.intersection(*(set(ratios[name]) for name, *_ in chain))
+    rows = {}
+    for npix in sorted({key[0] for key in common}):
+        keys = [key for key in common if key[0] == npix]
+        rows[npix] = {name: statistics.median(values[key] for key in keys) if all(key in values for key in keys)
+                      else None for name, values in ratios.items()}
+        rows[npix]["orders"] = sorted(key[1] for key in keys)
+    return {"factors": [(name, slow, fast, what) for name, slow, fast, what in chain], "last": last, "rows": rows,
+            "c4": {gradient: verdict_c4(speedups(series, slow, fast)) for gradient, slow, fast in (
+                ("finite differences", "numpy", "torch-cpu [finite-differences]"),
+                ("exact (adjoint)", "numpy [analytic]", "torch-cpu [analytic]"),
+                ("paper's (NumPy differences, torch autograd)", "numpy", "torch-cpu"))}}

@@ -71,14 +71,14 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy"):
     steps = {
         "floor_numpy": lambda: scipy.fft.ifft2(field_np),
         "floor_torch": lambda: torch.fft.ifft2(field_t),
-        "numpy_nll": lambda: NUMPY_FIT.fit_objective(truth, setup_np, data_np, GAMMA, objective),
+        "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup_np, data_np, GAMMA, objective),
         "torch_nll": torch_nll,
-        "torch_value_and_grad": lambda: TORCH_FIT.fit_objective(truth, setup_t, data_t, GAMMA, objective),
+        "torch_value_and_grad": lambda: TORCH_FIT.autograd_objective(truth, setup_t, data_t, GAMMA, objective),
         "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup_np, data_np, GAMMA,
                                                                                    objective),
         "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,
                                                                                    objective),
-        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.fit_objective, FD_STEP,
+        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FD_STEP,
                                                               setup_np, data_np, GAMMA, objective),
     }
     if compile_torch:

@@ -9,6 +9,7 @@ import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES
 from replication import runs
+from replication.implementations import GRADIENT_NAMES
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.sweep import PROFILES, describe_profiles
 
@@ -105,6 +106,10 @@ def build_parser():
     sweep.add_argument("--objective", choices=OBJECTIVES, default="cauchy",
                        help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
                             "into <run>/sweep-<profile>-least-squares)")
+    sweep.add_argument("--gradient", action="append", choices=GRADIENT_NAMES, default=None,
+                       help="gradient to time, repeatable (default: each implementation's own, the paper's: finite "
+                            "differences in NumPy, autograd in torch); other gradients are float64 variants, timed "
+                            "on the profile's variants subset")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
 
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
@@ -207,7 +212,8 @@ def run_sweep_command(args):
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
     results, lock = writer_folder(args, sweep_folder_name(args.profile, args.objective))
     with runs.exclusive(lock):
-        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet, args.objective)
+        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet, args.objective,
+                          args.gradient)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")
     return 0
 

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
-from replication.analysis import seconds, speedups
+from replication.analysis import decomposition, seconds, speedups
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -16,7 +16,9 @@ STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": Tr
          "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
 """The one place the figures' look is set; a fixed hash salt makes the SVG ids the same on every render."""
 SERIES_COLOURS = {"numpy": "tab:blue", "torch-cpu": "tab:orange", "torch-cpu (float32)": "goldenrod",
-                  "torch-cuda": "tab:green", "torch-cuda (float32)": "yellowgreen"}
+                  "torch-cuda": "tab:green", "torch-cuda (float32)": "yellowgreen", "numpy [analytic]": "tab:cyan",
+                  "torch-cpu [analytic]": "tab:red", "torch-cpu [finite-differences]": "tab:pink",
+                  "torch-cuda [analytic]": "darkgreen", "torch-cuda [finite-differences]": "olive"}
 """Colour of each implementation, the same in every run."""
 RATIO_COLOURS = {("numpy", "torch-cpu"): "tab:orange", ("numpy", "torch-cuda"): "tab:green",
                  ("torch-cpu", "torch-cuda"): "tab:purple"}
@@ -149,6 +151,33 @@ def speedup_vs_grid_size(all_runs, folder):
     return save(figure, folder, "fig3_speedup_vs_grid_size")
 
 
+FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": "tab:red", "device": "tab:green",
+                  "whole": "black"}
+
+
+def speedup_decomposition(run, folder):
+    """Figure 6: the NumPy -> torch speed-up split into measured factors per grid size (one run), log scale."""
+    result = decomposition(run.series)
+    names = [name for name, *_ in result["factors"]] + ["whole"]
+    sizes = list(result["rows"])
+    figure, axis = plt.subplots(figsize=(6.5, 3.8))
+    width = 0.8 / len(names)
+    for offset, name in enumerate(names):
+        values = [result["rows"][npix][name] or np.nan for npix in sizes]
+        positions = np.arange(len(sizes)) + (offset - (len(names) - 1) / 2) * width
+        axis.bar(positions, np.array(values) - 1, width, bottom=1, color=FACTOR_COLOURS[name], label=name)
+    axis.axhline(1, color="black", linewidth=0.8)
+    axis.set_yscale("log")
+    axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
+    axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_xticks(np.arange(len(sizes)), [str(npix) for npix in sizes])
+    axis.set(xlabel="grid size npix (pixels)", ylabel="speed-up factor (ratio of times to solution)",
+             title=f"Where the NumPy -> torch speed-up comes from (median over orders)\n{run.title}")
+    axis.legend(fontsize=7, ncol=len(names), loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    return save(figure, folder, "fig6_speedup_decomposition")
+
+
 def zernike_phase(params, nzern, npix=256):
     """The aperture phase (radians) of the fitted Zernike terms on the dish, NaN outside."""
     import reference_numpy
@@ -232,6 +261,9 @@ def draw_all(all_runs, output):
             paths += time_vs_grid_size(all_runs, output)
             paths += time_vs_zernike_order(all_runs, output)
             paths += speedup_vs_grid_size(all_runs, output)
+        decomposed = next((run for run in all_runs if decomposition(run.series)), None)
+        if decomposed is not None:
+            paths += speedup_decomposition(decomposed, output)
         checked = next((run for run in all_runs if run.crosscheck), None)
         if checked is not None:
             example = checked.folder / "crosscheck" / "example.npz"

@@ -1,6 +1,7 @@
 """The implementations the experiment measures, each reached only through the packages' public interface."""
 
 import dataclasses
+import importlib
 
 import torch
 
@@ -10,12 +11,28 @@ import torch_impl
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
+GRADIENT_NAMES = ("finite-differences", "analytic", "autograd")
+"""The gradients a fit can use: scipy's differences, the hand-written adjoint, autograd (torch only)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Implementation:
-    """One implementation in one precision: a package, a device and a dtype name."""
+    """One implementation in one precision, with one gradient: a package, a device, a dtype name, and a
+    gradient name ("": the package's own, the paper's: finite differences in NumPy, autograd in torch)."""
 
     name: str
     dtype: str = "float64"
+    gradient: str = ""
+
+    @property
+    def fit_module(self):
+        """The package's fit module (the package re-exports a function named fit)."""
+        return importlib.import_module(f"{self.package.__name__}.fit")
+
+    @property
+    def gradient_name(self):
+        """The gradient its fits use."""
+        return self.gradient or self.fit_module.DEFAULT_GRADIENT
 
     @property
     def package(self):
@@ -27,7 +44,8 @@ class Implementation:
 
     @property
     def label(self):
-        return self.name if self.dtype == "float64" else f"{self.name} ({self.dtype})"
+        name = self.name if self.dtype == "float64" else f"{self.name} ({self.dtype})"
+        return name + (f" [{self.gradient}]" if self.gradient else "")
 
     def available(self):
         """Whether this machine can run it (torch-cuda needs a CUDA device)."""
@@ -60,3 +78,18 @@ def select(names):
     if unknown:
         raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use numpy, torch-cpu or torch-cuda")
     return [impl for impl in ALL if names is None or impl.name in names]
+
+
+def with_gradients(impls, gradients):
+    """The implementations to time for the requested gradients: each one's own gradient as itself, any other
+    gradient its package offers as a float64 variant (None or empty: each one's own gradient only)."""
+    if not gradients:
+        return list(impls)
+    chosen = []
+    for impl in impls:
+        for gradient in gradients:
+            if gradient == impl.gradient_name:
+                chosen.append(impl)
+            elif gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64":
+                chosen.append(dataclasses.replace(impl, gradient=gradient))
+    return chosen

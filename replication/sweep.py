@@ -7,7 +7,7 @@ import uuid
 from tqdm import tqdm
 
 from replication.environment import environment_record, thread_limits
-from replication.implementations import select
+from replication.implementations import select, with_gradients
 from replication.results import NUMBER, append_record, check_record, read_records
 from replication.runs import RunError
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
@@ -29,16 +29,27 @@ class Profile:
     repeats: int
     budget_s: float
     least_squares_nzern: tuple = None
+    variants_npix: tuple = None
+    variants_nzern: tuple = None
 
     def orders(self, objective):
         """The Zernike orders timed for an objective."""
         return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
 
+    def points(self, impl, objective):
+        """The (npix, nzern) points timed for an implementation: a gradient other than its own (a variant
+        for the speed-up decomposition) only on the variants' subset, where the profile sets one."""
+        sizes, orders = self.npix, self.orders(objective)
+        if impl.gradient and self.variants_npix:
+            sizes = [npix for npix in sizes if npix in self.variants_npix]
+            orders = [nzern for nzern in orders if nzern in self.variants_nzern]
+        return [(npix, nzern) for npix in sizes for nzern in orders]
+
 
 PROFILES = {
     "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
     "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0,
-                     least_squares_nzern=(2, 3, 4)),
+                     least_squares_nzern=(2, 3, 4), variants_npix=(128, 256, 512), variants_nzern=(2, 4, 8)),
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),
 }
@@ -85,15 +96,15 @@ def read_points(path, repair=False):
 
 
 def point_key(record):
-    """What identifies a point: implementation, precision, grid size and Zernike order."""
-    return record["impl"], record["dtype"], record["npix"], record["nzern"]
+    """What identifies a point: implementation, precision, gradient variant, grid size and Zernike order."""
+    return record["impl"], record["dtype"], record.get("gradient") or "", record["npix"], record["nzern"]
 
 
 def evaluations_per_fit(impl, nparams, reference):
     """Likelihood evaluations a fit is predicted to take, from a torch fit of the same point if known."""
     nit = reference["outcome"]["nit"] if reference else DEFAULT_ITERATIONS
     nfev = reference["outcome"]["nfev"] if reference else DEFAULT_ITERATIONS + 10
-    if impl.name == "numpy":
+    if impl.gradient_name == "finite-differences":
         return nit * (nparams + 1) + nfev  # a finite-difference gradient per iteration, plus line searches
     return AUTOGRAD_COST * nfev
 
@@ -102,7 +113,7 @@ def reference_fit(records, npix, nzern):
     """A measured float64 torch fit of the point, the basis of predictions."""
     for record in records:
         if (record["npix"], record["nzern"], record["dtype"]) == (npix, nzern, "float64") and \
-                record["impl"].startswith("torch") and not record["estimated"]:
+                record["impl"].startswith("torch") and not record["estimated"] and not record.get("gradient"):
             return record
     return None
 
@@ -114,7 +125,8 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
     reference = reference_fit(records, npix, nzern)
     evaluations = evaluations_per_fit(impl, truth.size, reference)
     predicted_s = eval_s * evaluations
-    record = {"impl": impl.name, "dtype": impl.dtype, "npix": npix, "nzern": nzern, "nparams": int(truth.size),
+    record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "npix": npix, "nzern": nzern,
+              "nparams": int(truth.size),
               "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective,
               "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
               "prediction_basis": f"{reference['impl']} {reference['dtype']} fit" if reference else "default"}
@@ -131,10 +143,12 @@ def plan(profile, impls, done, objective="cauchy"):
     """Points still to run, smallest first; at each point torch before NumPy (its fit informs predictions)."""
     ordered = sorted(impls, key=lambda impl: impl.name == "numpy")
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
-            if (impl.name, impl.dtype, npix, nzern) not in done]
+            if (npix, nzern) in profile.points(impl, objective)
+            and (impl.name, impl.dtype, impl.gradient, npix, nzern) not in done]
 
 
-def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy"):
+def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy",
+              gradients=None):
     """Run (or resume) a sweep; returns the number of points measured or estimated in this call."""
     profile = PROFILES[profile_name]
     points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
@@ -144,12 +158,15 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
                                                      "profile_settings": dataclasses.asdict(profile)}
     check_settings(runs_path, read_records(runs_path), environment)
     records = read_points(points_path, repair=True)
-    impls = select(impl_names)
+    impls = with_gradients(select(impl_names), gradients)
     available = [impl for impl in impls if impl.available()]
     todo = plan(profile, available, {point_key(record) for record in records}, objective)
     unavailable = sorted({impl.label for impl in impls if not impl.available()})
     for label in unavailable:
         print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")
+    if not impls:
+        print(f"nothing to measure: no requested implementation offers the gradient(s) {', '.join(gradients)}")
+        return 0
     if not available:
         print(f"nothing to measure: no requested implementation ({', '.join(unavailable)}) is available on this "
               "machine; the report shows it as not measured here")

@@ -49,7 +49,7 @@ def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy"):
         setup = impl.make_setup(npix, nzern)
         impl.synchronize()
         built = time.perf_counter()
-        result = impl.package.fit(setup, data, p0, tol=tol, objective=objective)
+        result = impl.package.fit(setup, data, p0, tol=tol, objective=objective, gradient=impl.gradient_name)
         impl.synchronize()
         done = time.perf_counter()
         setup_s.append(built - start)

@@ -47,7 +47,7 @@ def test_an_unknown_objective_is_refused_by_name(package):
 def test_adjoint_gradient_equals_autograd_and_central_differences(objective, npix, nzern, rng):
     params, data = observation(npix, nzern, rng)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
-    value, adjoint = reference_numpy.value_and_grad(params, setup_np, data, objective=objective)
+    value, adjoint = reference_numpy.value_and_grad(params, setup_np, data, objective=objective, gradient="analytic")
     autograd_value, autograd = torch_impl.value_and_grad(params, setup_t, data, objective=objective)
     assert value == pytest.approx(autograd_value, rel=1e-12)
     assert np.linalg.norm(adjoint - autograd) <= 1e-10 * np.linalg.norm(autograd)
@@ -154,3 +154,43 @@ def test_simulated_data_is_shared_by_both_objectives():
     setup = reference_numpy.make_setup(32, 2)
     truth = true_params(setup.nparams)
     np.testing.assert_array_equal(simulate_observation(setup, truth, 1), data_for(32, 2)[1])
+
+
+GRADIENTS = {reference_numpy: ("finite-differences", "analytic"),
+             torch_impl: ("finite-differences", "analytic", "autograd")}
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_gradient_of_both_packages_gives_the_same_gradient(objective, rng):
+    npix, nzern = 33, 3
+    params, data = observation(npix, nzern, rng)
+    exact = torch_impl.value_and_grad(params, torch_impl.make_setup(npix, nzern), data, objective=objective)[1]
+    for package, names in GRADIENTS.items():
+        setup = package.make_setup(npix, nzern)
+        for name in names:
+            value, grad = package.value_and_grad(params, setup, data, objective=objective, gradient=name)
+            tolerance = 1e-4 if name == "finite-differences" else 1e-10
+            assert np.linalg.norm(grad - exact) <= tolerance * np.linalg.norm(exact), (package.__name__, name)
+            assert value == pytest.approx(package.negative_log_likelihood(params, setup, data, objective=objective))
+
+
+def test_fits_with_every_gradient_reach_the_same_solution():
+    npix, nzern = 32, 3
+    truth, data = data_for(npix, nzern)
+    stderr = np.array(convergence(truth, npix, nzern, data, "cauchy")["stderr"])
+    fits = {(package.__name__, name): package.fit(package.make_setup(npix, nzern), data, truth, gradient=name)
+            for package, names in GRADIENTS.items() for name in names}
+    reference = fits[("torch_impl", "autograd")].x
+    for key, result in fits.items():
+        assert np.max(np.abs(result.x - reference) / stderr) < 0.1, key
+    assert fits[("reference_numpy", "analytic")].nfev < fits[("reference_numpy", "finite-differences")].nfev
+
+
+@pytest.mark.parametrize(("package", "gradient"), [(reference_numpy, "autograd"), (torch_impl, "exact")])
+def test_an_unknown_gradient_is_refused_by_name(package, gradient):
+    setup = package.make_setup(16, 2)
+    truth, data = data_for(16, 2)
+    with pytest.raises(ValueError, match="gradient must be one of"):
+        package.fit(setup, data, truth, gradient=gradient)
+    with pytest.raises(ValueError, match="gradient must be one of"):
+        package.value_and_grad(truth, setup, data, gradient=gradient)

@@ -136,3 +136,48 @@ def test_committed_figures_are_exactly_what_the_reference_runs_draw(tmp_path):
     for path in draw_all(load_runs([]), tmp_path):
         assert path.read_bytes() == (FIGURES / path.name).read_bytes(), (
             f"{path.name}: re-run `python -m replication figures --reference-only` and commit the result")
+
+
+@pytest.fixture(scope="module")
+def variants_run(tmp_path_factory):
+    """A run with every gradient timed at npix 16 and 32, one order (so each median is the one ratio)."""
+    run = runs.create_run(tmp_path_factory.mktemp("variants") / "2026-01-02_test")
+    profile = sweep.Profile(npix=(16, 32), nzern=(2,), repeats=1, budget_s=30.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sweep.PROFILES, "smoke", profile)
+        sweep.run_sweep("smoke", run / "sweep-smoke", ["numpy", "torch-cpu"], threads=1, quiet=True,
+                        gradients=["finite-differences", "analytic", "autograd"])
+    return run
+
+
+def test_gradient_variants_are_series_of_their_own(variants_run):
+    (run,) = load_runs([variants_run], reference=variants_run / "none")
+    assert set(run.series) == {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [analytic]",
+                               "torch-cpu [finite-differences]", "torch-cpu (float32)"}  # variants in float64 only
+    nfev = {name: points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
+    assert nfev["numpy [analytic]"] < nfev["numpy"]
+    assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]
+
+
+def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
+    (run,) = load_runs([variants_run], reference=variants_run / "none")
+    result = analysis.decomposition(run.series)
+    assert [name for name, *_ in result["factors"]] == ["algorithm", "library", "autograd"]  # no GPU here
+    for npix, row in result["rows"].items():
+        assert row["orders"] == [2]
+        product = row["algorithm"] * row["library"] * row["autograd"]
+        assert product == pytest.approx(row["whole"], rel=1e-12), npix
+    text = render([variants_run], variants_run / "none-ref", output=variants_run, figures=variants_run / "figures")
+    assert "## Where the speed-up comes from" in text
+    assert "algorithm: numpy / numpy [analytic]" in text
+
+
+def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):
+    (tmp_path / "none").mkdir()
+    paths = draw_all(load_runs([variants_run], reference=tmp_path / "none"), tmp_path / "figures")
+    assert {"fig6_speedup_decomposition.png", "fig6_speedup_decomposition.svg"} <= {path.name for path in paths}
+
+
+def test_a_run_without_variants_has_no_decomposition(smoke_run, no_references):
+    (run,) = load_runs([smoke_run], no_references)
+    assert analysis.decomposition(run.series) == {}
