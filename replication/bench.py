@@ -23,6 +23,8 @@ GAMMA = 1e-4
 # The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
 NUMPY_FIT, TORCH_FIT = (importlib.import_module(f"{package}.fit") for package in ("reference_numpy", "torch_impl"))
 TORCH_LIKELIHOOD = importlib.import_module("torch_impl.likelihood")
+TORCH_AUTOGRAD = TORCH_FIT.GRADIENTS["autograd"][0]
+"""torch's value-and-gradient by autograd, as a fit calls it."""
 NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
                                   for package in ("reference_numpy", "torch_impl"))
 FD_STEP = float(np.sqrt(np.finfo(float).eps))
@@ -73,7 +75,7 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy"):
         "floor_torch": lambda: torch.fft.ifft2(field_t),
         "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup_np, data_np, GAMMA, objective),
         "torch_nll": torch_nll,
-        "torch_value_and_grad": lambda: TORCH_FIT.autograd_objective(truth, setup_t, data_t, GAMMA, objective),
+        "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup_t, data_t, GAMMA, objective),
         "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup_np, data_np, GAMMA,
                                                                                    objective),
         "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,

@@ -190,17 +190,28 @@ def test_a_quick_sweep_into_a_smoke_sweep_folder_is_refused(tmp_path):
 
 # Row 8: expected conditions end in one line, never a traceback.
 
+def default_sigint():
+    """In the child: SIGINT back to its default, so that Python turns it into KeyboardInterrupt even where the
+    test runs as a background job (whose shell starts it with SIGINT ignored, which Python then keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_prints_one_line_saying_how_to_resume_and_exits_130(tmp_path):
     run = runs.create_run(tmp_path / "run")
     points = run / "sweep-quick" / "points.jsonl"
     process = subprocess.Popen([sys.executable, "-m", "replication", "sweep", "--profile", "quick", "--impl", "numpy",
                                 "--run", str(run), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not (points.exists() and points.read_text().count("\n") >= 1) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while not (points.exists() and points.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:  # it ignored the signal: do not leave it running
+            process.kill()
+            process.communicate()
     assert process.returncode == 130
     assert "Traceback" not in stderr
     assert "interrupted" in stderr

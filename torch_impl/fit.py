@@ -72,7 +72,7 @@ def analytic_objective(params, setup, data, gamma, objective="cauchy", progress=
     return value, grad
 
 
-def autograd_objective(params, setup, data, gamma, objective="cauchy", progress=None):
+def _autograd_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective and its autograd gradient, for scipy (jac=True), data in FFT order on the device."""
     params = as_model_array(params, setup).requires_grad_()
     nll = prepared_nll(params, setup, data, gamma, objective)
@@ -84,7 +84,7 @@ def autograd_objective(params, setup, data, gamma, objective="cauchy", progress=
 
 
 GRADIENTS = {"finite-differences": (value_objective, False), "analytic": (analytic_objective, True),
-             "autograd": (autograd_objective, True)}
+             "autograd": (_autograd_objective, True)}
 """The gradients a fit can use: {name: (the function scipy calls, whether it returns the gradient too)}."""
 DEFAULT_GRADIENT = "autograd"
 """The paper's PyTorch gradient: reverse-mode automatic differentiation."""
