@@ -181,3 +181,10 @@ def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):
 def test_a_run_without_variants_has_no_decomposition(smoke_run, no_references):
     (run,) = load_runs([smoke_run], no_references)
     assert analysis.decomposition(run.series) == {}
+
+
+def test_committed_side_by_side_diff_is_exactly_what_the_code_renders(tmp_path):
+    from replication.mirror import side_by_side_html
+
+    fresh = side_by_side_html(tmp_path / "mirror_diff.html").read_text()
+    assert fresh == (PAPER / "mirror_diff.html").read_text(), "re-run `python -m replication report --reference-only`"
