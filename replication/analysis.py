@@ -37,6 +37,15 @@ def load_sweep(folder):
     return series, environments
 
 
+SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)")
+"""The series in the order the tables and legends show them: the NumPy reference first, then torch."""
+
+
+def series_order(series):
+    """The series present, the NumPy reference first, then torch on CPU and GPU."""
+    return [name for name in SERIES_ORDER if name in series] + sorted(set(series) - set(SERIES_ORDER))
+
+
 def load_json(path):
     """A JSON results file, or None where it was not produced."""
     return json.loads(path.read_text()) if path.exists() else None
@@ -234,8 +243,6 @@ def bfgs_over_exact(record):
 
 def convergence_rows(series):
     """Per series: how its measured fits ended, by scipy's word and by the exact account."""
-    from replication.report import series_order
-
     rows = []
     for name in series_order(series):
         measured = [record for record in series[name].values() if not record["estimated"]]

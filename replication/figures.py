@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
-from replication.analysis import decomposition, seconds, speedups
+from replication.analysis import decomposition, seconds, series_order, speedups
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -73,8 +73,6 @@ def legends(figure, all_runs, names, colours):
 
 def series_names(all_runs):
     """Every implementation series present in any run, in the report's order."""
-    from replication.report import series_order
-
     return series_order({name: None for run in all_runs for name in run.series})
 
 

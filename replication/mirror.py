@@ -2,10 +2,10 @@
 
 import difflib
 import html
-import pathlib
 import re
 
 from replication.paths import NUMPY_TREE, TORCH_TREE
+from replication.results import write_text_if_changed
 
 LIBRARY_NAMES = re.compile(r"\b(numpy|np|torch|scipy)\b")
 """Library names folded to one token before lines are compared."""
@@ -58,7 +58,4 @@ def side_by_side_html(path):
         parts.append(f"<h2>{html.escape(name)}</h2>" + table)
     empty = NumberedHtmlDiff(len(parts)).make_file([], [], "", "")
     page = empty.replace("<body>", "<body>\n" + "\n".join(parts), 1)
-    path = pathlib.Path(path)
-    if not (path.exists() and path.read_text() == page):
-        path.write_text(page)
-    return path
+    return write_text_if_changed(path, page)

@@ -14,6 +14,7 @@ from replication import analysis, paths, runs
 from replication.data import STOPPED_AT_OPTIMUM, covariance_scale
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
+from replication.results import write_text_if_changed
 from replication.sweep import PROFILES
 
 CLAIMS = {
@@ -67,7 +68,7 @@ def seconds_cell(record):
 def timing_rows(series):
     """Rows of the timing table: per (npix, nzern) each series' seconds and the speed-ups."""
     keys = sorted({key for points in series.values() for key in points})
-    names = series_order(series)
+    names = analysis.series_order(series)
     rows = []
     for key in keys:
         cells = [seconds_cell(series[name].get(key)) for name in names]
@@ -76,13 +77,7 @@ def timing_rows(series):
     return names, rows
 
 
-SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)")
 RATIO_COLUMNS = (("numpy", "torch-cpu"), ("numpy", "torch-cuda"), ("torch-cpu", "torch-cuda"))
-
-
-def series_order(series):
-    """The series present, the NumPy reference first, then torch on CPU and GPU."""
-    return [name for name in SERIES_ORDER if name in series] + sorted(set(series) - set(SERIES_ORDER))
 
 
 def by_size(result):
@@ -289,17 +284,11 @@ def render_command(own_runs, reference, output, figures, check=False):
         print(f"{target}: {'matches' if same else 'DIFFERS FROM'} a fresh rendering of the results")
         return 0 if same else 1
     output.mkdir(parents=True, exist_ok=True)
-    write_if_changed(target, text)
+    write_text_if_changed(target, text)
     side_by_side_html(output / "mirror_diff.html")
     print(claims_summary(text))
     print(f"wrote {target} and {output / 'mirror_diff.html'}")
     return 0
-
-
-def write_if_changed(path, text):
-    """Write text to path unless it already holds exactly that (the file's date then stays)."""
-    if not (path.exists() and path.read_text() == text):
-        path.write_text(text)
 
 
 def claims_summary(text):

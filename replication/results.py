@@ -28,6 +28,14 @@ def write_json(path, content):
     os.replace(temporary, path)
 
 
+def write_text_if_changed(path, text):
+    """Write text to path unless it already holds exactly that (the file and its date then stay)."""
+    path = pathlib.Path(path)
+    if not (path.exists() and path.read_text() == text):
+        path.write_text(text)
+    return path
+
+
 NUMBER = (int, float)
 
 
