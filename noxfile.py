@@ -4,19 +4,20 @@ Routine sessions (lint, tests) run by default; the experiment's sessions are nam
 """
 
 import argparse
+import os
 
 import nox
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl"]
+RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl", "pytorch-minimize"]
 CONSTRAINTS = ("-c", "constraints.txt")
 GRADIENTS = ("finite-differences", "analytic", "autograd")
 """Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
-ALLOCATOR = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**36)}
-"""glibc settings for every timed implementation alike: large temporaries are reused from the heap instead
-of being mapped afresh (and page-faulted) on every evaluation; the bench measures the effect."""
+DEFAULT_MALLOC = {"OOF_MALLOC": "default"}
+"""Opts out of the packages' own malloc setting (backend.keep_freed_memory): glibc's defaults, for the bench's
+allocator comparison. Every other session measures what a plain script gets."""
 
 
 def install_runtime(session, *extra):
@@ -58,7 +59,7 @@ def crosscheck(session):
 def timing_cpu(session):
     """Time NumPy and torch-cpu fits over the quick profile into your run (-- --profile paper: the paper's grid)."""
     install_runtime(session)
-    replication(session, "sweep", "--impl", "numpy", "--impl", "torch-cpu", *session.posargs, env=ALLOCATOR)
+    replication(session, "sweep", "--impl", "numpy", "--impl", "torch-cpu", *session.posargs)
 
 
 @nox.session(default=False)
@@ -68,14 +69,35 @@ def timing_cuda(session):
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; the CUDA sweep is not measured here.")
         return
-    replication(session, "sweep", "--impl", "torch-cuda", *session.posargs, env=ALLOCATOR)
+    replication(session, "sweep", "--impl", "torch-cuda", *session.posargs)
 
 
 @nox.session(default=False)
 def bench(session):
-    """Time one evaluation of each implementation against the 3-FFT floor, into your run (allocator settings on)."""
+    """Time one evaluation of each implementation against the 3-FFT floor, into your run; then the same with
+    glibc's default malloc settings (bench-default-allocator), for the allocator comparison."""
     install_runtime(session)
-    replication(session, "bench", *session.posargs, env=ALLOCATOR)
+    replication(session, "bench", *session.posargs)
+    replication(session, "bench", *session.posargs, env=DEFAULT_MALLOC)
+
+
+@nox.session(default=False)
+def peers(session):
+    """The JAX peer beside NumPy and torch: install jax (pinned), gate it against NumPy (its tests and
+    peers-check, which fail the session loudly), time its fits over the Cauchy sweep of your run and its value
+    and gradient in bench-peers, then re-render the report (its peers section)."""
+    parser = argparse.ArgumentParser(prog="nox -s peers --")
+    parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
+    args = parser.parse_args(session.posargs)
+    install_runtime(session, "pytest", "jax", "jaxlib")
+    session.run("python", "-m", "pytest", "-q", "tests/test_peers.py")
+    replication(session, "peers-check")
+    replication(session, "sweep", "--profile", args.profile, "--impl", "jax")
+    # one thread count, all cores: JAX's own thread pool is not limited by threadpoolctl
+    replication(session, "bench", "--peers", "--npix", "128", "256", "512", "1024", "--nzern", "5", "--threads",
+                str(min(2, os.cpu_count() or 1)))
+    replication(session, "figures")
+    replication(session, "report")
 
 
 @nox.session(default=False)
@@ -102,10 +124,9 @@ def replicate(session):
     args = parser.parse_args(session.posargs)
     install_runtime(session)
     replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
-    replication(session, "sweep", "--profile", args.profile, env=ALLOCATOR)
-    replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares", env=ALLOCATOR)
-    replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS),
-                env=ALLOCATOR)
+    replication(session, "sweep", "--profile", args.profile)
+    replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares")
+    replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS))
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
     replication(session, "figures")

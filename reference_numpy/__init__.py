@@ -1,5 +1,6 @@
 """NumPy reference implementation of the OOF phase-retrieval model (paper/MODEL.md), as in the paper."""
 
+from .backend import keep_freed_memory
 from .beams import beam_maps
 from .fit import fit, value_and_grad
 from .likelihood import negative_log_likelihood
@@ -9,3 +10,6 @@ from .zernike import zernike_basis
 
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
 __all__ += ["hessian", "standard_errors", "value_and_grad"]
+
+MALLOC_KEPT = keep_freed_memory()
+"""Whether importing the package set glibc to reuse freed memory (backend.keep_freed_memory)."""

@@ -10,21 +10,32 @@ from .setup import check_setup
 from .validation import check_params
 
 
-def place_on_grid(values, index, npix):
-    """Scatter (..., ndish) dish values into zero (..., npix, npix) grids (FFT order)."""
-    grid = np.zeros((*values.shape[:-1], npix * npix), dtype=values.dtype)
+def place_on_grid(values, index, box):
+    """Scatter (..., ndish) dish values into zero (..., rows, cols) boxes: the dish's block of the grid."""
+    grid = np.zeros((*values.shape[:-1], box[0] * box[1]), dtype=values.dtype)
     grid[..., index] = values
-    return grid.reshape((*values.shape[:-1], npix, npix))
+    return grid.reshape((*values.shape[:-1], *box))
 
 
-def far_field_power(field):
-    """Power |ifft2(field)|^2 over the last two axes, FFT order in and out.
+def far_field(field, npix):
+    """The beam ifft2 of a (..., rows, cols) field box in the corner of a zero npix x npix grid, in FFT order.
 
-    ifft2 has the default ("backward") normalisation, dividing by npix^2. The beam times its
-    conjugate avoids the square root of abs() and the slow strided passes of re^2 + im^2.
+    Equal to ifft2 of the zero-padded grid (default "backward" normalisation, dividing by npix^2), but the
+    column transforms run only over the box's columns (the rest are zero): about 45% of a full ifft2's time
+    at npix 512. The box's place on the grid only moves the beam by a phase ramp, which |beam|^2 ignores.
     """
-    beam = scipy.fft.ifft2(field)
-    return (beam * beam.conj()).real
+    return scipy.fft.ifft(scipy.fft.ifft(field, n=npix, axis=-2), n=npix, axis=-1)
+
+
+def beam_power(beam):
+    """Power |b|^2 of a complex beam, as re^2 + im^2: no square root as in abs(), and, unlike (b conj(b)).real,
+    a contiguous array, on which the objective's passes run about three times faster in torch."""
+    return beam.real**2 + beam.imag**2
+
+
+def far_field_power(field, npix):
+    """Power |far_field(field)|^2 (beam-power units), FFT order out."""
+    return beam_power(far_field(field, npix))
 
 
 def model_power(params, setup):
@@ -33,7 +44,7 @@ def model_power(params, setup):
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
     phase = aperture_phase(coeffs, setup.basis)
     field = aperture_field(amplitude, phase, setup.screens)
-    return far_field_power(place_on_grid(field, setup.index, setup.npix))
+    return far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
 
 
 def beam_maps(params, setup):

@@ -89,7 +89,11 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     return value, scipy.optimize.approx_fprime(params, function, FD_STEP, setup, data, gamma, objective)
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+MINIMIZERS = ("scipy",)
+"""Whose BFGS runs the fit: scipy's, on the host (the only one for NumPy arrays)."""
+
+
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
@@ -97,6 +101,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
+    check_choice("minimizer", minimizer, MINIMIZERS)
     progress = FitProgress()
     try:
         return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),

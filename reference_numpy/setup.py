@@ -5,7 +5,6 @@ import dataclasses
 import numpy as np
 
 from .aperture import aperture_grid, defocus_screens, dish_mask
-from .backend import to_fft_order
 from .constants import (
     DIFF,
     DZ,
@@ -26,20 +25,23 @@ from .zernike import zernike_basis, zernike_indices
 class Setup:
     """Precomputed constants of one OOF problem.
 
-    Arrays hold only the pixels on the dish, in the FFT order of the grid (ifftshifted), so that a
-    likelihood evaluation needs no shift: `index` places them into the flattened npix x npix grid.
+    Arrays hold only the pixels on the dish. `index` places them into the flattened `box`, the smallest
+    rows x cols block of the grid that holds the dish; the model puts that block in the grid's corner
+    (a circular shift of the centred dish, which leaves the power beams unchanged) so that the inverse
+    FFT need only transform the columns the dish occupies (see beams.far_field).
 
-    Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates,
-    dish radii); index (flat indices of the dish pixels); basis (Zernike terms 1..N-1 on the dish,
-    dimensionless, piston left out); screens (3 defocus phase screens, radians); sigma (illumination
-    width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz (metres),
-    wavelength (metres), focal_length (metres), radius (metres): the settings it was made with.
+    Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates, dish radii);
+    box (rows, cols of the block holding the dish); index (flat indices of the dish pixels in the box); basis
+    (Zernike terms 1..N-1 on the dish, dimensionless, piston left out); screens (3 defocus phase screens,
+    radians); sigma (illumination width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz
+    (metres), wavelength (metres), focal_length (metres), radius (metres): the settings it was made with.
     """
 
     npix: int
     nzern: int
     x: np.ndarray = dataclasses.field(repr=False)
     y: np.ndarray = dataclasses.field(repr=False)
+    box: tuple
     index: np.ndarray = dataclasses.field(repr=False)
     basis: np.ndarray = dataclasses.field(repr=False)
     screens: np.ndarray = dataclasses.field(repr=False)
@@ -58,6 +60,12 @@ class Setup:
         return self.basis.shape[0] + N_ILLUMINATION
 
 
+def dish_box(x, y):
+    """The coordinates x, y cut down to the smallest block of rows and columns that holds the dish."""
+    rows, cols = (np.flatnonzero(dish_mask(x, y).any(axis)) for axis in (1, 0))
+    return x[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1], y[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+
+
 def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
                radius=RADIUS, sigma=SIGMA):
     """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
@@ -66,16 +74,17 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
                 {"oversamp": oversamp, "dz": dz, "wavelength": wavelength, "focal_length": focal_length,
                  "radius": radius, "sigma": sigma}.items()}
     check_grid_holds_dish(settings["oversamp"])
-    x, y = (to_fft_order(a) for a in aperture_grid(npix, settings["oversamp"]))
-    index = np.flatnonzero(dish_mask(x, y).reshape(-1))
-    x, y = x.reshape(-1)[index], y.reshape(-1)[index]
+    x, y = aperture_grid(npix, settings["oversamp"])
     nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION
-    check_coverage(f"npix={npix} with oversamp={oversamp}", len(index), nparams)
+    check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
+    x, y = dish_box(x, y)
+    box, index = tuple(x.shape), np.flatnonzero(dish_mask(x, y).reshape(-1))
+    x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((np.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"])
-    return Setup(npix=npix, nzern=nzern, x=x, y=y, index=index, basis=basis, screens=screens, rho=RHO,
+    return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,
                  diff=DIFF, **settings)
 
 

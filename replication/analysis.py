@@ -9,6 +9,7 @@ import numpy as np
 
 from replication import runs
 from replication.data import covariance_scale, ended_at_optimum
+from replication.implementations import MINIMIZER_LABELS
 from replication.results import read_records
 from replication.sweep import read_points, sweep_folder_name
 
@@ -22,10 +23,12 @@ C4_MIN_NPIX, C4_MIN_ORDERS = 128, 3
 
 
 def label(record):
-    """The series a point belongs to: implementation, with the precision when it is not float64 and the
-    gradient when it is not the implementation's own (the paper's)."""
+    """The series a point belongs to: implementation, with the precision when it is not float64, the gradient
+    when it is not the implementation's own (the paper's) and the minimizer when it is not scipy's."""
     name = record["impl"] if record["dtype"] == "float64" else f"{record['impl']} ({record['dtype']})"
-    return name + (f" [{record['gradient']}]" if record.get("gradient") else "")
+    name += f" [{record['gradient']}]" if record.get("gradient") else ""
+    minimizer = record.get("minimizer") or "scipy"
+    return name + (f" [{MINIMIZER_LABELS[minimizer]}]" if minimizer != "scipy" else "")
 
 
 def load_sweep(folder):
@@ -37,7 +40,9 @@ def load_sweep(folder):
     return series, environments
 
 
-SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)")
+SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)",
+                "torch-cpu [on-device BFGS]", "torch-cuda [on-device BFGS]", "torch-cuda (float32) [on-device BFGS]",
+                "jax")
 """The series in the order the tables and legends show them: the NumPy reference first, then torch."""
 
 
@@ -63,6 +68,8 @@ class Run:
     bench: dict
     bench_default: dict
     bench_compile: dict
+    bench_peers: dict
+    peers_check: dict
 
     @property
     def machine(self):
@@ -111,7 +118,9 @@ def load_run(folder, own):
                crosscheck=load_json(folder / "crosscheck" / "crosscheck.json"),
                bench=load_json(folder / "bench" / "bench.json"),
                bench_default=load_json(folder / "bench-default-allocator" / "bench.json"),
-               bench_compile=load_json(folder / "bench-compile" / "bench.json"))
+               bench_compile=load_json(folder / "bench-compile" / "bench.json"),
+               bench_peers=load_json(folder / "bench-peers" / "bench.json"),
+               peers_check=load_json(folder / "peers" / "check.json"))
 
 
 def seconds(record):
@@ -303,3 +312,89 @@ def decomposition(series):
                 ("finite differences", "numpy", "torch-cpu [finite-differences]"),
                 ("exact (adjoint)", "numpy [analytic]", "torch-cpu [analytic]"),
                 ("paper's (NumPy differences, torch autograd)", "numpy", "torch-cpu"))}}
+
+
+PEERS = (("numpy", "NumPy, finite differences, scipy BFGS"),
+         ("torch-cpu", "torch autograd, scipy BFGS"),
+         ("torch-cpu [analytic]", "torch exact adjoint, scipy BFGS"),
+         ("torch-cpu [on-device BFGS]", "torch autograd, on-device BFGS"),
+         ("jax", "JAX autograd (jit), scipy BFGS"),
+         ("torch-cuda", "torch-cuda autograd, scipy BFGS"),
+         ("torch-cuda [on-device BFGS]", "torch-cuda autograd, on-device BFGS"))
+"""The ways to fit the peers section compares: (series, what it is)."""
+PEER_SERIES = ("jax", "torch-cpu [on-device BFGS]", "torch-cuda [on-device BFGS]")
+"""The series that make a run's peers table: the JAX peer or an on-device BFGS."""
+PEER_MIN_NPIX = 128
+PEER_TARGETS = (("torch-cpu", "jax", 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+                 "torch autograd (scipy BFGS) within 1.5x of JAX's time-to-solution"),
+                ("torch-cpu [analytic]", "jax", 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+                 "torch exact adjoint (scipy BFGS) within 1.5x of JAX's time-to-solution"),
+                ("torch-cuda", "torch-cuda [on-device BFGS]", 1 / 3, ((256, None), (512, None)),
+                 "on-device BFGS at least 3x faster than scipy BFGS on torch-cuda"),
+                ("torch-cuda", "torch-cpu", 1 / 5, ((256, None),),
+                 "torch-cpu / torch-cuda at least 5x"))
+"""(series a, series b, limit of time(a) / time(b), points ((npix, nzern); None: every order), target)."""
+
+
+def per_evaluation_s(record):
+    """Fit seconds per objective evaluation (per value-and-gradient call where the gradient comes with it)."""
+    return record["fit_s"]["median"] / record["outcome"]["nfev"]
+
+
+def peers(series):
+    """The peers table: per point with npix >= PEER_MIN_NPIX measured in at least two ways, each way's time to
+    solution, its ratio to the fastest, its evaluations and their cost; plus the peer targets."""
+    if not any(name in series for name in PEER_SERIES):
+        return {"names": [], "rows": [], "targets": [], "readings": []}
+    present = [(name, what) for name, what in PEERS if name in series]
+    keys = sorted({key for name, _ in present for key, record in series[name].items()
+                   if key[0] >= PEER_MIN_NPIX and not record["estimated"]})
+    rows = []
+    for key in keys:
+        cells = {name: series[name][key] for name, _ in present
+                 if key in series[name] and not series[name][key]["estimated"]}
+        if len(cells) < 2:
+            continue
+        fastest = min(cells, key=lambda name: seconds(cells[name]))
+        rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
+            name: {"s": seconds(record), "ratio": seconds(record) / seconds(cells[fastest]),
+                   "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
+                   "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
+    return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
+            "rows": rows, "targets": peer_targets(series), "readings": peer_readings(rows)}
+
+
+def peer_targets(series):
+    """Each peer target with its measured ratios (time(a) / time(b)) and whether they meet it."""
+    targets = []
+    for slow, fast, limit, points, text in PEER_TARGETS:
+        ratios = speedups(series, slow, fast)
+        chosen = {key: value for key, value in ratios.items()
+                  if any(key[0] == npix and nzern in (None, key[1]) for npix, nzern in points)}
+        targets.append({"target": text, "pair": f"{slow} / {fast}", "ratios": chosen,
+                        "met": all(value <= limit for value in chosen.values()) if chosen else None,
+                        "inverted": limit < 1})
+    return targets
+
+
+def peer_readings(rows):
+    """One sentence per point, from the numbers: who was fastest, and why torch autograd and JAX differ
+    (evaluations made against the cost of each)."""
+    readings = []
+    for row in rows:
+        cells, fastest = row["cells"], row["fastest"]
+        if not any(name in cells for name in PEER_SERIES):
+            continue
+        text = f"npix {row['npix']}, n = {row['nzern']}: fastest {fastest} ({cells[fastest]['s']:.3g} s)"
+        if "torch-cpu" in cells and "jax" in cells:
+            torch_cell, jax_cell = cells["torch-cpu"], cells["jax"]
+            text += (f"; torch autograd took {torch_cell['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
+                     f"{torch_cell['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
+                     f"{torch_cell['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
+        if "torch-cpu [on-device BFGS]" in cells and "torch-cpu" in cells:
+            device, host = cells["torch-cpu [on-device BFGS]"], cells["torch-cpu"]
+            text += (f"; on-device BFGS took {device['nit']} iterations ({device['nfev']} evaluations) to scipy's "
+                     f"{host['nit']} ({host['nfev']}), each evaluation costing "
+                     f"{device['eval_ms'] / host['eval_ms']:.2f}x scipy's")
+        readings.append(text + ".")
+    return readings

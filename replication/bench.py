@@ -27,6 +27,15 @@ TORCH_AUTOGRAD = TORCH_FIT.GRADIENTS["autograd"][0]
 """torch's value-and-gradient by autograd, as a fit calls it."""
 NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
                                   for package in ("reference_numpy", "torch_impl"))
+NUMPY_BEAMS, TORCH_BEAMS = (importlib.import_module(f"{package}.beams")
+                            for package in ("reference_numpy", "torch_impl"))
+ADJOINT_STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
+                 "far-field adjoint (pruned fft2)", "dish adjoint")
+"""The steps of value_and_gradient, in order, as the bench's profile names them."""
+OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
+"""Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
+FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
+"""The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
 FD_STEP = float(np.sqrt(np.finfo(float).eps))
 """scipy's relative step for the two-point differences BFGS takes when given no gradient."""
 
@@ -42,6 +51,60 @@ def median_seconds(function, repeats):
     return statistics.median(times)
 
 
+def adjoint_walk(gradient, beams, params, setup, data, gamma, objective):
+    """One value_and_gradient, step by step as gradient.value_and_gradient composes them: {step: seconds}."""
+    clock = [time.perf_counter()]
+    amplitude, phasor, field = gradient.dish_field(params, setup)
+    clock.append(time.perf_counter())
+    beam = beams.far_field(beams.place_on_grid(field, setup.index, setup.box), setup.npix)
+    clock.append(time.perf_counter())
+    power = beams.beam_power(beam)
+    clock.append(time.perf_counter())
+    _, power_weights = gradient.objective_and_power_adjoint(power, data, gamma, objective)
+    clock.append(time.perf_counter())
+    grad_box = gradient.far_field_adjoint(power_weights, beam, setup.box)
+    clock.append(time.perf_counter())
+    gradient.dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
+    clock.append(time.perf_counter())
+    return dict(zip(ADJOINT_STEPS, np.diff(clock), strict=True))
+
+
+def autograd_walk(params, setup, data, gamma, objective):
+    """One torch autograd value-and-gradient, split into the forward pass and backward(): {part: seconds}."""
+    start = time.perf_counter()
+    params = torch.as_tensor(params).requires_grad_()
+    nll = TORCH_LIKELIHOOD.prepared_nll(params, setup, data, gamma, objective)
+    forward = time.perf_counter()
+    nll.backward()
+    return {"forward (records the graph)": forward - start, "backward()": time.perf_counter() - forward}
+
+
+def step_profile(walks, repeats):
+    """Median milliseconds of each step of each walk, {walk: {step: ms}}, walks interleaved round by round."""
+    for walk in walks.values():
+        walk()
+    rounds = {name: [] for name in walks}
+    for _ in range(repeats):
+        for name, walk in walks.items():
+            rounds[name].append(walk())
+    return {name: {step: 1e3 * statistics.median(r[step] for r in laps) for step in laps[0]}
+            for name, laps in rounds.items()}
+
+
+def profiles(npix, nzern, repeats, objective="cauchy"):
+    """Where one value-and-gradient spends its time: the adjoint's steps in both trees, autograd's two passes."""
+    truth, data = data_for(npix, nzern)
+    setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
+    data_np, data_t = NUMPY_FIT.to_fft_order(data), TORCH_FIT.to_fft_order(torch.as_tensor(data))
+    truth_t = torch.as_tensor(truth)
+    return step_profile({
+        "numpy analytic": lambda: adjoint_walk(NUMPY_GRADIENT, NUMPY_BEAMS, truth, setup_np, data_np, GAMMA,
+                                               objective),
+        "torch analytic": lambda: adjoint_walk(TORCH_GRADIENT, TORCH_BEAMS, truth_t, setup_t, data_t, GAMMA,
+                                               objective),
+        "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, objective)}, repeats)
+
+
 def compiled_value_and_grad(setup, data, gamma):
     """torch.compile of the likelihood, differentiated by autograd: a callable of the parameters."""
     compiled = torch.compile(TORCH_LIKELIHOOD.prepared_nll)
@@ -55,7 +118,22 @@ def compiled_value_and_grad(setup, data, gamma):
     return value_and_grad
 
 
-def timed_steps(npix, nzern, compile_torch=False, objective="cauchy"):
+def jax_steps(truth, data_np, setup_np, objective):
+    """The JAX peer's value and gradient (jitted) and its own 3-FFT floor, on the same data."""
+    import jax
+    import jax.numpy as jnp
+
+    from replication import jax_peer
+
+    setup = jax_peer.make_setup(setup_np.npix, setup_np.nzern)
+    function = jax_peer.bound(jax_peer.jitted_value_and_grad, setup, jnp.asarray(data_np), GAMMA, objective)
+    field = jnp.zeros((3, setup.npix, setup.npix), dtype=jnp.complex128).at[..., 0, 0].set(1.0)
+    floor = jax.jit(jnp.fft.ifft2)
+    return {"floor_jax": lambda: floor(field).block_until_ready(),
+            "jax_value_and_grad": lambda: jax_peer.autograd_objective(truth, function)}
+
+
+def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=False):
     """The timed callables of one point, {name: function}, all on the same data and objective."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
@@ -82,16 +160,20 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy"):
                                                                                    objective),
         "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FD_STEP,
                                                               setup_np, data_np, GAMMA, objective),
+        "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FD_STEP,
+                                                              setup_t, data_t, GAMMA, objective),
     }
     if compile_torch:
         compiled = compiled_value_and_grad(setup_t, data_t, GAMMA)
         steps["torch_compiled_value_and_grad"] = lambda: compiled(truth)
+    if peers:
+        steps |= jax_steps(truth, data_np, setup_np, objective)
     return steps, truth.size
 
 
-def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="cauchy"):
+def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="cauchy", peers=False):
     """One row: milliseconds of every step, interleaved round by round, and multiples of the floor."""
-    steps, nparams = timed_steps(npix, nzern, compile_torch, objective)
+    steps, nparams = timed_steps(npix, nzern, compile_torch, objective, peers)
     rounds = {name: [] for name in steps}
     warm_up_s = {}
     for name, function in steps.items():
@@ -100,29 +182,32 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
         warm_up_s[name] = time.perf_counter() - start
     for _ in range(repeats):
         for name, function in steps.items():
-            if name == "numpy_fd_grad" and len(rounds[name]) >= max(1, repeats // 3):
+            if name in FD_STEPS and len(rounds[name]) >= max(1, repeats // 3):
                 continue  # P + 1 evaluations: fewer repeats keep the bench short
             start = time.perf_counter()
             function()
             rounds[name].append(time.perf_counter() - start)
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
+    own_floor = {name: ms[OWN_FLOOR.get(name.split("_")[0], "floor_torch")] for name in ms}
     return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective, "ms": ms,
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
+            "x_own_floor": {name: value / own_floor[name] for name, value in ms.items()},
+            "profile_ms": profiles(npix, nzern, repeats, objective),
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 
 
 def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False,
-              objective="cauchy"):
+              objective="cauchy", peers=False):
     """Run the bench for every (threads, npix, nzern), writing bench.json (atomically) after each row.
 
     An unfinished bench.json of the same settings is resumed: its finished rows are kept, not redone.
     """
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
-                "compile": compile_torch, "objective": objective}
+                "compile": compile_torch, "objective": objective, "peers": peers}
     previous = json.loads(path.read_text()) if path.is_file() else None
     if previous and previous.get("settings") not in (None, settings):
         raise ValueError(f"{path}: this run's bench used {previous['settings']}; use --new-run for other settings")
@@ -137,7 +222,7 @@ def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, q
                 for order in nzern:
                     if (count, size, order) in done:
                         continue
-                    row = bench_point(size, order, count, repeats, compile_torch, objective)
+                    row = bench_point(size, order, count, repeats, compile_torch, objective, peers)
                     content["rows"].append(row)
                     write_json(path, content)
                     if not quiet:

@@ -9,7 +9,7 @@ import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES
 from replication import runs
-from replication.implementations import GRADIENT_NAMES
+from replication.implementations import GRADIENT_NAMES, NAMES
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.sweep import PROFILES, describe_profiles
 
@@ -97,8 +97,9 @@ def build_parser():
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
                                 description=RUN_HELP + " Profiles: " + describe_profiles())
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
-    sweep.add_argument("--impl", action="append", choices=["numpy", "torch-cpu", "torch-cuda"], default=None,
-                       help="implementation to time, repeatable (default: all; torch-cuda only where CUDA exists)")
+    sweep.add_argument("--impl", action="append", choices=list(NAMES), default=None,
+                       help="implementation to time, repeatable (default: all available; torch-cuda only where CUDA "
+                            "exists, jax only where jax is installed: nox -s peers)")
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
     sweep.add_argument("--threads", type=threads, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
@@ -123,6 +124,14 @@ def build_parser():
     add_run_options(bench, "bench")
     bench.add_argument("--compile", action="store_true",
                        help="also time torch.compile of the likelihood with autograd (compiles once per point)")
+    bench.add_argument("--peers", action="store_true",
+                       help="also time the JAX peer's value and gradient and its own FFT floor, into <run>/bench-peers "
+                            "(needs jax: nox -s peers)")
+
+    peers = commands.add_parser("peers-check", help="the JAX peer against NumPy (objective 1e-12, gradient 1e-10) "
+                                                    "before it is timed; exit status 1 where it disagrees",
+                                description=RUN_HELP)
+    add_run_options(peers, "peers")
 
     figures = commands.add_parser("figures", help="draw the figures of your runs beside the reference runs")
     add_report_options(figures, "figures")
@@ -218,17 +227,30 @@ def run_sweep_command(args):
     return 0
 
 
+def bench_folder_name(compile_torch, peers=False):
+    """The bench's folder in a run: bench, or bench-compile (--compile), bench-peers (--peers), or
+    bench-default-allocator where OOF_MALLOC=default left glibc's malloc settings alone (the report's allocator
+    comparison)."""
+    from reference_numpy.backend import MALLOC_VARIABLE
+
+    if compile_torch or peers:
+        return "bench-compile" if compile_torch else "bench-peers"
+    return "bench-default-allocator" if os.environ.get(MALLOC_VARIABLE) == "default" else "bench"
+
+
 def run_bench_command(args):
     from replication.analysis import load_json
     from replication.bench import run_bench
 
-    results, lock = writer_folder(args, "bench")
+    if args.peers:
+        require_jax("--peers: ")
+    results, lock = writer_folder(args, bench_folder_name(args.compile, args.peers))
     with runs.exclusive(lock):
         previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
         if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
         run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile,
-                  objective=args.objective)
+                  objective=args.objective, peers=args.peers)
     print(f"wrote {results / 'bench.json'}")
     return 0
 
@@ -279,6 +301,26 @@ def run_report_command(args):
     return render_command(own, args.reference, output, figures, check=args.check)
 
 
+def require_jax(prefix=""):
+    """jax must be installed for the peer: say how to get it (nox -s peers installs the pinned version)."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        raise ValueError(f"{prefix}the JAX peer needs jax, which is not installed here; `nox -s peers` installs the "
+                         "pinned version and runs the peers")
+
+
+def run_peers_check_command(args):
+    from replication.peers import run_peers_check
+
+    require_jax()
+    results, lock = writer_folder(args, "peers")
+    with runs.exclusive(lock):
+        content = run_peers_check(results)
+    print(f"wrote {results / 'check.json'}")
+    return 0 if content["passed"] else 1
+
+
 def run_contribute_command(args):
     run = args.run if args.run is not None else runs.latest_run()
     if run is None:
@@ -292,7 +334,7 @@ def run_contribute_command(args):
 
 COMMANDS = {"simulate": "run_simulate", "crosscheck": "run_crosscheck_command", "sweep": "run_sweep_command",
             "bench": "run_bench_command", "figures": "run_figures_command", "report": "run_report_command",
-            "contribute": "run_contribute_command"}
+            "contribute": "run_contribute_command", "peers-check": "run_peers_check_command"}
 
 
 def main(argv=None):

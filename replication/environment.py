@@ -2,6 +2,8 @@
 
 import contextlib
 import datetime
+import importlib.metadata
+import importlib.util
 import os
 import platform
 import subprocess
@@ -13,9 +15,11 @@ import scipy.fft
 import threadpoolctl
 import torch
 
+import reference_numpy
+import torch_impl
 from replication.paths import ROOT
 
-ALLOCATOR_VARIABLES = ("MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD", "OPENBLAS_CORETYPE")
+ALLOCATOR_VARIABLES = ("OOF_MALLOC", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD", "OPENBLAS_CORETYPE")
 """Environment variables that change the speed of every implementation; recorded as found."""
 
 
@@ -80,11 +84,14 @@ def environment_record(threads):
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "torch": torch.__version__,
+        "pytorch_minimize": importlib.metadata.version("pytorch-minimize"),
+        "jax": importlib.metadata.version("jax") if importlib.util.find_spec("jax") else None,
         "threads": threads,
         "torch_threads": torch.get_num_threads(),
         "scipy_fft_workers": scipy.fft.get_workers(),
         "blas": [{key: info.get(key) for key in ("internal_api", "num_threads", "version", "architecture")}
                  for info in threadpoolctl.threadpool_info()],
         "allocator_env": {name: os.environ.get(name) for name in ALLOCATOR_VARIABLES},
+        "malloc_kept": reference_numpy.MALLOC_KEPT and torch_impl.MALLOC_KEPT,
         "git_commit": git_commit(),
     }

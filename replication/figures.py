@@ -18,7 +18,9 @@ STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": Tr
 SERIES_COLOURS = {"numpy": "tab:blue", "torch-cpu": "tab:orange", "torch-cpu (float32)": "goldenrod",
                   "torch-cuda": "tab:green", "torch-cuda (float32)": "yellowgreen", "numpy [analytic]": "tab:cyan",
                   "torch-cpu [analytic]": "tab:red", "torch-cpu [finite-differences]": "tab:pink",
-                  "torch-cuda [analytic]": "darkgreen", "torch-cuda [finite-differences]": "olive"}
+                  "torch-cuda [analytic]": "darkgreen", "torch-cuda [finite-differences]": "olive",
+                  "torch-cpu [on-device BFGS]": "tab:brown", "torch-cuda [on-device BFGS]": "darkslategrey",
+                  "torch-cuda (float32) [on-device BFGS]": "cadetblue", "jax": "tab:purple"}
 """Colour of each implementation, the same in every run."""
 RATIO_COLOURS = {("numpy", "torch-cpu"): "tab:orange", ("numpy", "torch-cuda"): "tab:green",
                  ("torch-cpu", "torch-cuda"): "tab:purple"}

@@ -2,6 +2,7 @@
 
 import dataclasses
 import importlib
+import importlib.util
 
 import torch
 
@@ -15,18 +16,27 @@ GRADIENT_NAMES = ("finite-differences", "analytic", "autograd")
 """The gradients a fit can use: scipy's differences, the hand-written adjoint, autograd (torch only)."""
 
 
+MINIMIZER_LABELS = {"torchmin": "on-device BFGS"}
+"""How a series names a minimizer other than scipy's BFGS."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Implementation:
-    """One implementation in one precision, with one gradient: a package, a device, a dtype name, and a
-    gradient name ("": the package's own, the paper's: finite differences in NumPy, autograd in torch)."""
+    """One implementation in one precision, with one gradient and one minimizer: a package (NumPy, torch, or
+    the JAX peer), a device, a dtype name, a gradient name ("": the package's own, the paper's: finite
+    differences in NumPy, autograd in torch and JAX) and a minimizer ("scipy", or "torchmin": pytorch-minimize's
+    BFGS, on the device)."""
 
     name: str
     dtype: str = "float64"
     gradient: str = ""
+    minimizer: str = "scipy"
 
     @property
     def fit_module(self):
-        """The package's fit module (the package re-exports a function named fit)."""
+        """The package's fit module (the package re-exports a function named fit); the JAX peer is one module."""
+        if self.name == "jax":
+            return self.package
         return importlib.import_module(f"{self.package.__name__}.fit")
 
     @property
@@ -36,24 +46,29 @@ class Implementation:
 
     @property
     def package(self):
+        if self.name == "jax":
+            return importlib.import_module("replication.jax_peer")
         return reference_numpy if self.name == "numpy" else torch_impl
 
     @property
     def device(self):
-        return {"numpy": "cpu", "torch-cpu": "cpu", "torch-cuda": "cuda"}[self.name]
+        return {"numpy": "cpu", "torch-cpu": "cpu", "torch-cuda": "cuda", "jax": "cpu"}[self.name]
 
     @property
     def label(self):
         name = self.name if self.dtype == "float64" else f"{self.name} ({self.dtype})"
-        return name + (f" [{self.gradient}]" if self.gradient else "")
+        name += f" [{self.gradient}]" if self.gradient else ""
+        return name + (f" [{MINIMIZER_LABELS[self.minimizer]}]" if self.minimizer != "scipy" else "")
 
     def available(self):
-        """Whether this machine can run it (torch-cuda needs a CUDA device)."""
+        """Whether this machine can run it (torch-cuda needs a CUDA device, the JAX peer an installed jax)."""
+        if self.name == "jax":
+            return importlib.util.find_spec("jax") is not None
         return self.name != "torch-cuda" or torch.cuda.is_available()
 
     def make_setup(self, npix, nzern):
-        if self.name == "numpy":
-            return reference_numpy.make_setup(npix, nzern)
+        if self.name in ("numpy", "jax"):
+            return self.package.make_setup(npix, nzern)
         return torch_impl.make_setup(npix, nzern, device=self.device, dtype=DTYPES[self.dtype])
 
     def synchronize(self):
@@ -66,17 +81,22 @@ ALL = (
     Implementation("numpy"),
     Implementation("torch-cpu"),
     Implementation("torch-cpu", "float32"),
+    Implementation("torch-cpu", minimizer="torchmin"),
     Implementation("torch-cuda"),
     Implementation("torch-cuda", "float32"),
+    Implementation("torch-cuda", minimizer="torchmin"),
+    Implementation("torch-cuda", "float32", minimizer="torchmin"),
+    Implementation("jax"),
 )
-"""Every implementation the sweep knows, the NumPy reference first."""
+"""Every implementation the sweep knows, the NumPy reference first; the JAX peer where jax is installed."""
+NAMES = ("numpy", "torch-cpu", "torch-cuda", "jax")
 
 
 def select(names):
     """The implementations whose name is in names (all of them for None)."""
     unknown = set(names or ()) - {impl.name for impl in ALL}
     if unknown:
-        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use numpy, torch-cpu or torch-cuda")
+        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(NAMES)}")
     return [impl for impl in ALL if names is None or impl.name in names]
 
 
@@ -90,6 +110,6 @@ def with_gradients(impls, gradients):
         for gradient in gradients:
             if gradient == impl.gradient_name:
                 chosen.append(impl)
-            elif gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64":
+            elif gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64" and impl.minimizer == "scipy":
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen

@@ -175,7 +175,7 @@ def reference_runs(base=None):
 
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "crosscheck/crosscheck.json", "crosscheck/example.npz",
-                "bench*/bench.json", "gpu.txt", "log.txt")
+                "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 

@@ -96,8 +96,9 @@ def read_points(path, repair=False):
 
 
 def point_key(record):
-    """What identifies a point: implementation, precision, gradient variant, grid size and Zernike order."""
-    return record["impl"], record["dtype"], record.get("gradient") or "", record["npix"], record["nzern"]
+    """What identifies a point: implementation, precision, gradient variant, minimizer, grid size and order."""
+    return (record["impl"], record["dtype"], record.get("gradient") or "", record.get("minimizer") or "scipy",
+            record["npix"], record["nzern"])
 
 
 def evaluations_per_fit(impl, nparams, reference):
@@ -113,7 +114,8 @@ def reference_fit(records, npix, nzern):
     """A measured float64 torch fit of the point, the basis of predictions."""
     for record in records:
         if (record["npix"], record["nzern"], record["dtype"]) == (npix, nzern, "float64") and \
-                record["impl"].startswith("torch") and not record["estimated"] and not record.get("gradient"):
+                record["impl"].startswith("torch") and not record["estimated"] and not record.get("gradient") and \
+                (record.get("minimizer") or "scipy") == "scipy":
             return record
     return None
 
@@ -125,7 +127,8 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
     reference = reference_fit(records, npix, nzern)
     evaluations = evaluations_per_fit(impl, truth.size, reference)
     predicted_s = eval_s * evaluations
-    record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "npix": npix, "nzern": nzern,
+    record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
+              "npix": npix, "nzern": nzern,
               "nparams": int(truth.size),
               "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective,
               "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
@@ -144,7 +147,7 @@ def plan(profile, impls, done, objective="cauchy"):
     ordered = sorted(impls, key=lambda impl: impl.name == "numpy")
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (npix, nzern) in profile.points(impl, objective)
-            and (impl.name, impl.dtype, impl.gradient, npix, nzern) not in done]
+            and (impl.name, impl.dtype, impl.gradient, impl.minimizer, npix, nzern) not in done]
 
 
 def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy",

@@ -43,3 +43,41 @@ def test_torch_recovers_coma_and_astigmatism_from_zero():
     errors = standard_errors(result, setup_np, data)
     np.testing.assert_array_less(np.abs(result.x - truth) / errors, 3.0)
     assert np.max(np.abs(start - truth) / errors) > 4  # the start lay well outside the 3-sigma region
+
+
+@pytest.mark.parametrize(("npix", "nzern"), [(32, 2), (64, 4)])
+def test_on_device_bfgs_reaches_the_scipy_solution_within_a_tenth_of_a_standard_error(npix, nzern):
+    """pytorch-minimize's BFGS (the minimisation stays on the setup's device) against scipy's, same data."""
+    setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
+    truth = true_params(setup_np.nparams)
+    data = simulate_observation(setup_np, truth, seed=13)
+    on_device = torch_impl.fit(setup_t, data, truth, minimizer="torchmin")
+    on_host = torch_impl.fit(setup_t, data, truth)
+    assert isinstance(on_device, scipy.optimize.OptimizeResult)
+    assert on_device.x.dtype == np.float64
+    assert on_device.hess_inv.shape == (truth.size, truth.size)
+    assert on_device.nfev > 0
+    assert on_device.fun < reference_numpy.negative_log_likelihood(truth, setup_np, data)
+    errors = standard_errors(on_host, setup_np, data)
+    np.testing.assert_array_less(np.abs(on_device.x - on_host.x) / errors, 0.1)
+
+
+def test_on_device_bfgs_stops_at_a_non_finite_objective_and_says_so():
+    setup = torch_impl.make_setup(16, 2)
+    data = np.full((3, 16, 16), 1e-6)
+    data[0, 3, 3] = 1e160  # the squared residual overflows
+    result = torch_impl.fit(setup, data, true_params(setup.nparams), minimizer="torchmin")
+    assert result.success is False
+    assert "loss" in result.message.lower() or "finite" in result.message.lower()
+
+
+def test_minimizer_is_checked_in_both_packages():
+    setup_np, setup_t = reference_numpy.make_setup(16, 2), torch_impl.make_setup(16, 2)
+    data = simulate_observation(setup_np, true_params(setup_np.nparams), seed=1)
+    p0 = true_params(setup_np.nparams)
+    with pytest.raises(ValueError, match="minimizer must be one of 'scipy', got 'torchmin'"):
+        reference_numpy.fit(setup_np, data, p0, minimizer="torchmin")
+    with pytest.raises(ValueError, match="minimizer must be one of 'scipy', 'torchmin', got 'adam'"):
+        torch_impl.fit(setup_t, data, p0, minimizer="adam")
+    with pytest.raises(ValueError, match="differentiates by autograd; gradient='analytic'"):
+        torch_impl.fit(setup_t, data, p0, minimizer="torchmin", gradient="analytic")

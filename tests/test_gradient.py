@@ -8,9 +8,9 @@ import reference_numpy
 import torch_impl
 from replication.data import simulate_observation
 from tests.conftest import random_params
+from torch_impl.backend import to_fft_order
 from torch_impl.beams import model_power
 from torch_impl.likelihood import cauchy_nll
-from torch_impl.setup import to_fft_order
 
 
 @pytest.mark.parametrize(("npix", "nzern"), [(16, 2), (33, 4)])

@@ -15,7 +15,7 @@ from replication.implementations import Implementation, select
 from replication.paths import ROOT
 from replication.results import append_record, read_records
 
-SMOKE_POINTS = 2 * 2 * 3  # npix x nzern x (numpy, torch-cpu float64, torch-cpu float32)
+SMOKE_POINTS = 2 * 2 * 4  # npix x nzern x (numpy, torch-cpu float64 and float32, torch-cpu on-device BFGS)
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
 
 
@@ -129,7 +129,7 @@ def test_points_over_budget_are_estimated_and_never_reported_as_measured(tmp_pat
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
     sweep.run_sweep("tiny", tmp_path, ["numpy", "torch-cpu"], threads=1, quiet=True)
     records = read_records(tmp_path / "points.jsonl")
-    assert len(records) == 3
+    assert len(records) == 4  # numpy, torch-cpu in float64 and float32, torch-cpu with on-device BFGS
     assert all(r["estimated"] and r["outcome"] is None and r["fit_s"]["median"] > 0 for r in records)
     series, _ = analysis.load_sweep(tmp_path)
     assert analysis.speedups(series, "numpy", "torch-cpu") == {}

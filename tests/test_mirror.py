@@ -10,8 +10,8 @@ from replication.mirror import mirror_counts, mirror_table
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NUMPY_TREE, TORCH_TREE = ROOT / "reference_numpy", ROOT / "torch_impl"
 TORCH_ONLY = set()
-"""Public functions only the torch side has: none (the autograd bridge, gradient="autograd", is private to
-torch_impl/fit.py, as device handling is to backend.py)."""
+"""Public functions only the torch side has: none (the autograd bridge, gradient="autograd", and the on-device
+BFGS, minimizer="torchmin", are private to torch_impl/fit.py, as device handling is to backend.py)."""
 TORCH_EXTRA_PARAMETERS = {"device", "dtype"}
 """Parameters only the torch side takes."""
 NUMPY_IN_TORCH_TREE = {

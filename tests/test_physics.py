@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from reference_numpy.aperture import aperture_grid, dish_mask, illumination
+from reference_numpy.zernike import zernike_basis
 from replication.data import true_params
 from tests.conftest import to_numpy
 
@@ -65,3 +66,25 @@ def test_dish_covers_its_share_of_the_grid():
     x, y = aperture_grid(512, 2.0)
     share = dish_mask(x, y).mean()
     assert share == pytest.approx(np.pi / 64, rel=0.01)  # dish radius 1 of a grid 8 radii wide
+
+
+@pytest.mark.parametrize("npix", [16, 31, 64])
+def test_pruned_far_field_equals_the_centred_definition(package, npix, rng):
+    """beam_maps transforms only the dish's block, placed in the grid's corner; its power must equal the
+    definition written out here on the whole centred grid: fftshift(|ifft2(ifftshift(field))|^2)."""
+    setup = package.make_setup(npix, 3)
+    params = rng.normal(0, 0.4, setup.nparams)
+    params[-3:] = [0.1, -0.2, 1.3]
+    x, y = aperture_grid(npix, setup.oversamp)
+    on_dish = dish_mask(x, y)
+    phase = np.zeros_like(x)
+    phase[on_dish] = params[:-3] @ zernike_basis(3, x[on_dish], y[on_dish])[1:]
+    amplitude = illumination(x, y, *params[-3:], setup.sigma, setup.rho, setup.diff) * on_dish
+    a = np.hypot(x, y) * setup.radius / (2 * setup.focal_length)
+    path = (1 - a**2) / (1 + a**2)
+    expected = []
+    for offset in (0.0, -1.0, 1.0):  # in focus, then feed at -dz and +dz
+        field = amplitude * np.exp(1j * (phase + 2 * np.pi * path * offset * setup.dz / setup.wavelength))
+        expected.append(np.fft.fftshift(np.abs(np.fft.ifft2(np.fft.ifftshift(field))) ** 2))
+    beams = to_numpy(package.beam_maps(params, setup))
+    np.testing.assert_allclose(beams, np.array(expected), rtol=0, atol=1e-12 * np.max(expected))

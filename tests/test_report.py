@@ -113,7 +113,7 @@ def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monk
     sweep.run_sweep("tiny", run / "sweep-tiny", ["numpy", "torch-cpu"], threads=1, quiet=True)
     text = render([run], no_references, output=run, figures=run / "figures")
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count("(est.)") == 3
+    assert row.count("(est.)") == 4
 
 
 def test_committed_report_is_exactly_what_the_reference_runs_render():
@@ -153,7 +153,8 @@ def variants_run(tmp_path_factory):
 def test_gradient_variants_are_series_of_their_own(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
     assert set(run.series) == {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [analytic]",
-                               "torch-cpu [finite-differences]", "torch-cpu (float32)"}  # variants in float64 only
+                               "torch-cpu [finite-differences]", "torch-cpu (float32)",
+                               "torch-cpu [on-device BFGS]"}  # variants in float64, with scipy's BFGS only
     nfev = {name: points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
     assert nfev["numpy [analytic]"] < nfev["numpy"]
     assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]

@@ -1,12 +1,17 @@
-"""Maximum-likelihood fit with scipy's BFGS; the gradient by autograd (the paper's PyTorch), the hand-written
-adjoint, or finite differences."""
+"""Maximum-likelihood fit with scipy's BFGS, the gradient by autograd (the paper's PyTorch), the hand-written
+adjoint, or finite differences; or with pytorch-minimize's BFGS, which keeps the whole minimisation on the device."""
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import scipy.optimize
 import torch
+
+with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper with the deprecated torch.jit.script
+    warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
+    import torchmin
 
 from .backend import as_model_array, to_fft_order, to_numpy
 from .constants import FD_STEP, GAMMA, OBJECTIVES, TOL
@@ -103,14 +108,40 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     return value, scipy.optimize.approx_fprime(params, function, FD_STEP, setup, data, gamma, objective)
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
-    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
+MINIMIZERS = ("scipy", "torchmin")
+"""Whose BFGS runs the fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the setup's device."""
+
+
+def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
+    """BFGS of pytorch-minimize (torchmin) with the autograd gradient: iterates, gradient and inverse-Hessian
+    estimate stay on the setup's device; returned as scipy's OptimizeResult (NumPy arrays, host floats).
+
+    `tol` is its gtol, as scipy's: the fit stops once the gradient's largest component is <= tol. torchmin also
+    stops, with success, once a step or the change of the objective is <= its xtol (1e-8, absolute), which
+    scipy's BFGS does not; it stops with success False at a non-finite objective.
+    """
+    result = torchmin.minimize(lambda params: prepared_nll(params, setup, data, gamma, objective),
+                               as_model_array(p0, setup), method="bfgs", tol=tol)
+    return scipy.optimize.OptimizeResult(
+        x=to_numpy(result.x), fun=float(result.fun), jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv),
+        nit=int(result.nit), nfev=int(result.nfev), njev=int(result.nfev), status=int(result.status),
+        success=bool(result.success), message=str(result.message))
+
+
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
+    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
+    minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
     p0 = check_params(p0, setup.nparams, "p0")
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
+    if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin":
+        if gradient != "autograd":
+            raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "
+                             "available with minimizer='scipy'")
+        return _on_device_bfgs(setup, data, p0, tol, gamma, objective)
     progress = FitProgress()
     try:
         return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),

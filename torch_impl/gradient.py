@@ -5,23 +5,37 @@ beam b_k = ifft2(E_k on the grid) -> power P_k = |b_k|^2 -> objective. Backward,
 complex quantity z, the gradient g_z is the one with dL = Re(conj(g_z) dz).
 """
 
+import math
+
 import torch
 
 from .aperture import aperture_phase, illumination
-from .beams import place_on_grid
+from .beams import beam_power, far_field, place_on_grid
 from .constants import N_ILLUMINATION
-from .likelihood import objective_value
 
 
-def power_adjoint(power, data, gamma, objective):
-    """dL/dP per pixel: -2 r / (gamma^2 + r^2) for the Cauchy objective, -2 r for least squares, r = data - P."""
+def objective_and_power_adjoint(power, data, gamma, objective):
+    """The objective and W = dL/dP per pixel, sharing the residual r = data - P (beam-power units).
+
+    Cauchy: L = sum log1p((r / gamma)^2) + npixels log(pi gamma), W = -2 r / (gamma^2 + r^2), written with
+    s = r / gamma as -(2 / gamma) s / (1 + s^2). Least squares: L = sum r^2, W = -2 r. Sums in float64, as in
+    likelihood.py, whose values these equal.
+    """
     resid = data - power
-    return -2 * resid / (gamma**2 + resid**2) if objective == "cauchy" else -2 * resid
+    if objective == "least-squares":
+        return (resid * resid).sum(dtype=torch.float64), -2 * resid
+    scaled = resid / gamma
+    squared = scaled * scaled
+    value = torch.log1p(squared).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
+    return value, scaled / (1 + squared) * (-2 / gamma)
 
 
-def far_field_adjoint(weights, beam):
-    """dL/dE on the grid from W = dL/dP, through P = |b|^2 (g_b = 2 W b) and b = ifft2(E) (g_E = fft2(g_b) / n)."""
-    return torch.fft.fft2(2 * weights * beam) / (beam.shape[-1] * beam.shape[-2])
+def far_field_adjoint(weights, beam, box):
+    """dL/dE on the field box from W = dL/dP, through P = |b|^2 (g_b = 2 W b) and b = far_field(E): the adjoint
+    of each zero-padded ifft is an fft (over npix, then divided by npix) cut back to the box. The factor 2 is
+    applied on the box, after the transforms, where it costs least."""
+    grad_beam = torch.fft.fft(weights * beam, dim=-1)[..., :box[1]]
+    return torch.fft.fft(grad_beam, dim=-2)[..., :box[0], :] * (2 / (beam.shape[-1] * beam.shape[-2]))
 
 
 def illumination_adjoint(weights, amplitude, x, y, x0, y0, amp, sigma, rho, diff):
@@ -35,19 +49,29 @@ def illumination_adjoint(weights, amplitude, x, y, x0, y0, amp, sigma, rho, diff
     return torch.stack([grad_x0, grad_y0, grad_amp])
 
 
-def value_and_gradient(params, setup, data, gamma, objective):
-    """The objective and its exact gradient for params (the model's array type), data in FFT order."""
+def dish_field(params, setup):
+    """The illumination amplitude A, the phasor exp(i (Phi + screen_k)) and the field E_k = A phasor on the dish."""
     coeffs, (x0, y0, amp) = params[:-N_ILLUMINATION], params[-N_ILLUMINATION:]
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
     phasor = torch.exp(1j * (aperture_phase(coeffs, setup.basis) + setup.screens))
-    field = amplitude * phasor
-    beam = torch.fft.ifft2(place_on_grid(field, setup.index, setup.npix))
-    power = (beam * beam.conj()).real
-    weights = far_field_adjoint(power_adjoint(power, data, gamma, objective), beam)
-    grad_field = weights.reshape(3, -1)[:, setup.index].conj()
+    return amplitude, phasor, amplitude * phasor
+
+
+def dish_adjoint(grad_box, amplitude, phasor, field, params, setup):
+    """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination."""
+    x0, y0, amp = params[-N_ILLUMINATION:]
+    grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
     grad_amplitude = (grad_field * phasor).real.sum(0)
     grad_phase = -(grad_field * field).imag.sum(0)
     grad_illumination = illumination_adjoint(grad_amplitude, amplitude, setup.x, setup.y, x0, y0, amp, setup.sigma,
                                              setup.rho, setup.diff)
-    gradient = torch.cat([setup.basis @ grad_phase, grad_illumination])
-    return objective_value(power, data, gamma, objective), gradient
+    return torch.cat([setup.basis @ grad_phase, grad_illumination])
+
+
+def value_and_gradient(params, setup, data, gamma, objective):
+    """The objective and its exact gradient for params (the model's array type), data in FFT order."""
+    amplitude, phasor, field = dish_field(params, setup)
+    beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
+    value, power_weights = objective_and_power_adjoint(beam_power(beam), data, gamma, objective)
+    grad_box = far_field_adjoint(power_weights, beam, setup.box)
+    return value, dish_adjoint(grad_box, amplitude, phasor, field, params, setup)

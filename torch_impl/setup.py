@@ -5,7 +5,7 @@ import dataclasses
 import torch
 
 from .aperture import aperture_grid, defocus_screens, dish_mask
-from .backend import _check_dtype, _resolve_device, to_fft_order
+from .backend import _check_dtype, _resolve_device
 from .constants import (
     DIFF,
     DZ,
@@ -26,21 +26,24 @@ from .zernike import zernike_basis, zernike_indices
 class Setup:
     """Precomputed constants of one OOF problem.
 
-    Arrays hold only the pixels on the dish, in the FFT order of the grid (ifftshifted), so that a
-    likelihood evaluation needs no shift: `index` places them into the flattened npix x npix grid.
+    Arrays hold only the pixels on the dish. `index` places them into the flattened `box`, the smallest
+    rows x cols block of the grid that holds the dish; the model puts that block in the grid's corner
+    (a circular shift of the centred dish, which leaves the power beams unchanged) so that the inverse
+    FFT need only transform the columns the dish occupies (see beams.far_field).
 
-    Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates,
-    dish radii); index (flat indices of the dish pixels); basis (Zernike terms 1..N-1 on the dish,
-    dimensionless, piston left out); screens (3 defocus phase screens, radians); sigma (illumination
-    width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz (metres),
-    wavelength (metres), focal_length (metres), radius (metres): the settings it was made with;
-    device and dtype: where and in which precision the model runs.
+    Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates, dish radii);
+    box (rows, cols of the block holding the dish); index (flat indices of the dish pixels in the box); basis
+    (Zernike terms 1..N-1 on the dish, dimensionless, piston left out); screens (3 defocus phase screens,
+    radians); sigma (illumination width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz
+    (metres), wavelength (metres), focal_length (metres), radius (metres): the settings it was made with; device
+    and dtype: where and in which precision the model runs.
     """
 
     npix: int
     nzern: int
     x: torch.Tensor = dataclasses.field(repr=False)
     y: torch.Tensor = dataclasses.field(repr=False)
+    box: tuple
     index: torch.Tensor = dataclasses.field(repr=False)
     basis: torch.Tensor = dataclasses.field(repr=False)
     screens: torch.Tensor = dataclasses.field(repr=False)
@@ -61,6 +64,12 @@ class Setup:
         return self.basis.shape[0] + N_ILLUMINATION
 
 
+def dish_box(x, y):
+    """The coordinates x, y cut down to the smallest block of rows and columns that holds the dish."""
+    rows, cols = (torch.flatten(dish_mask(x, y).any(axis).nonzero()) for axis in (1, 0))
+    return x[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1], y[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+
+
 def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
                radius=RADIUS, sigma=SIGMA, device="cpu", dtype=torch.float64):
     """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
@@ -70,17 +79,18 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
                  "radius": radius, "sigma": sigma}.items()}
     check_grid_holds_dish(settings["oversamp"])
     device, dtype = _resolve_device(device), _check_dtype(dtype)
-    x, y = (to_fft_order(a) for a in aperture_grid(npix, settings["oversamp"], device))
-    index = torch.flatten(dish_mask(x, y).reshape(-1).nonzero())
-    x, y = x.reshape(-1)[index], y.reshape(-1)[index]
+    x, y = aperture_grid(npix, settings["oversamp"], device)
     nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION
-    check_coverage(f"npix={npix} with oversamp={oversamp}", len(index), nparams)
+    check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
+    x, y = dish_box(x, y)
+    box, index = tuple(x.shape), torch.flatten(dish_mask(x, y).reshape(-1).nonzero())
+    x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((torch.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"])
     x, y, basis, screens = (a.to(dtype) for a in (x, y, basis, screens))
-    return Setup(npix=npix, nzern=nzern, x=x, y=y, index=index, basis=basis, screens=screens, rho=RHO,
+    return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,
                  diff=DIFF, **settings, device=device, dtype=dtype)
 
 

@@ -10,8 +10,6 @@ OUT=${OUT:?set OUT to the folder for the results}
 PROFILE=${PROFILE:-quick}
 CPU_SECONDS=${CPU_SECONDS:-240}
 export PYTHONUNBUFFERED=1
-# The allocator settings of the nox timing sessions (noxfile.ALLOCATOR), for every implementation alike.
-export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736
 RUN=$(python3 -c "from replication import runs; print(runs.new_run('$OUT'))")
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv || true; } > "$RUN/gpu.txt"
 python3 -m replication crosscheck --run "$RUN" 2>&1 | tee "$RUN/log.txt"

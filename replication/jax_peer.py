@@ -1,0 +1,154 @@
+"""The JAX peer: the same model and objectives in jax.numpy, differentiated by jax.value_and_grad under jax.jit.
+
+A peer, not a third implementation tree: it answers "would JAX have done better?". It takes the geometry
+(dish pixels, Zernike basis, defocus screens) from the NumPy reference's make_setup and re-implements only
+what an evaluation computes, step for step as reference_numpy does, in float64. Its fit hands scipy's BFGS
+the jitted value and gradient (jac=True), as torch_impl.fit does with autograd. Installed only by the nox
+sessions that measure it (`nox -s peers`); `check_against_numpy` is its gate before any timing.
+"""
+
+import dataclasses
+import functools
+import math
+
+import jax
+import numpy as np
+import scipy.optimize
+
+import reference_numpy
+from reference_numpy.backend import to_fft_order
+from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES, TOL
+from reference_numpy.validation import check_choice, check_data, check_params, check_positive
+
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp  # noqa: E402  (after float64 is enabled)
+
+OBJECTIVE_TOLERANCE = 1e-12
+"""Largest relative difference from NumPy's objective the peer may show before it is timed."""
+GRADIENT_TOLERANCE = 1e-10
+"""Largest difference from NumPy's exact gradient, relative to its largest component."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Setup:
+    """The NumPy reference's setup with its arrays on JAX's default device (the CPU here)."""
+
+    npix: int
+    nzern: int
+    box: tuple
+    arrays: dict
+    sigma: float
+    rho: float
+    diff: float
+
+    @property
+    def nparams(self):
+        return self.arrays["basis"].shape[0] + N_ILLUMINATION
+
+
+def make_setup(npix, nzern):
+    """The geometry of an npix x npix problem of Zernike order nzern, from reference_numpy.make_setup."""
+    reference = reference_numpy.make_setup(npix, nzern)
+    arrays = {name: jnp.asarray(getattr(reference, name)) for name in ("x", "y", "index", "basis", "screens")}
+    return Setup(npix=npix, nzern=nzern, box=reference.box, arrays=arrays, sigma=reference.sigma,
+                 rho=reference.rho, diff=reference.diff)
+
+
+def illumination(x, y, x0, y0, amp, sigma, rho, diff):
+    """Gaussian illumination amplitude centred on (x0, y0), width sigma (dish radii)."""
+    dx = x - x0
+    dy = y - y0
+    return amp * jnp.exp(-(dx**2 + dy**2 + rho * dx * dy + diff * (dx**2 - dy**2)) / (2 * sigma**2))
+
+
+def model_power(params, arrays, npix, box, sigma, rho, diff):
+    """The three model beams (beam-power units) in FFT order: reference_numpy.beams.model_power in jax."""
+    coeffs, x0, y0, amp = params[:-N_ILLUMINATION], params[-3], params[-2], params[-1]
+    amplitude = illumination(arrays["x"], arrays["y"], x0, y0, amp, sigma, rho, diff)
+    field = amplitude * jnp.exp(1j * (coeffs @ arrays["basis"] + arrays["screens"]))
+    grid = jnp.zeros((3, box[0] * box[1]), dtype=field.dtype).at[:, arrays["index"]].set(field).reshape(3, *box)
+    beam = jnp.fft.ifft(jnp.fft.ifft(grid, n=npix, axis=-2), n=npix, axis=-1)
+    return beam.real**2 + beam.imag**2
+
+
+def objective_value(params, arrays, data, gamma, npix, box, sigma, rho, diff, objective):
+    """The Cauchy negative log-likelihood (or least squares) of params against data in FFT order."""
+    power = model_power(params, arrays, npix, box, sigma, rho, diff)
+    if objective == "least-squares":
+        return ((data - power) ** 2).sum()
+    scaled = (data - power) / gamma
+    return jnp.log1p(scaled**2).sum() + math.prod(data.shape) * math.log(math.pi * gamma)
+
+
+STATIC = ("gamma", "npix", "box", "sigma", "rho", "diff", "objective")
+jitted_value = jax.jit(objective_value, static_argnames=STATIC)
+jitted_value_and_grad = jax.jit(jax.value_and_grad(objective_value), static_argnames=STATIC)
+
+
+def bound(function, setup, data, gamma, objective):
+    """function of the parameters alone (a NumPy float64 vector), the rest of its arguments fixed."""
+    return functools.partial(function, arrays=setup.arrays, data=data, gamma=gamma, npix=setup.npix, box=setup.box,
+                             sigma=setup.sigma, rho=setup.rho, diff=setup.diff, objective=objective)
+
+
+def prepared(setup, data, gamma, objective):
+    """Checked inputs: data in FFT order as a jax array, gamma and objective validated."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be made by {__name__}.make_setup, got {type(setup).__qualname__}")
+    data = jnp.asarray(to_fft_order(check_data(data, setup.npix)))
+    return data, check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+
+
+def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"):
+    """The objective of the observed (3, npix, npix) maps, a float."""
+    data, gamma, objective = prepared(setup, data, gamma, objective)
+    params = jnp.asarray(check_params(params, setup.nparams))
+    return float(bound(jitted_value, setup, data, gamma, objective)(params))
+
+
+def autograd_objective(params, value_and_grad):
+    """The objective and its JAX gradient as scipy wants them (a float and a float64 NumPy array)."""
+    value, grad = value_and_grad(jnp.asarray(params))
+    return float(value), np.asarray(grad, dtype=np.float64)
+
+
+GRADIENTS = {"autograd": (autograd_objective, True)}
+"""The peer's one gradient: jax.value_and_grad (reverse mode), as torch's autograd."""
+DEFAULT_GRADIENT = "autograd"
+
+
+def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+    """The objective (a float) and its gradient (a float64 NumPy array)."""
+    data, gamma, objective = prepared(setup, data, gamma, objective)
+    check_choice("gradient", gradient, tuple(GRADIENTS))
+    params = check_params(params, setup.nparams)
+    return autograd_objective(params, bound(jitted_value_and_grad, setup, data, gamma, objective))
+
+
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
+    """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult."""
+    data, gamma, objective = prepared(setup, data, gamma, objective)
+    check_choice("gradient", gradient, tuple(GRADIENTS))
+    check_choice("minimizer", minimizer, ("scipy",))
+    p0, tol = check_params(p0, setup.nparams, "p0"), check_positive("tol", tol)
+    function = bound(jitted_value_and_grad, setup, data, gamma, objective)
+    return scipy.optimize.minimize(autograd_objective, p0, args=(function,), method="BFGS", jac=True, tol=tol)
+
+
+def check_against_numpy(npix, nzern, objective="cauchy", seed=3):
+    """The peer's gate: its objective and gradient against NumPy's (the exact adjoint) at a random point.
+    Returns (relative objective difference, gradient difference relative to its largest component); raises
+    AssertionError when either exceeds its tolerance."""
+    rng = np.random.default_rng(seed)
+    reference = reference_numpy.make_setup(npix, nzern)
+    params = np.concatenate([rng.normal(0, 0.3, reference.nparams - N_ILLUMINATION), [0.05, -0.05, 1.1]])
+    data = reference_numpy.beam_maps(params + rng.normal(0, 0.02, params.size), reference)
+    value, grad = reference_numpy.value_and_grad(params, reference, data, objective=objective, gradient="analytic")
+    peer_value, peer_grad = value_and_grad(params, make_setup(npix, nzern), data, objective=objective)
+    value_error = abs(peer_value - value) / abs(value)
+    grad_error = float(np.max(np.abs(peer_grad - grad)) / np.max(np.abs(grad)))
+    if value_error > OBJECTIVE_TOLERANCE or grad_error > GRADIENT_TOLERANCE:
+        raise AssertionError(f"JAX peer disagrees with NumPy at npix {npix}, nzern {nzern}, {objective}: objective "
+                             f"{value_error:.2e} (limit {OBJECTIVE_TOLERANCE:g}), gradient {grad_error:.2e} "
+                             f"(limit {GRADIENT_TOLERANCE:g})")
+    return value_error, grad_error

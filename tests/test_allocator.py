@@ -1,0 +1,60 @@
+"""The packages' own malloc setting (what a plain script gets), its opt-out, and the bench's step profile."""
+
+import subprocess
+import sys
+
+import pytest
+
+from replication import bench
+from replication.cli import bench_folder_name
+from replication.paths import ROOT
+from replication.report import bench_profiles, bench_targets
+
+IMPORT_AND_SAY = "import reference_numpy, torch_impl; print(reference_numpy.MALLOC_KEPT, torch_impl.MALLOC_KEPT)"
+
+
+def imported_in_a_fresh_process(env):
+    return subprocess.run([sys.executable, "-c", IMPORT_AND_SAY], cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the setting is glibc's")
+def test_a_plain_import_keeps_freed_memory_and_the_variable_opts_out(monkeypatch):
+    env = {"PATH": "/usr/bin:/bin"}
+    assert imported_in_a_fresh_process(env) == ["True", "True"]
+    assert imported_in_a_fresh_process({**env, "OOF_MALLOC": "default"}) == ["False", "False"]
+
+
+def test_the_bench_folder_says_which_allocator_it_measured(monkeypatch):
+    monkeypatch.delenv("OOF_MALLOC", raising=False)
+    assert bench_folder_name(False) == "bench"
+    assert bench_folder_name(True) == "bench-compile"
+    monkeypatch.setenv("OOF_MALLOC", "default")
+    assert bench_folder_name(False) == "bench-default-allocator"
+
+
+def test_the_step_profile_walks_every_step_of_the_adjoint_and_both_autograd_passes():
+    profile = bench.profiles(32, 3, repeats=2)
+    assert set(profile) == {"numpy analytic", "torch analytic", "torch autograd"}
+    for walk in ("numpy analytic", "torch analytic"):
+        assert tuple(profile[walk]) == bench.ADJOINT_STEPS
+    assert set(profile["torch autograd"]) == {"forward (records the graph)", "backward()"}
+    assert all(ms > 0 for steps in profile.values() for ms in steps.values())
+
+
+def test_targets_are_judged_at_npix_512_only_and_against_each_librarys_own_floor():
+    def row(npix, numpy_ms):
+        ms = {"floor_numpy": 10.0, "floor_torch": 2.0, "numpy_analytic_value_and_grad": numpy_ms,
+              "torch_analytic_value_and_grad": 6.0, "torch_value_and_grad": 9.0}
+        return {"threads": 2, "npix": npix, "nzern": 5, "ms": ms, "x_floor": {k: v / 2.0 for k, v in ms.items()},
+                "profile_ms": {"numpy analytic": {"a": 1.0, "b": 2.0}}}
+
+    targets = bench_targets({"rows": [row(256, 40.0), row(512, 24.0)]})
+    by_name = {t["target"]: t for t in targets}
+    assert by_name["NumPy value + exact (adjoint) gradient, npix 512: <= 2.5x its library's floor"]["met"] is True
+    assert by_name["NumPy value + exact (adjoint) gradient, npix 256: <= 2.5x its library's floor"]["met"] is None
+    assert by_name["torch value + exact (adjoint) gradient, npix 512: <= 2.5x its library's floor"]["met"] is False
+    assert by_name["torch value + autograd gradient, npix 512: <= 5x its library's floor"]["met"] is True
+    profiles = bench_profiles({"rows": [row(512, 24.0)]})
+    assert profiles[0]["total"] == 3.0
+    assert profiles[0]["floor"] == 10.0
