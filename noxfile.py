@@ -11,7 +11,7 @@ import nox
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl", "pytorch-minimize"]
+RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl", "pytorch-minimize", "submitit"]
 CONSTRAINTS = ("-c", "constraints.txt")
 GRADIENTS = ("finite-differences", "analytic", "autograd")
 """Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
@@ -70,6 +70,20 @@ def timing_cuda(session):
         session.log("torch-cuda: CUDA is not available on this machine; the CUDA sweep is not measured here.")
         return
     replication(session, "sweep", "--impl", "torch-cuda", *session.posargs)
+
+
+@nox.session(default=False)
+def timing_cluster(session):
+    """A sharded sweep on a SLURM cluster through submitit (README: On a SLURM cluster), e.g.
+    `nox -s timing_cluster -- --partition gpu --shards 16 --gpus-per-task 1`; the paper's grid unless
+    --profile is given. Run the same command again to resubmit only what did not finish."""
+    install_runtime(session)
+    options = list(session.posargs)
+    defaults = {"--profile": "paper", "--shards": "16"}
+    for flag, value in defaults.items():
+        if not any(option == flag or option.startswith(flag + "=") for option in options):
+            options += [flag, value]
+    replication(session, "sweep", "--executor", "slurm", *options)
 
 
 @nox.session(default=False)

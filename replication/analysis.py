@@ -40,6 +40,28 @@ def load_sweep(folder):
     return series, environments
 
 
+def load_sharded_sweeps(folder):
+    """The sweeps of a sharded run, each merged over its shards and nodes; every record marked with its node,
+    and the nodes listed: ({sweep name: (series, environments)}, [{shard, node, cpu, cores, gpu, points}])."""
+    sweeps, nodes = {}, []
+    for node in sorted(folder.glob("shards/*/*")):
+        info = runs.read_run(node)
+        if info is None:
+            continue
+        machine = info["machine"]
+        for sub in sorted(path for path in node.glob("sweep-*") if path.is_dir()):
+            series, environments = load_sweep(sub)
+            merged, all_environments = sweeps.setdefault(sub.name, ({}, []))
+            for name, points in series.items():
+                for key, record in points.items():
+                    merged.setdefault(name, {}).setdefault(key, record | {"node": machine["hostname"]})
+            all_environments.extend(environments)
+            nodes.append({"shard": node.parent.name, "node": machine["hostname"], "cpu": machine["cpu"],
+                          "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
+                          "points": sum(len(points) for points in series.values())})
+    return sweeps, nodes
+
+
 SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)",
                 "torch-cpu [on-device BFGS]", "torch-cuda [on-device BFGS]", "torch-cuda (float32) [on-device BFGS]",
                 "jax")
@@ -70,6 +92,7 @@ class Run:
     bench_compile: dict
     bench_peers: dict
     peers_check: dict
+    nodes: list = dataclasses.field(default_factory=list)
 
     @property
     def machine(self):
@@ -114,7 +137,11 @@ def load_run(folder, own):
     if info is None:
         raise runs.RunError(f"{folder}: not a run folder (no {runs.RUN_FILE}); `python -m replication sweep` makes one")
     sweeps = {sub.name: load_sweep(sub) for sub in sorted(folder.glob("sweep-*")) if sub.is_dir()}
-    return Run(folder=folder, info=info, own=own, sweeps=sweeps,
+    sharded, nodes = load_sharded_sweeps(folder)
+    clash = sorted(set(sweeps) & set(sharded))
+    if clash:
+        raise runs.RunError(f"{folder}: {clash[0]} is both a sweep and a sharded sweep of this run; keep one")
+    return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes,
                crosscheck=load_json(folder / "crosscheck" / "crosscheck.json"),
                bench=load_json(folder / "bench" / "bench.json"),
                bench_default=load_json(folder / "bench-default-allocator" / "bench.json"),
@@ -131,10 +158,11 @@ def seconds(record):
 
 
 def speedups(series, slow, fast, measured_only=True):
-    """{(npix, nzern): seconds(slow) / seconds(fast)} over points both series have."""
+    """{(npix, nzern): seconds(slow) / seconds(fast)} over points both series have, timed on the same node."""
     a, b = series.get(slow, {}), series.get(fast, {})
     return {key: seconds(a[key]) / seconds(b[key]) for key in sorted(set(a) & set(b))
-            if not measured_only or not (a[key]["estimated"] or b[key]["estimated"])}
+            if (not measured_only or not (a[key]["estimated"] or b[key]["estimated"]))
+            and a[key].get("node") == b[key].get("node")}
 
 
 def grade(value, reproduced_at, partly_at):
@@ -353,6 +381,8 @@ def peers(series):
     for key in keys:
         cells = {name: series[name][key] for name, _ in present
                  if key in series[name] and not series[name][key]["estimated"]}
+        node = next(iter(cells.values()))["node"] if cells and "node" in next(iter(cells.values())) else None
+        cells = {name: record for name, record in cells.items() if record.get("node") == node}  # one node only
         if len(cells) < 2:
             continue
         fastest = min(cells, key=lambda name: seconds(cells[name]))

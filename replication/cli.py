@@ -1,6 +1,7 @@
 """Command line of the replication: python -m replication <command> --help."""
 
 import argparse
+import importlib.util
 import os
 import pathlib
 import sys
@@ -112,6 +113,17 @@ def build_parser():
                             "differences in NumPy, autograd in torch); other gradients are float64 variants, timed "
                             "on the profile's variants subset")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+    cluster = sweep.add_argument_group("sharding (a run of its own; README: On a SLURM cluster)")
+    cluster.add_argument("--shards", type=positive_int, default=None,
+                         help="split the profile's points into this many shards, each run as one job on one node")
+    cluster.add_argument("--executor", choices=["local", "slurm"], default="local",
+                         help="where shards run: local (here, one after another) or slurm (submitit)")
+    cluster.add_argument("--partition", default=None, help="SLURM partition of the shards' jobs")
+    cluster.add_argument("--time-min", type=positive_int, default=240, help="time limit of each shard's job (min)")
+    cluster.add_argument("--gpus-per-task", type=integer_in(0, 64, "GPUs per shard's job"), default=None,
+                         help="GPUs per shard's job (default: 0 on SLURM, every visible GPU with --executor local)")
+    cluster.add_argument("--no-wait", action="store_true",
+                         help="with slurm: submit and return; the same command later resubmits unfinished shards")
 
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
                                 description=RUN_HELP)
@@ -214,11 +226,47 @@ def run_crosscheck_command(args):
     return 1 if failed else 0
 
 
+def sharded_run_folder(args):
+    """The run of a sharded sweep: the one named, a new one, or this machine's newest run where it is a sharded
+    run (resumed); else a new one. Never --results: a sharded sweep is a run of its own."""
+    if args.results is not None:
+        raise runs.RunError("--results: a sharded sweep is a run folder of its own; use --run or --new-run")
+    if args.run is not None:
+        if args.new_run:
+            raise runs.RunError("--run: give either --run or --new-run, not both")
+        return runs.check_writable(args.run)
+    latest = None if args.new_run else runs.latest_run()
+    if latest is not None and "sharded" in runs.read_run(latest):
+        return latest
+    return runs.new_run()
+
+
+def run_sharded_sweep_command(args):
+    import torch
+
+    from replication.shards import run_sharded_sweep
+
+    if args.executor == "slurm" and importlib.util.find_spec("submitit") is None:
+        raise ValueError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
+    run = sharded_run_folder(args)
+    gpus = args.gpus_per_task if args.gpus_per_task is not None else (
+        torch.cuda.device_count() if args.executor == "local" else 0)
+    with runs.exclusive(run):
+        failed = run_sharded_sweep(run, args.profile, args.shards, args.executor, args.impl, args.threads, args.tol,
+                                   args.objective, args.gradient, args.partition, args.time_min, gpus,
+                                   wait=not args.no_wait)
+    print(f"{run}: sharded sweep; {'all shards finished' if not failed else f'{failed} shard(s) failed'}; "
+          f"next: python -m replication report --run {run}")
+    return 1 if failed else 0
+
+
 def run_sweep_command(args):
     from replication.sweep import run_sweep, sweep_folder_name
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
+    if args.shards is not None:
+        return run_sharded_sweep_command(args)
     results, lock = writer_folder(args, sweep_folder_name(args.profile, args.objective))
     with runs.exclusive(lock):
         count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet, args.objective,

@@ -252,10 +252,12 @@ def run_sections(run):
         if series:
             names, rows = timing_rows(series)
             sweeps.append({"profile": name.removeprefix("sweep-").removesuffix("-least-squares"),
-                           "objective": analysis.sweep_objective(name), "folder": shown(run.folder / name),
+                           "objective": analysis.sweep_objective(name),
+                           "folder": shown(run.folder / (name if (run.folder / name).is_dir() else "shards")),
                            "names": names, "rows": rows, "runs": records,
                            "convergence": analysis.convergence_rows(series)})
     return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": run.info.get("note"),
+            "nodes": run.nodes,
             "decomposition": analysis.decomposition(run.series), "peers": analysis.peers(run.series),
             "peers_check": run.peers_check, "bench_peers": run.bench_peers,
             "machine": run.machine, "environment": environment_of(run), "profile": run.profile,

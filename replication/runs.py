@@ -175,7 +175,8 @@ def reference_runs(base=None):
 
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "crosscheck/crosscheck.json", "crosscheck/example.npz",
-                "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt")
+                "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt", "shards-*.json", "shards/*/*/run.json",
+                "shards/*/*/sweep-*/points.jsonl", "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/finished-*.json")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 

@@ -151,8 +151,12 @@ def plan(profile, impls, done, objective="cauchy"):
 
 
 def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy",
-              gradients=None):
-    """Run (or resume) a sweep; returns the number of points measured or estimated in this call."""
+              gradients=None, points=None, skip=frozenset()):
+    """Run (or resume) a sweep; returns the number of points measured or estimated in this call.
+
+    points: only these (npix, nzern) of the profile (a shard's); skip: point keys finished elsewhere (by
+    another node of the same shard), not measured again.
+    """
     profile = PROFILES[profile_name]
     points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
     with thread_limits(threads):
@@ -163,7 +167,8 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(impl_names), gradients)
     available = [impl for impl in impls if impl.available()]
-    todo = plan(profile, available, {point_key(record) for record in records}, objective)
+    todo = [item for item in plan(profile, available, {point_key(record) for record in records} | set(skip), objective)
+            if points is None or item[1:] in points]
     unavailable = sorted({impl.label for impl in impls if not impl.available()})
     for label in unavailable:
         print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")

@@ -1,0 +1,170 @@
+"""A sweep split into shards, each run as one job on one node through submitit: SLURM on a cluster, its local
+executor elsewhere (one shard after another, so that they never compete for cores).
+
+Layout of a sharded run (a run folder of its own, made on the submitting machine):
+
+    <run>/run.json                          the submitting machine, and "sharded": each sweep's settings
+    <run>/shards-<sweep>.json               the plan: which (npix, nzern) points each shard holds, its jobs
+    <run>/shards/<k>-of-<N>/<node>/         one run folder per shard and node (run.json of that node), holding
+                                            the usual sweep-<profile>[-least-squares]/points.jsonl and runs.jsonl
+    <run>/logs/                             submitit's pickles and the jobs' stdout/stderr
+
+A shard runs every requested implementation of its points on one node, so every speed-up ratio compares
+records of one node. Resubmitting the same command runs only the shards that did not finish (no
+finished-<sweep>.json in any of their node folders), and within them only the points not yet recorded; a
+shard resumed on another node writes beside the first node's folder.
+"""
+
+import json
+import pathlib
+import platform
+import re
+
+from tqdm import tqdm
+
+from replication import runs
+from replication.implementations import select, with_gradients
+from replication.results import write_json
+from replication.sweep import PROFILES, point_key, read_points, run_sweep, sweep_folder_name
+
+EXECUTORS = ("local", "slurm")
+SHARDS_FOLDER = "shards"
+
+
+def shard_points(profile, impls, objective, nshards):
+    """The (npix, nzern) points of a sweep dealt into nshards lists: the costliest first (cost taken as
+    npix^2 x nzern), each to the shard with the least work so far, so that every shard gets a like share."""
+    points = sorted({point for impl in impls for point in profile.points(impl, objective)},
+                    key=lambda point: (point[0] ** 2 * point[1], point), reverse=True)
+    shards, work = [[] for _ in range(nshards)], [0] * nshards
+    for point in points:
+        lightest = work.index(min(work))
+        shards[lightest].append(point)
+        work[lightest] += point[0] ** 2 * point[1]
+    return [sorted(shard) for shard in shards]
+
+
+def shard_folder(run, index, nshards):
+    """The folder of shard `index` (from 0) of a sharded run; node folders lie inside it."""
+    return run / SHARDS_FOLDER / f"{index:02d}-of-{nshards:02d}"
+
+
+def node_name():
+    """This node's name as its folder inside a shard."""
+    return platform.node() or "node"
+
+
+def finished(folder, sweep_name):
+    """Whether a shard's job ran its sweep to the end on some node (points its node could not run, such as
+    torch-cuda without a GPU, were reported there and skipped)."""
+    return any(folder.glob(f"*/finished-{sweep_name}.json"))
+
+
+def done_keys(folder, sweep_name):
+    """Point keys finished in a shard, over every node folder it has."""
+    keys = set()
+    for path in sorted(folder.glob(f"*/{sweep_name}/points.jsonl")):
+        keys |= {point_key(record) for record in read_points(path)}
+    return keys
+
+
+def run_shard(run, index, nshards, sweep_name, profile_name, objective, impl_names, threads, tol, gradients,
+              points):
+    """The job of one shard, run on its node: the sweep of its points into <shard>/<node>/<sweep>, skipping
+    points another node of this shard already finished. Returns the number of points measured."""
+    folder = shard_folder(pathlib.Path(run), index, nshards)
+    node = runs.create_run(folder / node_name())
+    elsewhere = done_keys(folder, sweep_name) - {point_key(r) for r in read_points(node / sweep_name / "points.jsonl")}
+    with runs.exclusive(node):
+        count = run_sweep(profile_name, node / sweep_name, impl_names, threads, tol, quiet=False, objective=objective,
+                          gradients=gradients, points={tuple(point) for point in points}, skip=elsewhere)
+        write_json(node / f"finished-{sweep_name}.json", {"shard": index, "of": nshards, "measured_now": count})
+    return count
+
+
+def executor_for(run, kind, partition=None, time_min=240, gpus=0, cpus=None):
+    """submitit's executor: SLURM with the cluster settings given, or the local one (same machine)."""
+    import submitit
+
+    folder = run / "logs"
+    if kind == "slurm":
+        try:
+            executor = submitit.SlurmExecutor(folder=folder)
+        except RuntimeError as error:  # no srun on this machine
+            raise ValueError(f"--executor slurm: SLURM is not reachable from here ({error}); submit from a login "
+                             "node of the cluster, or use --executor local") from None
+        executor.update_parameters(time=time_min, gpus_per_node=gpus, cpus_per_task=cpus or 2, ntasks_per_node=1,
+                                   job_name="oof-sweep-shard", **({"partition": partition} if partition else {}))
+    else:
+        executor = submitit.LocalExecutor(folder=folder)
+        executor.update_parameters(timeout_min=time_min, gpus_per_node=gpus)
+    return executor
+
+
+def sharded_run(run, sweep_name, settings):
+    """The sharded run folder: made if new, the sweep's recorded settings checked if resumed."""
+    run = runs.create_run(run)
+    info = runs.read_run(run)
+    previous = info.get("sharded", {}).get(sweep_name)
+    if previous is None:
+        sharded = info.get("sharded", {}) | {sweep_name: settings}
+        write_json(run / runs.RUN_FILE, info | {"sharded": sharded})
+    elif previous != settings:
+        raise runs.RunError(f"{run}: this sharded sweep was started with {previous}; this command asks for "
+                            f"{settings}. Resume it with the same settings, or start another run (--new-run)")
+    return run
+
+
+def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None, threads=2, tol=1e-8,
+                      objective="cauchy", gradients=None, partition=None, time_min=240, gpus=0, wait=True):
+    """Plan, submit (only unfinished shards) and, where wait, follow a sharded sweep; returns the number of
+    shards that failed (each reported with its log). The local executor runs shards one after another."""
+    profile = PROFILES[profile_name]
+    sweep_name = sweep_folder_name(profile_name, objective)
+    settings = {"profile": profile_name, "objective": objective, "shards": nshards, "impl": impl_names,
+                "gradients": gradients, "tol": tol, "threads": threads}
+    executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=threads)
+    run = sharded_run(run, sweep_name, settings)
+    impls = with_gradients(select(impl_names), gradients)
+    plan = shard_points(profile, impls, objective, nshards)
+    plan_path = run / f"shards-{sweep_name}.json"
+    jobs_log = json.loads(plan_path.read_text())["jobs"] if plan_path.is_file() else []
+    todo = [index for index in range(nshards) if not finished(shard_folder(run, index, nshards), sweep_name)]
+    print(f"{run}: {nshards} shard(s) of the {profile_name} {objective} sweep; {len(todo)} not finished"
+          + (f": {', '.join(str(index) for index in todo)}" if todo else ""))
+    failed = 0
+    submitted = []
+    for index in todo:
+        job = executor.submit(run_shard, str(run), index, nshards, sweep_name, profile_name, objective, impl_names,
+                              threads, tol, gradients, [list(point) for point in plan[index]])
+        jobs_log.append({"shard": index, "job_id": str(job.job_id), "executor": executor_kind,
+                         "stdout": str(job.paths.stdout), "stderr": str(job.paths.stderr)})
+        write_json(plan_path, {"settings": settings, "points": [[list(p) for p in shard] for shard in plan],
+                               "jobs": jobs_log})
+        submitted.append((index, job))
+        if executor_kind == "local":  # one shard at a time: shards must not compete for the cores
+            failed += follow(index, job)
+    if executor_kind == "slurm" and wait:
+        for index, job in tqdm(submitted, unit="shard", desc="shards"):
+            failed += follow(index, job)
+    elif executor_kind == "slurm":
+        print("submitted; run the same command again to see which shards finished and resubmit the others")
+    return failed
+
+
+def follow(index, job):
+    """Wait for a shard's job: 0 when it finished, 1 (after saying why and where its log is) when it failed."""
+    try:
+        count = job.result()
+    except Exception as error:  # a failed job: submitit raises with the job's traceback in its message
+        print(f"shard {index} failed: {cause(error)}; log: {job.paths.stderr}")
+        return 1
+    print(f"shard {index}: {count} point(s) measured (log: {job.paths.stdout})")
+    return 0
+
+
+def cause(error):
+    """The line of a failed job's traceback that says what went wrong (its last 'SomeError: ...' line)."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    raised = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception|Interrupt)\b.*:", line)]
+    return raised[-1] if raised else (lines[0] if lines and lines[0] else type(error).__name__)
