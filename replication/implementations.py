@@ -41,7 +41,9 @@ class Implementation:
 
     @property
     def gradient_name(self):
-        """The gradient its fits use."""
+        """The gradient its fits use (the JAX peer's is autograd; it is not imported to say so)."""
+        if self.name == "jax":
+            return self.gradient or "autograd"
         return self.gradient or self.fit_module.DEFAULT_GRADIENT
 
     @property
@@ -110,6 +112,7 @@ def with_gradients(impls, gradients):
         for gradient in gradients:
             if gradient == impl.gradient_name:
                 chosen.append(impl)
-            elif gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64" and impl.minimizer == "scipy":
+            elif impl.name != "jax" and gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64" \
+                    and impl.minimizer == "scipy":
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen

@@ -195,3 +195,15 @@ def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
         c["check"] for c in content["checks"]}
     assert {c["objective"] for c in content["checks"]} == {None, "cauchy", "least-squares"}
     assert (tmp_path / "example.npz").exists()
+
+
+def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypatch):
+    """The JAX peer is listed by default; where jax is missing, picking the gradient variants must not import it."""
+    from replication.implementations import select, with_gradients
+
+    monkeypatch.setitem(sys.modules, "jax", None)  # import jax raises ImportError
+    monkeypatch.delitem(sys.modules, "replication.jax_peer", raising=False)
+    chosen = with_gradients(select(None), ["finite-differences", "analytic", "autograd"])
+    labels = {impl.label for impl in chosen}
+    assert {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [finite-differences]", "jax"} <= labels
+    assert "replication.jax_peer" not in sys.modules

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (the device tool), run from the repository root with python3 holding torch:
-# the cross-check, the sweep for torch-cuda (float64 and float32), then NumPy and torch-cpu on the same host
-# for as long as CPU_SECONDS allows (the sweep writes each point at once, so what finishes is kept).
+# the cross-check, the sweep for torch-cuda (float64 and float32, scipy BFGS and on-device BFGS), then NumPy and
+# torch-cpu on the same host for as long as CPU_SECONDS allows (the sweep writes each point at once, so what
+# finishes is kept).
 # Everything lands in one run folder under $OUT (7 files: run.json, crosscheck/ (2), sweep-<profile>/ (2),
 # gpu.txt, log.txt). Back here, `python -m replication contribute --run <that folder> --note "..."` makes it a
 # reference run. The copy of the tree there has no .git: pass the commit, REPLICATION_COMMIT=<hash> bash ....
