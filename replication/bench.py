@@ -32,6 +32,8 @@ NUMPY_BEAMS, TORCH_BEAMS = (importlib.import_module(f"{package}.beams")
 ADJOINT_STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
                  "far-field adjoint (pruned fft2)", "dish adjoint")
 """The steps of value_and_gradient, in order, as the bench's profile names them."""
+AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
+"""The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
 OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
 """Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
@@ -76,7 +78,7 @@ def autograd_walk(params, setup, data, gamma, objective):
     nll = TORCH_LIKELIHOOD.prepared_nll(params, setup, data, gamma, objective)
     forward = time.perf_counter()
     nll.backward()
-    return {"forward (records the graph)": forward - start, "backward()": time.perf_counter() - forward}
+    return dict(zip(AUTOGRAD_PARTS, (forward - start, time.perf_counter() - forward), strict=True))
 
 
 def step_profile(walks, repeats):

@@ -11,6 +11,7 @@ import jinja2
 import numpy as np
 
 from replication import analysis, paths, runs
+from replication.bench import ADJOINT_STEPS, AUTOGRAD_PARTS
 from replication.data import STOPPED_AT_OPTIMUM, covariance_scale
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
@@ -184,7 +185,9 @@ def bench_profiles(bench):
     rows = [row for row in (bench or {}).get("rows", []) if "profile_ms" in row]
     orders = sorted({row["nzern"] for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
-    return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"], "walk": walk, "steps": steps,
+    order = {step: place for place, step in enumerate(ADJOINT_STEPS + AUTOGRAD_PARTS)}
+    return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"], "walk": walk,
+             "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
              "floor": row["ms"]["floor_numpy" if walk.startswith("numpy") else "floor_torch"]}
             for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
