@@ -15,10 +15,13 @@ finished-<sweep>.json in any of their node folders), and within them only the po
 shard resumed on another node writes beside the first node's folder.
 """
 
+import contextlib
 import json
+import os
 import pathlib
 import platform
 import re
+import sys
 
 from tqdm import tqdm
 
@@ -135,8 +138,9 @@ def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None
     failed = 0
     submitted = []
     for index in todo:
-        job = executor.submit(run_shard, str(run), index, nshards, sweep_name, profile_name, objective, impl_names,
-                              threads, tol, gradients, [list(point) for point in plan[index]])
+        with controller_errors_to(run / "logs" / f"controller-{index:02d}.err", executor_kind == "local"):
+            job = executor.submit(run_shard, str(run), index, nshards, sweep_name, profile_name, objective,
+                                  impl_names, threads, tol, gradients, [list(point) for point in plan[index]])
         jobs_log.append({"shard": index, "job_id": str(job.job_id), "executor": executor_kind,
                          "stdout": str(job.paths.stdout), "stderr": str(job.paths.stderr)})
         write_json(plan_path, {"settings": settings, "points": [[list(p) for p in shard] for shard in plan],
@@ -152,10 +156,33 @@ def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None
     return failed
 
 
+@contextlib.contextmanager
+def controller_errors_to(path, redirect):
+    """While submitit starts a local job, point stderr (file descriptor 2, which its controller process
+    inherits) at a log file: the controller's own messages, such as its traceback when Ctrl-C reaches it too,
+    go there instead of the terminal."""
+    if not redirect:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def follow(index, job):
     """Wait for a shard's job: 0 when it finished, 1 (after saying why and where its log is) when it failed."""
     try:
         count = job.result()
+    except KeyboardInterrupt:
+        job.cancel(check=False)  # the shard must not go on competing for the cores; its finished points are kept
+        raise
     except Exception as error:  # a failed job: submitit raises with the job's traceback in its message
         print(f"shard {index} failed: {cause(error)}; log: {job.paths.stderr}")
         return 1
