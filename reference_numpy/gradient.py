@@ -25,10 +25,13 @@ def objective_and_power_adjoint(power, data, gamma, objective):
     resid = data - power
     if objective == "least-squares":
         return (resid * resid).sum(dtype=np.float64), -2 * resid
-    scaled = resid / gamma
-    squared = scaled * scaled
+    resid /= gamma  # in place from here on: each full-grid pass writes no new array
+    squared = resid * resid
     value = np.log1p(squared).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
-    return value, scaled / (1 + squared) * (-2 / gamma)
+    squared += 1
+    resid /= squared
+    resid *= -2 / gamma
+    return value, resid
 
 
 def far_field_adjoint(weights, beam, box):
