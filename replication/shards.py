@@ -137,8 +137,9 @@ def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None
           + (f": {', '.join(str(index) for index in todo)}" if todo else ""))
     failed = 0
     submitted = []
-    for index in todo:
-        with controller_errors_to(run / "logs" / f"controller-{index:02d}.err", executor_kind == "local"):
+    local = executor_kind == "local"
+    for index in tqdm(todo, unit="shard", desc="shards (one after another)") if local else todo:
+        with controller_errors_to(run / "logs" / f"controller-{index:02d}.err", local):
             job = executor.submit(run_shard, str(run), index, nshards, sweep_name, profile_name, objective,
                                   impl_names, threads, tol, gradients, [list(point) for point in plan[index]])
         jobs_log.append({"shard": index, "job_id": str(job.job_id), "executor": executor_kind,
@@ -146,7 +147,7 @@ def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None
         write_json(plan_path, {"settings": settings, "points": [[list(p) for p in shard] for shard in plan],
                                "jobs": jobs_log})
         submitted.append((index, job))
-        if executor_kind == "local":  # one shard at a time: shards must not compete for the cores
+        if local:  # one shard at a time: shards must not compete for the cores
             failed += follow(index, job)
     if executor_kind == "slurm" and wait:
         for index, job in tqdm(submitted, unit="shard", desc="shards"):
@@ -184,9 +185,9 @@ def follow(index, job):
         job.cancel(check=False)  # the shard must not go on competing for the cores; its finished points are kept
         raise
     except Exception as error:  # a failed job: submitit raises with the job's traceback in its message
-        print(f"shard {index} failed: {cause(error)}; log: {job.paths.stderr}")
+        tqdm.write(f"shard {index} failed: {cause(error)}; log: {job.paths.stderr}")
         return 1
-    print(f"shard {index}: {count} point(s) measured (log: {job.paths.stdout})")
+    tqdm.write(f"shard {index}: {count} point(s) measured (log: {job.paths.stdout})")
     return 0
 
 
