@@ -36,6 +36,11 @@ AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
 """The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
 OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
 """Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
+
+
+def own_floor(name):
+    """The bench step holding the FFT floor of the library a step (or profile walk) named `name` runs in."""
+    return OWN_FLOOR.get(name.split("_")[0].split(" ")[0], "floor_torch")
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
 FD_STEP = float(np.sqrt(np.finfo(float).eps))
@@ -191,12 +196,11 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
             rounds[name].append(time.perf_counter() - start)
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
-    own_floor = {name: ms[OWN_FLOOR.get(name.split("_")[0], "floor_torch")] for name in ms}
     return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective, "ms": ms,
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
-            "x_own_floor": {name: value / own_floor[name] for name, value in ms.items()},
+            "x_own_floor": {name: value / ms[own_floor(name)] for name, value in ms.items()},
             "profile_ms": profiles(npix, nzern, repeats, objective),
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 

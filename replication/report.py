@@ -11,7 +11,7 @@ import jinja2
 import numpy as np
 
 from replication import analysis, paths, runs
-from replication.bench import ADJOINT_STEPS, AUTOGRAD_PARTS
+from replication.bench import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
 from replication.data import STOPPED_AT_OPTIMUM, covariance_scale
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
@@ -167,7 +167,7 @@ def bench_targets(bench):
         if (row["threads"], row["nzern"]) != TARGET_POINT or "numpy_analytic_value_and_grad" not in row["ms"]:
             continue
         for step, what, limit in TARGETS:
-            value = row["ms"][step] / row["ms"]["floor_numpy" if step.startswith("numpy") else "floor_torch"]
+            value = row["ms"][step] / row["ms"][own_floor(step)]
             targets.append({"target": f"{what}, npix {row['npix']}: <= {limit:g}x its library's floor",
                             "value": times(value), "torch_floor": times(row["x_floor"][step]),
                             "met": (value <= limit) if row["npix"] == 512 else None})
@@ -189,7 +189,7 @@ def bench_profiles(bench):
     return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"], "walk": walk,
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
-             "floor": row["ms"]["floor_numpy" if walk.startswith("numpy") else "floor_torch"]}
+             "floor": row["ms"][own_floor(walk)]}
             for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
 
 
