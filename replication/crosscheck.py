@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+import reference_numpy
+
 from replication.data import (
     aberrated_params,
     bfgs_standard_errors,
@@ -34,6 +36,9 @@ hessian: the NumPy Hessian is central differences of the exact gradient, good to
 
 beams_float32: the defocus screens reach 2 pi dz / wavelength = 286 rad, which float32 holds to about
 1.7e-5 rad; beam errors of a few 1e-5 are that rounding, not a fault (seen: 1.1e-5 at npix 16)."""
+SCHEMA = 2
+"""Version of crosscheck.json: 2 checks each model once and fits each implementation with its own minimizer and
+gradient, labelled as it ran; files without it (1) fitted every float64 series with scipy's BFGS under its label."""
 FD_STEP = 1e-6
 """Step of the central differences the autograd gradient is checked against (parameter units)."""
 
@@ -67,6 +72,18 @@ def central_differences(function, params):
                      for e in FD_STEP * np.eye(params.size)])
 
 
+def model_variants(impls):
+    """One implementation per (package, device, dtype) other than the NumPy reference: the model does not depend
+    on the gradient or the minimizer a fit uses, so each model is checked once, under its plain label."""
+    seen, chosen = set(), []
+    for impl in impls:
+        key = (impl.name, impl.dtype)
+        if impl.name != "numpy" and key not in seen:
+            seen.add(key)
+            chosen.append(Implementation(impl.name, impl.dtype))
+    return chosen
+
+
 def model_checks(impls, npix, nzern, data, rng, objectives):
     """Beams, objective, gradients and Hessian of every implementation against the NumPy reference."""
     reference = Implementation("numpy")
@@ -82,9 +99,7 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
         error = float(np.max(np.abs(adjoint - numeric)) / np.max(np.abs(numeric)))
         checks.append(check("gradient", npix, nzern, "numpy adjoint vs central differences", error, "gradient",
                             objective))
-        for impl in impls:
-            if impl.name == "numpy":
-                continue
+        for impl in model_variants(impls):
             setup = impl.make_setup(npix, nzern)
             suffix = "" if impl.dtype == "float64" else "_float32"
             nll = impl.package.negative_log_likelihood(params, setup, data, objective=objective)
@@ -99,42 +114,60 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
                 hessian_np = reference.package.hessian(params, setup_np, data, objective=objective)
                 checks.append(check("hessian", npix, nzern, f"{impl.label} autograd vs numpy differences of adjoint",
                                     relative(hessian_np, hessian), "hessian", objective))
-    for impl in impls:
-        if impl.name != "numpy":
-            suffix = "" if impl.dtype == "float64" else "_float32"
-            beams = to_numpy(impl.package.beam_maps(params, impl.make_setup(npix, nzern)))
-            checks.append(check("beams", npix, nzern, f"{impl.label} vs numpy", relative(beams, beams_np),
-                                "beams" + suffix))
+    for impl in model_variants(impls):
+        suffix = "" if impl.dtype == "float64" else "_float32"
+        beams = to_numpy(impl.package.beam_maps(params, impl.make_setup(npix, nzern)))
+        checks.append(check("beams", npix, nzern, f"{impl.label} vs numpy", relative(beams, beams_np),
+                            "beams" + suffix))
     return checks
 
 
+FIT_TOL = 1e-8
+"""BFGS tolerance of the cross-check's fits, in log-likelihood units (see fit_tolerance)."""
+
+
+def fit_tolerance(truth, npix, nzern, data, objective):
+    """The gradient tolerance that stops a fit at the optimum: FIT_TOL for the Cauchy likelihood; for least
+    squares FIT_TOL x 2 S / (pixels - parameters) at the truth, i.e. FIT_TOL on the gradient of the Gaussian
+    likelihood with the residual variance. The sweep's tol of 1e-8 on the unscaled sum of squares (S ~ 1e-6)
+    stops BFGS 0.1-0.6 standard errors short of it, and two minimizers then stop at different places."""
+    if objective == "cauchy":
+        return FIT_TOL
+    value = reference_numpy.negative_log_likelihood(truth, reference_numpy.make_setup(npix, nzern), data,
+                                                    objective=objective)
+    return FIT_TOL * covariance_scale(value, data.size, len(truth), objective)
+
+
 def fit_checks(impls, npix, nzern, truth, data, objectives):
-    """Fit with every float64 implementation from the truth; compare with the NumPy fit in exact standard
-    errors (from the Hessian at the NumPy fit), and record how each fit ended."""
+    """Fit with every float64 implementation from the truth, each with its own gradient and minimizer, and
+    record each fit once under the label of what ran; compare with the NumPy fit in exact standard errors (from
+    the Hessian at the NumPy fit), and record how each fit ended."""
     fits, checks = [], []
     for objective in objectives:
-        fitted = []
+        fitted, tolerance = [], fit_tolerance(truth, npix, nzern, data, objective)
         for impl in impls:
             if impl.dtype != "float64":
                 continue
             setup = impl.make_setup(npix, nzern)
             start = time.perf_counter()
-            result = impl.package.fit(setup, data, truth, objective=objective)
+            result = impl.package.fit(setup, data, truth, tol=tolerance, objective=objective,
+                                      gradient=impl.gradient_name, minimizer=impl.minimizer)
             impl.synchronize()
             seconds = time.perf_counter() - start
-            fitted.append({"impl": impl.name, "npix": npix, "nzern": nzern, "objective": objective,
+            fitted.append({"impl": impl.label, "minimizer": impl.minimizer, "gradient": impl.gradient_name,
+                           "npix": npix, "nzern": nzern, "objective": objective, "tol": tolerance,
                            "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
                            "convergence": convergence(result.x, npix, nzern, data, objective)})
         reference = next(f for f in fitted if f["impl"] == "numpy")
+        scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
         stderr = np.array(reference["convergence"]["stderr"])
         for other in fitted:
             if other is not reference:
                 shift = float(np.max(np.abs(np.array(other["x"]) - np.array(reference["x"])) / stderr))
                 checks.append(check("fit parameters", npix, nzern, f"{other['impl']} vs numpy (in exact standard "
                                     "errors)", shift, "fit_stderr", objective))
-                scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
                 checks.append(check("fit objective", npix, nzern, f"{other['impl']} vs numpy (log-likelihood units)",
                                     abs(other["fun"] - reference["fun"]) / scale, "fit_nll", objective))
         fits += fitted
@@ -167,9 +200,10 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     path = results_dir / "crosscheck.json"
     previous = json.loads(path.read_text()) if path.is_file() else None
     with thread_limits(threads):
-        content = previous if previous and previous.get("points") == points else {
-            "environment": environment_record(threads), "points": points, "objectives": list(objectives),
-            "tolerances": TOLERANCES,
+        resumable = previous and (previous.get("points"), previous.get("schema")) == (points, SCHEMA)
+        content = previous if resumable else {
+            "environment": environment_record(threads), "schema": SCHEMA, "points": points,
+            "objectives": list(objectives), "tolerances": TOLERANCES,
             "fd_step": FD_STEP, "checks": [], "fits": [], "done": [], "complete": False,
             "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
         for npix, nzern in POINTS[points]:

@@ -197,6 +197,21 @@ def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
     assert (tmp_path / "example.npz").exists()
 
 
+def test_crosscheck_checks_each_thing_once_under_the_label_of_what_ran(tmp_path):
+    from replication.crosscheck import run_crosscheck
+
+    content = run_crosscheck(tmp_path, points="smoke", threads=1)
+    keys = [(c["check"], c["npix"], c["nzern"], c["compare"], c["objective"]) for c in content["checks"]]
+    assert len(keys) == len(set(keys))
+    fits = [(f["impl"], f["minimizer"], f["gradient"], f["objective"], f["npix"]) for f in content["fits"]]
+    assert len(fits) == len(set(fits))
+    for fit in content["fits"]:
+        ran = Implementation(fit["impl"].split()[0], minimizer=fit["minimizer"])
+        assert fit["impl"] == ran.label and fit["gradient"] == ran.gradient_name
+    assert {f["impl"] for f in content["fits"]} >= {"numpy", "torch-cpu", "torch-cpu [on-device BFGS]"}
+    assert not any("on-device" in c["compare"] for c in content["checks"] if not c["check"].startswith("fit"))
+
+
 def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypatch):
     """The JAX peer is listed by default; where jax is missing, picking the gradient variants must not import it."""
     from replication.implementations import select, with_gradients

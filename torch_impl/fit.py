@@ -109,6 +109,9 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
 
 
 MINIMIZERS = ("scipy", "torchmin")
+ON_DEVICE_OPTIONS = {"xtol": 0.0, "gtd_tol": 0.0}
+"""torchmin's BFGS options: no absolute stop on small steps, objective changes or directional derivatives,
+whose scale depends on the objective's units (see _on_device_bfgs)."""
 """Whose BFGS runs the fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the setup's device."""
 
 
@@ -116,12 +119,14 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
     """BFGS of pytorch-minimize (torchmin) with the autograd gradient: iterates, gradient and inverse-Hessian
     estimate stay on the setup's device; returned as scipy's OptimizeResult (NumPy arrays, host floats).
 
-    `tol` is its gtol, as scipy's: the fit stops once the gradient's largest component is <= tol. torchmin also
-    stops, with success, once a step or the change of the objective is <= its xtol (1e-8, absolute), which
-    scipy's BFGS does not; it stops with success False at a non-finite objective.
+    `tol` is its gtol, as scipy's: the fit stops once the gradient's largest component is <= tol. torchmin's
+    absolute tests of progress (xtol = 1e-8 on a step and on the objective's change, 1e-10 on the directional
+    derivative) are set to 0 (ON_DEVICE_OPTIONS): at least squares' scale (objective ~1e-6) they stopped every fit
+    after its first step. It then also stops, with success, once a step leaves the parameters or the objective
+    exactly unchanged (scipy calls that precision loss), and with success False at a non-finite objective.
     """
     result = torchmin.minimize(lambda params: prepared_nll(params, setup, data, gamma, objective),
-                               as_model_array(p0, setup), method="bfgs", tol=tol)
+                               as_model_array(p0, setup), method="bfgs", tol=tol, options=dict(ON_DEVICE_OPTIONS))
     return scipy.optimize.OptimizeResult(
         x=to_numpy(result.x), fun=float(result.fun), jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv),
         nit=int(result.nit), nfev=int(result.nfev), njev=int(result.nfev), status=int(result.status),
