@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
-from replication.analysis import decomposition, seconds, series_order, speedups
+from replication.analysis import crosscheck_fits, decomposition, is_solution, seconds, speedups
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -47,22 +47,21 @@ def run_style(index):
     return RUN_STYLES[index % len(RUN_STYLES)]
 
 
-def plot_series(axis, points, name, x_of, index):
-    """One implementation's times in one run against x, estimated points hollow."""
-    colour = SERIES_COLOURS.get(name, "grey")
-    line, marker = run_style(index)
-    keys = sorted(points, key=x_of)
-    x = [x_of(k) for k in keys]
-    y = [seconds(points[k]) for k in keys]
-    axis.plot(x, y, linestyle=line, color=colour, linewidth=1.8 if index == 0 else 1.1)
-    for xi, yi, key in zip(x, y, keys, strict=True):
-        hollow = points[key]["estimated"]
-        axis.plot(xi, yi, marker, color=colour, markerfacecolor="white" if hollow else colour, markersize=4.5)
+PAPER_SERIES = ("numpy", "torch-cpu", "torch-cuda")
+"""The series the paper drew: NumPy, and torch on the CPU and on the GPU."""
+OTHER_SERIES = (
+    ("precision", ("torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)")),
+    ("minimizer", ("torch-cpu", "torch-cpu [on-device BFGS]", "torch-cuda", "torch-cuda [on-device BFGS]",
+                   "torch-cuda (float32) [on-device BFGS]")),
+    ("gradient", ("numpy", "numpy [analytic]", "torch-cpu [finite-differences]", "torch-cpu [analytic]",
+                  "torch-cpu")),
+    ("peer", ("torch-cpu", "torch-cpu [analytic]", "jax")),
+)
+"""The other series, one panel per question (what changes), each beside the series it is compared with."""
 
 
 def legends(figure, all_runs, names, colours):
-    """Two legends under the figure, one above the other: the colours (implementations or ratios), then
-    the runs' line styles."""
+    """Two legends under the figure, one above the other: the colours (ratios), then the runs' line styles."""
     colour_handles = [Line2D([], [], color=colours.get(name, "grey"), linewidth=2) for name in names]
     run_handles = [Line2D([], [], color="black", linestyle=run_style(i)[0], marker=run_style(i)[1])
                    for i in range(len(all_runs))]
@@ -70,54 +69,120 @@ def legends(figure, all_runs, names, colours):
                           bbox_to_anchor=(0.5, -0.01), ncol=min(5, max(1, len(names))), title="colour")
     below = first.get_window_extent(figure.canvas.get_renderer()).transformed(figure.transFigure.inverted()).y0
     figure.legend(run_handles, [run.title for run in all_runs], loc="upper center", bbox_to_anchor=(0.5, below - 0.01),
-                  title="line style: run (hollow markers: estimated, not run)")
+                  title="line style: run")
 
 
-def series_names(all_runs):
-    """Every implementation series present in any run, in the report's order."""
-    return series_order({name: None for run in all_runs for name in run.series})
+def appendix_folder(folder, run):
+    """Where a run's own figures go: <figures>/runs/<name>/ (the name of its appendix too)."""
+    return folder / "runs" / run.appendix_name
 
 
-def plot_panel(axis, all_runs, fixed, value):
-    """Every run's series on one panel: the points whose key[fixed] (0: npix, 1: nzern) is value, against the
-    other key."""
-    for index, run in enumerate(all_runs):
-        for name, points in run.series.items():
-            selected = {k: v for k, v in points.items() if k[fixed] == value}
+def plot_series(axis, points, name, x_of):
+    """One series' times against x: solutions joined by a line (estimated points hollow), fits that are not
+    solutions (analysis.how_it_ended) as crosses, off the line."""
+    colour = SERIES_COLOURS.get(name, "grey")
+    keys = sorted(points, key=x_of)
+    solved = [key for key in keys if is_solution(points[key])]
+    axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], "-", color=colour, linewidth=1.5,
+              label=name)
+    for key in keys:
+        if key in solved:
+            hollow = points[key]["estimated"]
+            axis.plot(x_of(key), seconds(points[key]), "o", color=colour, markersize=4.5,
+                      markerfacecolor="white" if hollow else colour)
+        else:
+            axis.plot(x_of(key), seconds(points[key]), "x", color=colour, markersize=6)
+
+
+def series_legend(figure, names, marks):
+    """One legend under the figure: the series' colours, then what the markers mean."""
+    handles = [Line2D([], [], color=SERIES_COLOURS.get(name, "grey"), linewidth=2) for name in names]
+    labels = list(names)
+    if marks:
+        handles += [Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""),
+                    Line2D([], [], color="black", marker="x", linestyle="")]
+        labels += ["estimated, not run", "not a solution (stopped short or failed)"]
+    figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.01),
+                  ncol=min(4, max(1, len(labels))))
+
+
+def plot_panels(run, names, fixed, values, x_label):
+    """A row of panels of one run: the points whose key[fixed] is each value, against the other key."""
+    figure, axes = plt.subplots(1, len(values), figsize=(3.6 * len(values), 3.3), squeeze=False, sharey=True)
+    for axis, value in zip(axes.flat, values, strict=True):
+        for name in names:
+            selected = {k: v for k, v in run.series.get(name, {}).items() if k[fixed] == value}
             if selected:
-                plot_series(axis, selected, name, lambda k: k[1 - fixed], index)
-
-
-def time_vs_grid_size(all_runs, folder):
-    """Figure 1: time-to-solution against grid size, one panel per Zernike order (the paper's n = 2, 3, 4)."""
-    present = sorted({k[1] for run in all_runs for points in run.series.values() for k in points})
-    orders = [n for n in PAPER_ORDERS if n in present] or present
-    sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
-    figure, axes = plt.subplots(1, len(orders), figsize=(3.6 * len(orders), 3.4), squeeze=False, sharey=True)
-    for axis, nzern in zip(axes.flat, orders, strict=True):
-        plot_panel(axis, all_runs, fixed=1, value=nzern)
-        axis.set(xscale="log", yscale="log", title=f"Zernike order n = {nzern}", xlabel="grid size npix (pixels)")
-        axis.set_xticks(sizes, minor=False)
-        axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+                plot_series(axis, selected, name, lambda k: k[1 - fixed])
+        axis.set(yscale="log", xlabel=x_label,
+                 title=f"Zernike order n = {value}" if fixed == 1 else f"npix = {value}")
     axes[0, 0].set_ylabel("time to solution (s)")
-    legends(figure, all_runs, series_names(all_runs), SERIES_COLOURS)
-    figure.suptitle("Time-to-solution of a BFGS fit against grid size (median of repeats; setup + fit)", y=1.02)
-    return save(figure, folder, "fig1_time_vs_grid_size")
+    return figure, axes
 
 
-def time_vs_zernike_order(all_runs, folder):
-    """Figure 2: time-to-solution against Zernike order at the smallest, a middle and the largest grid."""
-    sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
+def log_size_axis(axis, sizes):
+    axis.set_xscale("log")
+    axis.set_xticks(sizes, minor=False)
+    axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
+def time_vs_grid_size(run, folder, names=PAPER_SERIES, name="fig1_time_vs_grid_size"):
+    """Figure 1 as the paper drew it: time-to-solution against grid size for NumPy and torch (CPU, GPU), one
+    panel per Zernike order n = 2, 3, 4, one run."""
+    names = [n for n in names if n in run.series]
+    keys = {k for n in names for k in run.series[n]}
+    orders = [n for n in PAPER_ORDERS if n in {k[1] for k in keys}] or sorted({k[1] for k in keys})[:3]
+    sizes = sorted({k[0] for k in keys})
+    figure, axes = plot_panels(run, names, 1, orders, "grid size npix (pixels)")
+    for axis in axes.flat:
+        log_size_axis(axis, sizes)
+    series_legend(figure, names, marks=True)
+    figure.suptitle(f"Time-to-solution against grid size (median of repeats; setup + fit)\n{run.title}", y=1.06)
+    return save(figure, folder, name)
+
+
+def time_vs_zernike_order(run, folder, names=PAPER_SERIES, name="fig2_time_vs_zernike_order"):
+    """Figure 2 as the paper drew it: time-to-solution against Zernike order at the smallest, a middle and the
+    largest grid of one run."""
+    names = [n for n in names if n in run.series]
+    sizes = sorted({k[0] for n in names for k in run.series[n]})
     chosen = sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]})
-    figure, axes = plt.subplots(1, len(chosen), figsize=(3.6 * len(chosen), 3.4), squeeze=False, sharey=True)
-    for axis, npix in zip(axes.flat, chosen, strict=True):
-        plot_panel(axis, all_runs, fixed=0, value=npix)
-        axis.set(yscale="log", title=f"npix = {npix}", xlabel="Zernike order n")
+    figure, _ = plot_panels(run, names, 0, chosen, "Zernike order n")
+    series_legend(figure, names, marks=True)
+    figure.suptitle(f"Time-to-solution against Zernike order at fixed grid size\n{run.title}", y=1.06)
+    return save(figure, folder, name)
+
+
+def other_panels(run):
+    """(question, series present) of the other-series figure: the questions the run can answer."""
+    panels = [(title, [n for n in names if n in run.series]) for title, names in OTHER_SERIES]
+    return [(title, names) for title, names in panels if len(names) > 1 and any(
+        n not in PAPER_SERIES for n in names)]
+
+
+def other_series(run, folder):
+    """The series the paper did not draw, one panel per question (float32, the on-device BFGS, the gradient
+    variants, the JAX peer), each beside the series it is compared with, against grid size at one order."""
+    panels = other_panels(run)
+    if not panels:
+        return []
+    orders = {k[1] for title, names in panels for n in names for k in run.series[n]}
+    nzern = 4 if 4 in orders else min(orders)
+    figure, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.3), squeeze=False, sharey=True)
+    for axis, (title, names) in zip(axes.flat, panels, strict=True):
+        sizes = set()
+        for name in names:
+            selected = {k: v for k, v in run.series[name].items() if k[1] == nzern}
+            sizes |= {k[0] for k in selected}
+            if selected:
+                plot_series(axis, selected, name, lambda k: k[0])
+        log_size_axis(axis, sorted(sizes))
+        axis.set(yscale="log", xlabel="grid size npix (pixels)", title=f"{title}, n = {nzern}")
+        axis.legend(fontsize=6.5, loc="upper left")
     axes[0, 0].set_ylabel("time to solution (s)")
-    legends(figure, all_runs, series_names(all_runs), SERIES_COLOURS)
-    figure.suptitle("Time-to-solution against Zernike order at fixed grid size", y=1.02)
-    return save(figure, folder, "fig2_time_vs_zernike_order")
+    figure.suptitle(f"The series the paper did not draw (crosses: not a solution)\n{run.title}", y=1.06)
+    return save(figure, folder, "fig7_other_series")
 
 
 SPEED_UPS = tuple(RATIO_COLOURS)
@@ -227,39 +292,61 @@ def example_fit(example, folder, title):
     return save(figure, folder, "fig4_example_fit")
 
 
-def agreement(crosscheck, folder, title):
-    """Figure 5: NumPy minus torch fitted parameters, in units of the standard error: exact (from the Hessian
-    at the NumPy fit) where recorded, else BFGS's estimate; one line style per objective."""
-    fits = crosscheck["fits"]
+def agreement(fits, folder, title):
+    """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
+    error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
+    fits = [fit for fit in fits if fit.get("objective", "cauchy") == "cauchy"]
     figure, axis = plt.subplots(figsize=(6.5, 3.6))
     for fit in fits:
         if fit["impl"] == "numpy":
             continue
-        objective = fit.get("objective", "cauchy")
+        objective = "cauchy"
         reference = next(f for f in fits if f["impl"] == "numpy" and (f["npix"], f["nzern"]) ==
                          (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
         stderr = reference["convergence"]["stderr"] if reference.get("convergence") else fit["stderr"]
         shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr)
-        line = "-" if objective == "cauchy" else ":"
-        axis.plot(np.arange(shift.size), shift, ("o" if fit["impl"] == "torch-cpu" else "^") + line, markersize=4,
-                  label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}, {objective}")
+        axis.plot(np.arange(shift.size), shift, ("o" if fit["impl"] == "torch-cpu" else "^") + "-", markersize=4,
+                  label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
-             title=f"Same data, NumPy (finite differences) vs torch (autograd)\n{title}")
+             title=f"Same data, NumPy vs torch, Cauchy likelihood (cross-check)\n{title}")
     axis.legend(fontsize=6, loc="best", ncol=2)
     return save(figure, folder, "fig5_agreement")
+
+
+def figure_run(all_runs):
+    """The run whose figures 1 and 2 the main report shows: your first run, else the reference run holding the
+    most of the paper's series (the newest among equals)."""
+    timed = [run for run in all_runs if run.series]
+    if not timed:
+        return None
+    own = [run for run in timed if run.own]
+    if own:
+        return own[0]
+    return max(reversed(timed), key=lambda run: sum(name in run.series for name in PAPER_SERIES))
+
+
+def draw_run(run, folder):
+    """A run's own figures, for its appendix: the paper's figures 1 and 2 of that run and its other series."""
+    if not run.series:
+        return []
+    target = appendix_folder(folder, run)
+    return time_vs_grid_size(run, target) + time_vs_zernike_order(run, target) + other_series(run, target)
 
 
 def draw_all(all_runs, output):
     """Draw every figure the runs have results for; returns the paths written.
 
-    Figures 4 and 5 show the cross-check of the first run that has one (yours, where you have one).
+    Figures 1 and 2 show the paper's series of one run (figure_run); figure 3 every run's speed-ups; figures 4 and
+    5 the cross-check of the first run that has one (yours, where you have one); each run's own figures go under
+    runs/<its appendix's name>/.
     """
     paths = []
     with plt.rc_context(STYLE):
-        if any(run.series for run in all_runs):
-            paths += time_vs_grid_size(all_runs, output)
-            paths += time_vs_zernike_order(all_runs, output)
+        shown = figure_run(all_runs)
+        if shown is not None:
+            paths += time_vs_grid_size(shown, output)
+            paths += time_vs_zernike_order(shown, output)
             paths += speedup_vs_grid_size(all_runs, output)
         decomposed = next((run for run in all_runs if decomposition(run.series)), None)
         if decomposed is not None:
@@ -270,5 +357,7 @@ def draw_all(all_runs, output):
             if example.exists():
                 with np.load(example) as saved:
                     paths += example_fit(dict(saved), output, checked.title)
-            paths += agreement(checked.crosscheck, output, checked.title)
+            paths += agreement(crosscheck_fits(checked.crosscheck), output, checked.title)
+        for run in all_runs:
+            paths += draw_run(run, output)
     return paths
