@@ -7,7 +7,6 @@ import time
 import numpy as np
 
 import reference_numpy
-
 from replication.data import (
     aberrated_params,
     bfgs_standard_errors,

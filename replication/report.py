@@ -495,7 +495,7 @@ def claims_summary(text):
     lines = text.splitlines()
     tables = []
     for start, line in enumerate(lines):
-        if line.startswith("| Claim |"):
+        if line.startswith("| Claim |") and not line.startswith("| Claim | The paper"):
             end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
             title = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].startswith("#")), "")
             tables.append("\n".join([title.lstrip("# "), *lines[start:end]]))

@@ -207,7 +207,8 @@ def test_crosscheck_checks_each_thing_once_under_the_label_of_what_ran(tmp_path)
     assert len(fits) == len(set(fits))
     for fit in content["fits"]:
         ran = Implementation(fit["impl"].split()[0], minimizer=fit["minimizer"])
-        assert fit["impl"] == ran.label and fit["gradient"] == ran.gradient_name
+        assert fit["impl"] == ran.label
+        assert fit["gradient"] == ran.gradient_name
     assert {f["impl"] for f in content["fits"]} >= {"numpy", "torch-cpu", "torch-cpu [on-device BFGS]"}
     assert not any("on-device" in c["compare"] for c in content["checks"] if not c["check"].startswith("fit"))
 

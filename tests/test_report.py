@@ -1,11 +1,14 @@
 """Figures and report: rendered from a smoke run, verdict rules both ways, committed report up to date."""
 
+import math
+import statistics
+
 import pytest
 
 from replication import analysis, crosscheck, runs, sweep
 from replication.figures import draw_all
 from replication.paths import FIGURES, PAPER
-from replication.report import claims_summary, load_runs, render
+from replication.report import claims_summary, load_runs, render, render_all
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +28,21 @@ def no_references(tmp_path):
 
 
 def test_report_renders_from_a_smoke_run(smoke_run, no_references):
-    text = render([smoke_run], no_references, output=smoke_run, figures=smoke_run / "figures")
+    texts = render_all([smoke_run], no_references, output=smoke_run, figures=smoke_run / "figures")
+    text, appendix = texts["REPORT.md"], texts["runs/your-2026-01-01_test.md"]
     table = claims_summary(text)
-    for claim in ("C1", "C2", "C3", "C4", "C5", "C6"):
-        assert f"| {claim} |" in table
+    for claim in ("C1", "C2", "C3", "C4", "C5a", "C5b", "C6"):
+        assert f"| {claim}: " in table
     cauchy, least_squares = table.split("\n\n")
-    assert cauchy.count("not measured here") == 4  # C1, C2 need a GPU; C3, C4 grids of npix >= 128
-    assert least_squares.count("no least-squares sweep in this run") == 4  # C1-C4; C5 has the cross-check's fits
+    assert cauchy.count("not measured") == 4  # C1, C2 need a GPU; C3, C4 grids of npix >= 128
+    assert least_squares.count("not measured") == 4  # C1-C4; C5a and C5b have the cross-check's fits
+    assert "no least-squares sweep in this run" in text
     assert "your run" in table
-    assert "## Timing" in text
-    assert "No run holds a bench" in text
-    assert "| 32 | 3 |" in text
+    assert "(runs/your-2026-01-01_test.md)" in table
+    assert "## Timing" in appendix
+    assert "## Timing" not in text
+    assert "This run holds no bench" in appendix
+    assert "| 32 | 3 |" in appendix
 
 
 def test_your_run_stands_beside_every_reference_run(smoke_run):
@@ -92,13 +99,18 @@ def test_c4_uses_the_largest_grid_with_three_orders_from_npix_128():
     assert analysis.verdict_c4(too_small)["verdict"] == analysis.NOT_MEASURED
 
 
-def test_c5_verdict_both_ways():
-    good = [{"check": "fit parameters", "passed": True}, {"check": "beams", "passed": False}]
-    assert analysis.verdict_c5(good, [{"max_stderr": 0.01}])["verdict"] == analysis.REPRODUCED
-    assert analysis.verdict_c5(good, [{"max_stderr": 0.5}])["verdict"] == analysis.NOT_REPRODUCED
-    many = [{"max_stderr": 0.01}] * 19 + [{"max_stderr": 0.5}]
-    assert analysis.verdict_c5([], many)["verdict"] == analysis.PARTLY
-    assert analysis.verdict_c5([], [])["verdict"] == analysis.NOT_MEASURED
+def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
+    close, far = {"max_stderr": 0.01, "comparable": True}, {"max_stderr": 0.5, "comparable": True}
+    short = {"max_stderr": 0.5, "comparable": False}
+    assert analysis.verdict_c5a([close], [close, short])["verdict"] == analysis.REPRODUCED
+    assert analysis.verdict_c5a([close], [close, short])["not_comparable"] == 1
+    assert analysis.verdict_c5a([], [far])["verdict"] == analysis.NOT_REPRODUCED
+    assert analysis.verdict_c5a([], [close] * 19 + [far])["verdict"] == analysis.PARTLY
+    assert analysis.verdict_c5a([], [short])["verdict"] == analysis.NOT_MEASURED
+    assert analysis.verdict_c5b([True] * 10)["verdict"] == analysis.REPRODUCED
+    assert analysis.verdict_c5b([True] * 9 + [False])["verdict"] == analysis.PARTLY
+    assert analysis.verdict_c5b([False])["verdict"] == analysis.NOT_REPRODUCED
+    assert analysis.verdict_c5b([])["verdict"] == analysis.NOT_MEASURED
 
 
 def test_c6_verdict_both_ways():
@@ -111,21 +123,24 @@ def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monk
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
     run = runs.create_run(tmp_path / "run")
     sweep.run_sweep("tiny", run / "sweep-tiny", ["numpy", "torch-cpu"], threads=1, quiet=True)
-    text = render([run], no_references, output=run, figures=run / "figures")
+    text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
     assert row.count("(est.)") == 4
 
 
 def test_committed_report_is_exactly_what_the_reference_runs_render():
-    committed = (PAPER / "REPORT.md").read_text()
-    assert committed == render(), "re-run `python -m replication report --reference-only` and commit the result"
+    for name, text in render_all().items():
+        assert (PAPER / name).read_text() == text, (
+            f"{name}: re-run `python -m replication report --reference-only` and commit the result")
+    assert sorted(path.name for path in (PAPER / "runs").glob("*.md")) == sorted(
+        name.removeprefix("runs/") for name in render_all() if name.startswith("runs/"))
 
 
 def test_rendering_twice_gives_the_same_bytes(smoke_run, tmp_path):
     all_runs = load_runs([smoke_run])
-    first = {path.name: path.read_bytes() for path in draw_all(all_runs, tmp_path / "a")}
-    second = {path.name: path.read_bytes() for path in draw_all(all_runs, tmp_path / "b")}
-    assert {name.rsplit(".", 1)[1] for name in first} == {"png", "svg"}
+    first = {path.relative_to(tmp_path / "a"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "a")}
+    second = {path.relative_to(tmp_path / "b"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "b")}
+    assert {path.suffix for path in first} == {".png", ".svg"}
     assert first == second
     assert render([smoke_run], output=smoke_run, figures=tmp_path / "a") == render(
         [smoke_run], output=smoke_run, figures=tmp_path / "a")
@@ -133,9 +148,13 @@ def test_rendering_twice_gives_the_same_bytes(smoke_run, tmp_path):
 
 
 def test_committed_figures_are_exactly_what_the_reference_runs_draw(tmp_path):
-    for path in draw_all(load_runs([]), tmp_path):
-        assert path.read_bytes() == (FIGURES / path.name).read_bytes(), (
-            f"{path.name}: re-run `python -m replication figures --reference-only` and commit the result")
+    drawn = draw_all(load_runs([]), tmp_path)
+    for path in drawn:
+        name = path.relative_to(tmp_path)
+        assert path.read_bytes() == (FIGURES / name).read_bytes(), (
+            f"{name}: re-run `python -m replication figures --reference-only` and commit the result")
+    committed = {path.relative_to(FIGURES) for path in FIGURES.rglob("*") if path.is_file()}
+    assert committed == {path.relative_to(tmp_path) for path in drawn}, "stale figures under figures/"
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +187,28 @@ def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
         assert row["orders"] == [2]
         product = row["algorithm"] * row["library"] * row["autograd"]
         assert product == pytest.approx(row["whole"], rel=1e-12), npix
+        assert row["product_is_whole"]
     text = render([variants_run], variants_run / "none-ref", output=variants_run, figures=variants_run / "figures")
     assert "## Where the speed-up comes from" in text
-    assert "algorithm: numpy / numpy [analytic]" in text
+    assert "the product column equals the whole" in text
+
+
+def test_geometric_means_over_orders_multiply_where_medians_would_not():
+    """Three orders whose factor ratios have different medians: the geometric means still multiply."""
+    def point(seconds):
+        return {"estimated": False, "total_s": {"median": seconds}, "outcome": {"success": True, "message": ""}}
+
+    times = {"numpy": (12.0, 40.0, 90.0), "numpy [analytic]": (1.0, 8.0, 3.0),
+             "torch-cpu [analytic]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
+    series = {name: {(128, n): point(t) for n, t in zip((2, 4, 8), values, strict=True)}
+              for name, values in times.items()}
+    row = analysis.decomposition(series)["rows"][128]
+    medians = [statistics.median(analysis.speedups(series, slow, fast).values())
+               for _, slow, fast, _ in analysis.FACTORS[:3]]
+    whole = statistics.median(analysis.speedups(series, "numpy", "torch-cpu").values())
+    assert math.prod(medians) != pytest.approx(whole, rel=1e-3)  # medians of ratios do not multiply
+    assert row["product"] == pytest.approx(row["whole"], rel=1e-12)
+    assert row["product_is_whole"]
 
 
 def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from replication import analysis, runs, shards, sweep
 from replication.implementations import select
 from replication.paths import ROOT
-from replication.report import render
+from replication.report import render_all
 from replication.results import read_records
 
 pytest.importorskip("submitit")
@@ -57,8 +57,9 @@ def test_the_report_reads_a_sharded_sweep_like_any_run_and_lists_its_nodes(shard
     run = analysis.load_run(sharded, own=True)
     assert set(run.series) == {"numpy", "torch-cpu", "torch-cpu (float32)", "torch-cpu [on-device BFGS]"}
     assert {node["shard"] for node in run.nodes} == {"00-of-02", "01-of-02"}
-    text = render([sharded], tmp_path / "reference", output=tmp_path, figures=tmp_path / "figures")
-    assert "is a sharded sweep" in text
+    texts = render_all([sharded], tmp_path / "reference", output=tmp_path, figures=tmp_path / "figures")
+    text = texts[f"runs/your-{sharded.name}.md"]
+    assert "A sharded sweep" in text
     assert "| 00-of-02 | sweep-smoke |" in text
 
 
@@ -110,7 +111,8 @@ def test_shards_split_the_points_once_each_and_evenly():
 
 
 def test_speedups_compare_records_of_one_node_only():
-    record = {"estimated": False, "total_s": {"median": 2.0}, "fit_s": {"median": 2.0}}
+    record = {"estimated": False, "total_s": {"median": 2.0}, "fit_s": {"median": 2.0},
+              "outcome": {"success": True, "message": ""}}
     series = {"numpy": {(16, 2): record | {"node": "a"}, (32, 2): record | {"node": "a"}},
               "torch-cpu": {(16, 2): record | {"node": "a", "total_s": {"median": 1.0}},
                             (32, 2): record | {"node": "b"}}}

@@ -1,0 +1,142 @@
+"""Every sentence the report prints must be true of its numbers: a synthetic run whose numbers would make the
+old statements false (a fast fit that stopped short, a C1 point elsewhere than the largest grid, factors that do
+not multiply), and checks that the report says what its numbers say."""
+
+import json
+
+import pytest
+
+from replication import analysis, report, runs, timing
+from replication.paths import REFERENCE
+from replication.report import render_all
+
+SOURCE = REFERENCE / "2026-11-30_vm_xeon-2c" / "sweep-quick"
+"""Real records to start from (valid by construction); the tests change the numbers that matter."""
+
+
+def records():
+    return [json.loads(line) for line in (SOURCE / "points.jsonl").read_text().splitlines()]
+
+
+def write_run(folder, points, threads=3, cores=7):
+    """A run folder holding a quick Cauchy sweep of the given records, timed with `threads` of `cores`."""
+    runs.create_run(folder)
+    sweep = folder / "sweep-quick"
+    sweep.mkdir()
+    environment = json.loads((SOURCE / "runs.jsonl").read_text().splitlines()[0])
+    environment |= {"threads": threads, "cpu_count": cores}
+    (sweep / "runs.jsonl").write_text(json.dumps(environment) + "\n")
+    (sweep / "points.jsonl").write_text("".join(json.dumps(record) + "\n" for record in points))
+    return folder
+
+
+def paper_series(points):
+    return [r for r in points if r["impl"] in ("numpy", "torch-cpu") and r["dtype"] == "float64"
+            and not r.get("gradient") and (r.get("minimizer") or "scipy") == "scipy"]
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    """NumPy and torch-cpu of the reference run, plus a torch-cuda series 40x faster than torch-cpu except at
+    (128, 4), 300x; and a torch-cpu fit at (512, 4) that stopped short of the optimum in 1 ms."""
+    points = paper_series(records())
+    cuda = []
+    for record in points:
+        if record["impl"] == "torch-cpu":
+            factor = 300.0 if (record["npix"], record["nzern"]) == (128, 4) else 40.0
+            copy = json.loads(json.dumps(record)) | {"impl": "torch-cuda"}
+            copy["total_s"]["median"] = record["total_s"]["median"] / factor
+            cuda.append(copy)
+    for record in points:
+        if (record["impl"], record["npix"], record["nzern"]) == ("torch-cpu", 512, 4):
+            record["total_s"]["median"] = 1e-3
+            record["outcome"]["convergence"]["newton_stderr"] = 0.5
+    (tmp_path / "reference").mkdir()
+    return write_run(tmp_path / "synthetic", points + cuda), tmp_path / "reference"
+
+
+def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
+    run_folder, references = synthetic
+    texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
+    (run,) = report.load_runs([run_folder], references)
+    ratios = analysis.speedups(run.series, "numpy", "torch-cpu")
+    assert (512, 4) not in ratios
+    row = next(line for line in texts["runs/your-synthetic.md"].splitlines() if line.startswith("| 512 | 4 |"))
+    assert "0.001 †" in row
+    cells = [cell.strip() for cell in row.split("|")]
+    assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
+    c3 = analysis.verdict_c3(ratios)
+    assert f"{report.times(c3['value'])} at npix" in texts["REPORT.md"]
+    reasons = analysis.left_out(run.series)
+    assert f"{reasons['stopped before the optimum']} stopped before the optimum" in texts["REPORT.md"]
+    assert "their times enter no ratio" in texts["REPORT.md"]
+
+
+def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
+    run_folder, references = synthetic
+    text = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")["REPORT.md"]
+    (run,) = report.load_runs([run_folder], references)
+    c1 = analysis.verdict_c1(analysis.speedups(run.series, "numpy", "torch-cuda"))
+    assert c1["point"] == (128, 4)  # not the largest grid: the sentence must say where
+    assert f"{report.times(c1['value'])} at npix 128, n = 4; NumPy on 3 of 7 cores" in text
+    assert "torch-cpu on 3 of 7 cores" in text
+
+
+def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_whole(synthetic, monkeypatch):
+    run_folder, references = synthetic
+    real = analysis.decomposition
+
+    def off_by_a_tenth(series):
+        result = real(series)
+        for row in result.get("rows", {}).values():
+            row["whole"] *= 1.1
+            row["product_is_whole"] = False
+        return result
+
+    variants = records()
+    write = write_run(run_folder.parent / "variants", variants)
+    text = render_all([write], references, output=write, figures=write / "figures")["REPORT.md"]
+    assert "the product column equals the whole" in text
+    monkeypatch.setattr(analysis, "decomposition", off_by_a_tenth)
+    text = render_all([write], references, output=write, figures=write / "figures")["REPORT.md"]
+    assert "## Where the speed-up comes from" in text
+    assert "the product column equals the whole" not in text
+    assert "taken over different points" in text
+
+
+def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
+    """The report says one untimed value and gradient precedes the timed fits: time_fit's first call."""
+    calls = []
+
+    class Package:
+        def value_and_grad(self, *args, **kwargs):
+            calls.append("value_and_grad")
+
+        def negative_log_likelihood(self, *args, **kwargs):
+            calls.append("negative_log_likelihood")
+
+        def fit(self, *args, **kwargs):
+            calls.append("fit")
+            return "result"
+
+    class Impl:
+        package, gradient_name, minimizer = Package(), "autograd", "scipy"
+
+        def make_setup(self, npix, nzern):
+            return None
+
+        def synchronize(self):
+            pass
+
+    timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8)
+    assert calls == ["value_and_grad", "fit", "fit"]
+    text = render_all()["REPORT.md"]
+    assert "after one untimed value and\n  gradient with the fit's own gradient" in text
+
+
+def test_c6_counts_only_modules_that_differ():
+    text = render_all()["REPORT.md"]
+    _rows, total, identical = report.mirror_table()
+    assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
+    assert f"({identical['lines']} lines that" in text
+    assert "constants.py" in text.split("Identical by construction")[1].split("\n")[0]
