@@ -74,7 +74,7 @@ def timing_cuda(session):
 
 @nox.session(default=False)
 def timing_cluster(session):
-    """A sharded sweep on a SLURM cluster through submitit (README: On a SLURM cluster), e.g.
+    """A sharded sweep on a SLURM cluster through submitit (docs/gpu-and-cluster.md), e.g.
     `nox -s timing_cluster -- --partition gpu --shards 16 --gpus-per-task 1`; the paper's grid unless
     --profile is given. Run the same command again to resubmit only what did not finish."""
     install_runtime(session)

@@ -113,7 +113,7 @@ def build_parser():
                             "differences in NumPy, autograd in torch); other gradients are float64 variants, timed "
                             "on the profile's variants subset")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
-    cluster = sweep.add_argument_group("sharding (a run of its own; README: On a SLURM cluster)")
+    cluster = sweep.add_argument_group("sharding (a run of its own; docs/gpu-and-cluster.md)")
     cluster.add_argument("--shards", type=positive_int, default=None,
                          help="split the profile's points into this many shards, each run as one job on one node")
     cluster.add_argument("--executor", choices=["local", "slurm"], default="local",
