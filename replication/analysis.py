@@ -205,9 +205,10 @@ def speedups(series, slow, fast, measured_only=True):
             and a[key].get("node") == b[key].get("node") and is_solution(a[key]) and is_solution(b[key])}
 
 
-def c4_ratios(series, slow, fast):
-    """The speed-ups C4 may judge: those of grid sizes where every measured pair of the two series is a pair of
-    solutions, so that leaving out fits that stopped short never narrows the orders a verdict compares."""
+def complete_sizes(series, slow, fast):
+    """The speed-ups a per-size verdict (C2, C3, C4) may judge: those of grid sizes where every measured pair of
+    the two series is a pair of solutions, so that leaving out fits that stopped short never narrows the orders
+    a verdict takes its median or spread over."""
     a, b = series.get(slow, {}), series.get(fast, {})
     measured = [key for key in set(a) & set(b) if not (a[key]["estimated"] or b[key]["estimated"])]
     ratios = speedups(series, slow, fast)
@@ -463,7 +464,7 @@ def decomposition(series):
         rows[npix]["product"] = math.prod(rows[npix][name] for name, *_ in chain)
         rows[npix]["product_is_whole"] = math.isclose(rows[npix]["product"], rows[npix]["whole"], rel_tol=1e-9)
     return {"factors": [(name, slow, fast, what) for name, slow, fast, what in chain], "last": last, "rows": rows,
-            "c4": {gradient: verdict_c4(c4_ratios(series, slow, fast)) for gradient, slow, fast in (
+            "c4": {gradient: verdict_c4(complete_sizes(series, slow, fast)) for gradient, slow, fast in (
                 ("finite differences", "numpy", "torch-cpu [finite-differences]"),
                 ("exact (adjoint)", "numpy [analytic]", "torch-cpu [analytic]"),
                 ("paper's (NumPy differences, torch autograd)", "numpy", "torch-cpu"))}}

@@ -337,8 +337,16 @@ def run_figures_command(args):
 
     own, _, figures = report_folders(args)
     target = args.output if args.output is not None else figures
-    for path in draw_all(load_runs(own, args.reference), target):
+    drawn = draw_all(load_runs(own, args.reference), target)
+    for path in drawn:
         print(f"wrote {path}")
+    for stale in sorted(set((target / "runs").glob("*/*")) - set(drawn)):
+        if stale.suffix in (".png", ".svg"):
+            stale.unlink()  # a figure of a run no longer shown
+            print(f"removed {stale}")
+    for folder in (target / "runs").glob("*"):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
     return 0
 
 

@@ -326,6 +326,16 @@ def figure_run(all_runs):
     return max(reversed(timed), key=lambda run: sum(name in run.series for name in PAPER_SERIES))
 
 
+def crosscheck_run(all_runs):
+    """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run with
+    the newest kind of cross-check (schema), the newest among equals."""
+    checked = [run for run in all_runs if run.crosscheck]
+    if not checked:
+        return None
+    own = [run for run in checked if run.own]
+    return own[0] if own else max(reversed(checked), key=lambda run: run.crosscheck.get("schema", 1))
+
+
 def draw_run(run, folder):
     """A run's own figures, for its appendix: the paper's figures 1 and 2 of that run and its other series."""
     if not run.series:
@@ -338,7 +348,7 @@ def draw_all(all_runs, output):
     """Draw every figure the runs have results for; returns the paths written.
 
     Figures 1 and 2 show the paper's series of one run (figure_run); figure 3 every run's speed-ups; figures 4 and
-    5 the cross-check of the first run that has one (yours, where you have one); each run's own figures go under
+    5 the cross-check of one run (crosscheck_run); each run's own figures go under
     runs/<its appendix's name>/.
     """
     paths = []
@@ -351,7 +361,7 @@ def draw_all(all_runs, output):
         decomposed = next((run for run in all_runs if decomposition(run.series)), None)
         if decomposed is not None:
             paths += speedup_decomposition(decomposed, output)
-        checked = next((run for run in all_runs if run.crosscheck), None)
+        checked = crosscheck_run(all_runs)
         if checked is not None:
             example = checked.folder / "crosscheck" / "example.npz"
             if example.exists():

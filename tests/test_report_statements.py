@@ -65,7 +65,7 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     assert "0.001 †" in row
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
-    c3 = analysis.verdict_c3(ratios)
+    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, "numpy", "torch-cpu"))
     assert f"{report.times(c3['value'])} at npix" in texts["REPORT.md"]
     reasons = analysis.left_out(run.series)
     assert f"{reasons['stopped before the optimum']} stopped before the optimum" in texts["REPORT.md"]
@@ -140,3 +140,15 @@ def test_c6_counts_only_modules_that_differ():
     assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
     assert f"({identical['lines']} lines that" in text
     assert "constants.py" in text.split("Identical by construction")[1].split("\n")[0]
+
+
+def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdicts(synthetic):
+    """C3's median at a size must be over every order measured there: a size with a non-solution is left out,
+    not judged on the orders that remain."""
+    run_folder, references = synthetic
+    (run,) = report.load_runs([run_folder], references)
+    every = analysis.speedups(run.series, "numpy", "torch-cpu")
+    complete = analysis.complete_sizes(run.series, "numpy", "torch-cpu")
+    assert {key[0] for key in every} - {key[0] for key in complete} == {512}
+    assert all(key in complete for key in every if key[0] != 512)
+    assert 512 not in analysis.verdict_c3(complete)["by_npix"]
