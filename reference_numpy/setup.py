@@ -17,7 +17,7 @@ from .constants import (
     SIGMA,
     WAVELENGTH,
 )
-from .validation import check_coverage, check_grid_holds_dish, check_grid_size, check_positive
+from .validation import check_coverage, check_grid_holds_dish, check_grid_size, check_identifiable, check_positive
 from .zernike import zernike_basis, zernike_indices
 
 
@@ -66,6 +66,15 @@ def dish_box(x, y):
     return x[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1], y[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
 
 
+def design_rank(x, y, basis, sigma):
+    """Numerical rank of the dish-sampled design: the Zernike terms on the dish pixels (they move the phase)
+    plus that of the illumination's derivatives at its nominal centre (x g, y g and g, g the Gaussian taper; they
+    move the amplitude, independently of the phase). Below the parameter count some combination of parameters
+    changes no pixel's field to first order (npix 32, n = 8: 52 dish pixels on 7 radii)."""
+    taper = np.exp(-(x**2 + y**2) / (2 * sigma**2))
+    return int(np.linalg.matrix_rank(basis)) + int(np.linalg.matrix_rank(np.stack([x * taper, y * taper, taper])))
+
+
 def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
                radius=RADIUS, sigma=SIGMA):
     """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
@@ -82,6 +91,7 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((np.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
+    check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]), nparams)
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"])
     return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,

@@ -27,11 +27,30 @@ def check_grid_holds_dish(oversamp):
                          f"whole dish, got {oversamp!r}")
 
 
+class NotIdentifiable(ValueError):
+    """A setup whose dish pixels cannot tell every parameter apart: some combination of the parameters leaves
+    every pixel's field unchanged to first order, so no fit of it has a unique answer. rank: the design's rank,
+    or (exact False) the usable pixels, which bound it."""
+
+    def __init__(self, message, rank, nparams, exact=True):
+        super().__init__(message)
+        self.rank, self.nparams, self.exact = rank, nparams, exact
+
+
 def check_coverage(name, pixels, nparams):
     """Reject a setup with fewer usable dish pixels than fitted parameters: every fit of it is degenerate."""
     if pixels < nparams:
-        raise ValueError(f"{name}: only {pixels} dish pixel(s) usable, fewer than the {nparams} fitted parameters; "
-                         "use a larger npix, a smaller nzern or a wider illumination")
+        raise NotIdentifiable(f"{name}: only {pixels} dish pixel(s) usable, fewer than the {nparams} fitted "
+                              "parameters; use a larger npix, a smaller nzern or a wider illumination", pixels, nparams,
+                              exact=False)
+
+
+def check_identifiable(npix, nzern, rank, nparams):
+    """Reject a setup whose dish-sampled design (setup.design_rank) has rank below the parameter count."""
+    if rank < nparams:
+        raise NotIdentifiable(f"npix={npix}, nzern={nzern}: not identifiable: the dish pixels give the Zernike "
+                              f"terms and the illumination a design of rank {rank}, fewer than the {nparams} fitted "
+                              "parameters; use a larger npix or a smaller nzern", rank, nparams)
 
 
 def check_choice(name, value, choices):

@@ -1,13 +1,32 @@
 """Simulated observations of the paper's scenario, made once with NumPy and fitted by every implementation."""
 
+import functools
+
 import numpy as np
 
 import reference_numpy
+from reference_numpy.validation import NotIdentifiable
 
 MULTIPLICATIVE_NOISE = 0.01
 """Standard deviation of the multiplicative noise, a fraction of each pixel's beam power."""
 ADDITIVE_NOISE = 0.024
 """Standard deviation of the additive noise, a fraction of the peak beam power."""
+
+
+@functools.cache
+def rank_deficiency(npix, nzern):
+    """None where the (npix, nzern) problem is identifiable; else the NotIdentifiable error make_setup raises
+    (its rank and parameter count): such a point is never timed, and records of it count for no verdict."""
+    try:
+        reference_numpy.make_setup(npix, nzern)
+    except NotIdentifiable as error:
+        return error
+    return None
+
+
+def identifiable(npix, nzern):
+    """Whether make_setup accepts (npix, nzern) as identifiable (see rank_deficiency)."""
+    return rank_deficiency(npix, nzern) is None
 
 
 def true_params(nparams):

@@ -6,6 +6,7 @@ import uuid
 
 from tqdm import tqdm
 
+from replication.data import identifiable
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select, with_gradients
 from replication.results import NUMBER, append_record, check_record, read_records
@@ -43,13 +44,18 @@ class Profile:
         if impl.gradient and self.variants_npix:
             sizes = [npix for npix in sizes if npix in self.variants_npix]
             orders = [nzern for nzern in orders if nzern in self.variants_nzern]
-        return [(npix, nzern) for npix in sizes for nzern in orders]
+        return [(npix, nzern) for npix in sizes for nzern in orders if identifiable(npix, nzern)]
+
+    def unidentifiable(self):
+        """The (npix, nzern) of the grid that make_setup refuses as not identifiable, never timed."""
+        return [(npix, nzern) for npix in self.npix for nzern in sorted(set(self.nzern) | set(self.orders(
+            "least-squares"))) if not identifiable(npix, nzern)]
 
 
 PROFILES = {
     "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
     "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0,
-                     least_squares_nzern=(2, 3, 4), variants_npix=(128, 256, 512), variants_nzern=(2, 4, 8)),
+                     least_squares_nzern=(2, 3, 4), variants_npix=(128, 256, 512), variants_nzern=(2, 4, 6, 8)),
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),
 }

@@ -1,0 +1,65 @@
+"""A setup whose dish pixels cannot tell every parameter apart is refused, never timed, and counts for no verdict."""
+
+import numpy as np
+import pytest
+
+import reference_numpy
+import torch_impl
+from reference_numpy.validation import NotIdentifiable as NumpyNotIdentifiable
+from replication import analysis, sweep
+from replication.data import identifiable
+from replication.implementations import Implementation
+from torch_impl.validation import NotIdentifiable as TorchNotIdentifiable
+
+
+@pytest.mark.parametrize(("package", "error"), [(reference_numpy, NumpyNotIdentifiable),
+                                                (torch_impl, TorchNotIdentifiable)])
+def test_npix_32_cannot_carry_order_8_and_says_why(package, error):
+    """52 dish pixels on 7 distinct radii: the 44 Zernike terms of n <= 8 have rank 43 there."""
+    with pytest.raises(error, match=r"npix=32, nzern=8: not identifiable: .* rank 46, fewer than the 47") as caught:
+        package.make_setup(32, 8)
+    assert (caught.value.rank, caught.value.nparams) == (46, 47)
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("package", [reference_numpy, torch_impl])
+def test_npix_64_carries_order_8_with_a_well_conditioned_basis(package):
+    setup = package.make_setup(64, 8)
+    basis = np.asarray(setup.basis)
+    singular = np.linalg.svd(basis, compute_uv=False)
+    assert singular[-1] > 0
+    assert singular[0] / singular[-1] < 10
+
+
+def test_both_trees_agree_on_the_rank_everywhere_the_profiles_go():
+    from reference_numpy.setup import design_rank as numpy_rank
+    from torch_impl.setup import design_rank as torch_rank
+
+    for npix in (32, 64):
+        for nzern in range(2, 10):
+            if 3 * npix < (nzern + 1) * (nzern + 2):
+                continue
+            try:
+                setup = reference_numpy.make_setup(npix, nzern)
+            except NumpyNotIdentifiable:
+                continue
+            tsetup = torch_impl.make_setup(npix, nzern)
+            assert numpy_rank(setup.x, setup.y, setup.basis, setup.sigma) == torch_rank(
+                tsetup.x, tsetup.y, tsetup.basis, tsetup.sigma) == setup.nparams
+
+
+def test_the_profiles_never_time_an_unidentifiable_point():
+    impl = Implementation("numpy")
+    quick = sweep.PROFILES["quick"]
+    assert (32, 8) not in quick.points(impl, "cauchy")
+    assert (64, 8) in quick.points(impl, "cauchy")
+    assert quick.unidentifiable() == [(32, 8)]
+    assert (32, 9) in sweep.PROFILES["paper"].unidentifiable()
+
+
+def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
+    assert not identifiable(32, 8)
+    record = {"npix": 32, "nzern": 8, "estimated": False,
+              "outcome": {"success": True, "message": "", "convergence": {"newton_stderr": 0.0}}}
+    assert analysis.how_it_ended(record).startswith("not identifiable")
+    assert analysis.endings({"numpy": {(32, 8): record}}) == []
