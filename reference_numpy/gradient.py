@@ -79,3 +79,35 @@ def value_and_gradient(params, setup, data, gamma, objective):
     value, power_weights = objective_and_power_adjoint(beam_power(beam), data, gamma, objective)
     grad_box = far_field_adjoint(power_weights, beam, setup.box)
     return value, dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
+
+
+def illumination_derivatives(amplitude, x, y, x0, y0, sigma, rho, diff):
+    """dA/d(x0, y0, amp) on the dish pixels, A = amp exp(-q / 2 sigma^2), (3, pixels): the rows whose sums
+    with weights illumination_adjoint takes."""
+    dx = x - x0
+    dy = y - y0
+    scaled = amplitude / (2 * sigma**2)
+    return np.stack([scaled * (2 * dx + rho * dy + 2 * diff * dx), scaled * (2 * dy + rho * dx - 2 * diff * dy),
+                     illumination(x, y, x0, y0, 1.0, sigma, rho, diff)])
+
+
+def power_scores(params, setup, data, gamma, objective):
+    """Each pixel's score, s = dL_pixel/dparams = W dP/dparams with W = dL/dP, as (P, 3, npix, npix) in FFT
+    order: the power's derivative by forward mode through the model (dE = i dPhi E + dA phasor,
+    db = far_field(dE), dP = 2 Re(conj(b) db)), one transform of the three maps per parameter. Their sum over
+    pixels is the gradient; their spread is the middle of the sandwich covariance."""
+    amplitude, phasor, field = dish_field(params, setup)
+    beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
+    power = beam_power(beam)
+    _, weights = objective_and_power_adjoint(power, data, gamma, objective)
+    x0, y0, _ = params[-N_ILLUMINATION:]
+    d_amplitude = illumination_derivatives(amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho, setup.diff)
+    scores = np.empty((setup.nparams, *power.shape))
+    for k in range(setup.nparams):
+        if k < setup.basis.shape[0]:
+            d_field = 1j * setup.basis[k] * field
+        else:
+            d_field = d_amplitude[k - setup.basis.shape[0]] * phasor
+        d_beam = far_field(place_on_grid(d_field, setup.index, setup.box), setup.npix)
+        scores[k] = 2 * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
+    return scores

@@ -4,7 +4,7 @@ import numpy as np
 
 from .backend import as_model_array, to_fft_order, to_numpy
 from .constants import GAMMA, OBJECTIVES
-from .gradient import value_and_gradient
+from .gradient import power_scores, value_and_gradient
 from .setup import check_setup
 from .validation import check_choice, check_data, check_params, check_positive
 
@@ -30,15 +30,33 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
     return (matrix + matrix.T) / 2
 
 
-def standard_errors(hessian, scale=1.0):
+def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
+    """J = sum over pixels of s s^T, s a pixel's score dL_pixel/dparams (gradient.power_scores): the spread of
+    the per-pixel contributions to the gradient, the middle of the sandwich covariance (objective^2 per
+    parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
+    setup = check_setup(setup)
+    params = as_model_array(check_params(params, setup.nparams), setup)
+    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    scores = power_scores(params, setup, data, gamma, objective).reshape(setup.nparams, -1)
+    return to_numpy(scores @ scores.T)
+
+
+def standard_errors(hessian, scale=1.0, scores=None):
     """Square roots of the diagonal of scale times the inverse Hessian (the parameters' units); NaN where the
     Hessian is not positive definite, i.e. not at a minimum.
 
     scale is 1 for a negative log-likelihood (the Cauchy objective); for least squares, whose objective S is
     not one, it is 2 S / (pixels - parameters), the residual variance's factor of a Gaussian likelihood.
+    With scores (score_covariance J at the same params) they are the sandwich (robust) errors,
+    sqrt(diag(H^-1 J H^-1)), right whatever the noise is (the inverse Hessian assumes the likelihood's own noise:
+    the Cauchy likelihood's errors are about 3x too wide for the simulated Gaussian noise); scale then cancels.
     """
     try:
         np.linalg.cholesky(hessian)
     except np.linalg.LinAlgError:
         return np.full(len(hessian), np.nan)
-    return np.sqrt(scale * np.diag(np.linalg.inv(hessian)))
+    inverse = np.linalg.inv(hessian)
+    if scores is not None:
+        return np.sqrt(np.diag(inverse @ scores @ inverse))
+    return np.sqrt(scale * np.diag(inverse))

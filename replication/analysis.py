@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 
 from replication import runs
-from replication.data import covariance_scale, ended_at_optimum, identifiable
+from replication.data import covariance_scale, ended_at_optimum, identifiable, judging_newton, judging_stderr
 from replication.implementations import MINIMIZER_LABELS
 from replication.results import read_records
 from replication.sweep import read_points, sweep_folder_name
@@ -186,7 +186,7 @@ def how_it_ended(record):
     if "convergence" in outcome:
         if outcome["convergence"] is None:
             return "objective not finite"
-        if not np.isfinite(outcome["convergence"]["newton_stderr"]):
+        if not np.isfinite(judging_newton(outcome["convergence"])):
             return "not at a minimum (Hessian not positive definite)"
         return None if ended_at_optimum(outcome) else "stopped before the optimum"
     if outcome["success"] or "precision loss" in outcome["message"]:
@@ -306,9 +306,10 @@ def verdict_c4(ratios):
 
 
 def exact_stderr(outcome):
-    """The exact standard errors of a fit's outcome (from the Hessian), or None where not recorded."""
+    """The standard errors of a fit's outcome that rules use (data.judging_stderr: sandwich where recorded, else
+    the exact inverse Hessian's), or None without an exact account."""
     account = outcome.get("convergence")
-    return np.array(account["stderr"]) if account else None
+    return judging_stderr(account) if account else None
 
 
 def fit_differences(series, reference="numpy"):
@@ -326,8 +327,10 @@ def fit_differences(series, reference="numpy"):
             exact = exact_stderr(a["outcome"])
             stderr = exact if exact is not None else np.array(b["outcome"]["stderr"])
             shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
+            basis = "BFGS" if exact is None else "sandwich" if a["outcome"]["convergence"].get(
+                "stderr_sandwich") else "exact"
             rows.append({"series": name, "npix": key[0], "nzern": key[1], "max_stderr": float(shift.max()),
-                         "basis": "exact" if exact is not None else "BFGS",
+                         "basis": basis,
                          "comparable": is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))})
     return rows
 
@@ -342,7 +345,7 @@ def crosscheck_differences(crosscheck, objective):
                           (fit["npix"], fit["nzern"])), None)
         if fit["impl"] == "numpy" or reference is None or not reference.get("convergence"):
             continue
-        stderr = np.array(reference["convergence"]["stderr"])
+        stderr = judging_stderr(reference["convergence"])
         shift = float(np.max(np.abs(np.array(fit["x"]) - np.array(reference["x"])) / stderr))
         comparable = all(f.get("convergence") and ended_at_optimum(f) for f in (fit, reference))
         rows.append({"series": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "max_stderr": shift,
@@ -422,14 +425,14 @@ def convergence_rows(series):
         measured = [record for record in series[name].values() if not record["estimated"]]
         accounted = [record for record in measured if record["outcome"].get("convergence")]
         accounts = [record["outcome"]["convergence"] for record in accounted]
-        minima = [a for a in accounts if np.isfinite(a["newton_stderr"])]
+        minima = [a for a in accounts if np.isfinite(judging_newton(a))]
         ratios = [r[np.isfinite(r)] for r in map(bfgs_over_exact, accounted)]
         ratios = [r for r in ratios if r.size]
         rows.append({
             "series": name, "fits": len(measured), "success": sum(r["outcome"]["success"] for r in measured),
             "messages": sorted({r["outcome"]["message"] for r in measured}),
             "grad_norm": max((a["grad_norm"] for a in accounts), default=None),
-            "newton": max((a["newton_stderr"] for a in minima), default=None),
+            "newton": max((judging_newton(a) for a in minima), default=None),
             "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in minima), default=None),
             "at_optimum": sum(ended_at_optimum(r["outcome"]) for r in accounted), "accounted": len(accounts),
             "not_minimum": len(accounts) - len(minima),

@@ -68,27 +68,52 @@ def covariance_scale(value, pixels, nparams, objective):
     return 1.0 if objective == "cauchy" else 2 * value / (pixels - nparams)
 
 
+SANDWICH_MAX_BYTES = 2 * 2**30
+"""Largest memory the per-pixel scores of a sandwich account may take (P x 3 npix^2 float64 values); above it
+(npix 2048) the account records the inverse Hessian's errors only."""
+
+
 def convergence(x, npix, nzern, data, objective):
     """Where a fit ended, judged with the exact gradient and Hessian (the NumPy adjoint, float64).
 
-    newton_stderr: the largest component of the Newton step to the optimum, in exact standard errors;
-    expected_decrease: the objective's decrease that step promises, against rounding (eps |objective|),
-    the smallest change a line search can see.
+    stderr: the inverse Hessian's standard errors (the likelihood's own: right only for its own noise);
+    stderr_sandwich: the sandwich errors sqrt(diag(H^-1 J H^-1)) from the per-pixel scores, right whatever the
+    noise (None above SANDWICH_MAX_BYTES); newton_stderr, newton_sandwich: the largest component of the Newton
+    step to the optimum in each; expected_decrease: the objective's decrease that step promises, against
+    rounding (eps |objective|), the smallest change a line search can see.
     """
     setup = reference_numpy.make_setup(npix, nzern)
     value, grad = reference_numpy.value_and_grad(x, setup, data, objective=objective, gradient="analytic")
     hessian = reference_numpy.hessian(x, setup, data, objective=objective)
     stderr = reference_numpy.standard_errors(hessian, covariance_scale(value, data.size, len(x), objective))
     step = np.linalg.solve(hessian, grad)
-    return {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
-            "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),
-            "stderr": [float(v) for v in stderr]}
+    account = {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
+               "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),
+               "stderr": [float(v) for v in stderr], "stderr_sandwich": None, "newton_sandwich": None}
+    if len(x) * data.size * 8 <= SANDWICH_MAX_BYTES:
+        scores = reference_numpy.score_covariance(x, setup, data, objective=objective)
+        sandwich = reference_numpy.standard_errors(hessian, scores=scores)
+        account |= {"stderr_sandwich": [float(v) for v in sandwich],
+                    "newton_sandwich": float(np.max(np.abs(step) / sandwich))}
+    return account
+
+
+def judging_stderr(account):
+    """The standard errors every 'in standard errors' rule uses: the sandwich's where recorded, else the
+    inverse Hessian's (accounts recorded before the sandwich)."""
+    return np.array(account.get("stderr_sandwich") or account["stderr"])
+
+
+def judging_newton(account):
+    """The Newton step left, in the standard errors judging_stderr gives."""
+    newton = account.get("newton_sandwich")
+    return account["newton_stderr"] if newton is None else newton
 
 
 def ended_at_optimum(outcome):
     """Whether a fit ended at the optimum: the exact Newton step left is below STOPPED_AT_OPTIMUM standard
-    errors, whatever scipy's flag says (None where the outcome has no exact account)."""
+    errors (sandwich where recorded), whatever scipy's flag says (None where the outcome has no exact account)."""
     account = outcome.get("convergence")
     if account is None:
         return None
-    return bool(account["newton_stderr"] <= STOPPED_AT_OPTIMUM)
+    return bool(judging_newton(account) <= STOPPED_AT_OPTIMUM)

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from replication.analysis import crosscheck_fits, decomposition, is_solution, seconds, speedups
+from replication.data import judging_stderr
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -303,7 +304,7 @@ def agreement(fits, folder, title):
         objective = "cauchy"
         reference = next(f for f in fits if f["impl"] == "numpy" and (f["npix"], f["nzern"]) ==
                          (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
-        stderr = reference["convergence"]["stderr"] if reference.get("convergence") else fit["stderr"]
+        stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
         shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr)
         axis.plot(np.arange(shift.size), shift, ("o" if fit["impl"] == "torch-cpu" else "^") + "-", markersize=4,
                   label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")

@@ -13,7 +13,14 @@ import numpy as np
 
 from replication import analysis, paths, runs
 from replication.bench import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
-from replication.data import STOPPED_AT_OPTIMUM, covariance_scale, ended_at_optimum, identifiable, rank_deficiency
+from replication.data import (
+    STOPPED_AT_OPTIMUM,
+    covariance_scale,
+    ended_at_optimum,
+    identifiable,
+    judging_newton,
+    rank_deficiency,
+)
 from replication.figures import PAPER_SERIES, crosscheck_run, figure_run, other_panels
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
@@ -44,7 +51,7 @@ RULES = {
     "C3": "NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
           "those medians: >= 5 reproduced, >= 2 partly",
     "C4": "slope of log(NumPy / torch-cpu speed-up) against log(parameters P), over the fixed orders n = "
-          + ", ".join(map(str, analysis.C4_ORDERS)) + f" only (P = "
+          + ", ".join(map(str, analysis.C4_ORDERS)) + " only (P = "
           + ", ".join(str(analysis.parameter_count(n)) for n in analysis.C4_ORDERS)
           + f"), at the largest grid of npix >= {analysis.C4_MIN_NPIX} that has them all: |slope| <= 0.3 reproduced, "
           "<= 0.6 partly (1: a speed-up proportional to P); the spread (max / min) shown beside it",
@@ -219,7 +226,8 @@ def run_claims(run, mirror_total, objective, notes):
                                     "solution"))
         if key == "C5a" and others["total"]:
             marks.append(notes.mark(f"not judged, other series (gradient variants, on-device BFGS, JAX): "
-                                    f"{others['passed']} of {others['total']} within {analysis.SAME_SOLUTION_STDERR} SE"))
+                                    f"{others['passed']} of {others['total']} within "
+                                    f"{analysis.SAME_SOLUTION_STDERR} SE"))
         if key == "C5a" and any(row["basis"] == "BFGS" for row in differences):
             marks.append(notes.mark("no exact account in this run: BFGS's standard errors"))
         cells[key] = {"text": text[key] or "—", "verdict": verdict, "notes": marks}
@@ -331,9 +339,9 @@ def fit_row(fit):
     finite = ratio[np.isfinite(ratio)]
     return {"impl": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "objective": fit["objective"],
             "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"], "message": fit["message"],
-            "grad_norm": account["grad_norm"], "newton": account["newton_stderr"],
+            "grad_norm": account["grad_norm"], "newton": judging_newton(account),
             "decrease": account["expected_decrease"], "rounding": account["rounding"],
-            "at_optimum": account["newton_stderr"] <= STOPPED_AT_OPTIMUM,
+            "at_optimum": judging_newton(account) <= STOPPED_AT_OPTIMUM,
             "bfgs_ratio": (float(finite.min()), float(finite.max())) if finite.size else None}
 
 

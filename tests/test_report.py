@@ -218,12 +218,13 @@ def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
 
 def test_geometric_means_over_orders_multiply_where_medians_would_not():
     """Three orders whose factor ratios have different medians: the geometric means still multiply."""
-    def point(seconds):
-        return {"estimated": False, "total_s": {"median": seconds}, "outcome": {"success": True, "message": ""}}
+    def point(seconds, nzern):
+        return {"npix": 128, "nzern": nzern, "estimated": False, "total_s": {"median": seconds},
+                "outcome": {"success": True, "message": ""}}
 
     times = {"numpy": (12.0, 40.0, 90.0), "numpy [analytic]": (1.0, 8.0, 3.0),
              "torch-cpu [analytic]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
-    series = {name: {(128, n): point(t) for n, t in zip((2, 4, 8), values, strict=True)}
+    series = {name: {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
     row = analysis.decomposition(series)["rows"][128]
     medians = [statistics.median(analysis.speedups(series, slow, fast).values())

@@ -5,11 +5,11 @@ from .beams import beam_maps
 from .fit import fit, value_and_grad
 from .likelihood import negative_log_likelihood
 from .setup import Setup, make_setup
-from .uncertainty import hessian, standard_errors
+from .uncertainty import hessian, score_covariance, standard_errors
 from .zernike import zernike_basis
 
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
-__all__ += ["hessian", "standard_errors", "value_and_grad"]
+__all__ += ["hessian", "score_covariance", "standard_errors", "value_and_grad"]
 
 MALLOC_KEPT = keep_freed_memory()
 """Whether importing the package set glibc to reuse freed memory (backend.keep_freed_memory)."""

@@ -76,7 +76,8 @@ def design_rank(x, y, basis, sigma):
     move the amplitude, independently of the phase). Below the parameter count some combination of parameters
     changes no pixel's field to first order (npix 32, n = 8: 52 dish pixels on 7 radii)."""
     taper = torch.exp(-(x**2 + y**2) / (2 * sigma**2))
-    return int(torch.linalg.matrix_rank(basis)) + int(torch.linalg.matrix_rank(torch.stack([x * taper, y * taper, taper])))
+    illumination = torch.stack([x * taper, y * taper, taper])
+    return int(torch.linalg.matrix_rank(basis)) + int(torch.linalg.matrix_rank(illumination))
 
 
 def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
