@@ -21,7 +21,7 @@ from replication.data import (
     judging_newton,
     rank_deficiency,
 )
-from replication.figures import PAPER_SERIES, crosscheck_run, figure_run, other_panels
+from replication.figures import PAPER_SERIES, crosscheck_run, decomposition_run, figure_run, other_panels
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.results import write_text_if_changed
@@ -60,7 +60,7 @@ RULES = {
            "solutions (sandwich standard errors where recorded, else the exact inverse Hessian's, else BFGS's); "
            "other series reported, not judged; all reproduced, >= 90% partly",
     "C5b": f"every fit with an exact account ended at the optimum (exact Newton step left <= {STOPPED_AT_OPTIMUM} "
-           "standard error); all reproduced, >= 90% partly",
+           "standard error, sandwich where recorded); all reproduced, >= 90% partly",
     "C6": "share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
           "modules that differ (byte-identical modules counted apart): >= 0.8 reproduced, >= 0.6 partly",
 }
@@ -433,7 +433,7 @@ def load_runs(own_runs, reference=None):
 def main_figures(all_runs, figures, output):
     """The main report's figures that figures.draw_all draws for these runs: (path, caption)."""
     shown_run = figure_run(all_runs)
-    decomposed = next((run for run in all_runs if analysis.decomposition(run.series)), None)
+    decomposed = decomposition_run(all_runs)
     checked = crosscheck_run(all_runs)
     chosen = []
     if shown_run is not None:
@@ -469,7 +469,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     mirror_rows, mirror_total, identical = mirror_table()
     tables = [claim_table(all_runs, mirror_total, objective) for objective in OBJECTIVE_TITLES]
     sections = [run_sections(run, figures, output / "runs") for run in all_runs]
-    decomposed = next((section for section in sections if section["decomposition"]), None)
+    shown_run = decomposition_run(all_runs)
+    decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return {
         "answer": [{"title": table["title"], "lines": answer(table, all_runs)} for table in tables],
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
