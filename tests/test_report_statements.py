@@ -155,3 +155,22 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     assert left_out <= {512, 32}  # and npix 32, whose n = 8 is not identifiable
     assert all(key in complete for key in every if key[0] not in left_out)
     assert 512 not in analysis.verdict_c3(complete)["by_npix"]
+
+
+def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch):
+    sentence = "comes from NumPy's finite differences"
+    real = analysis.decomposition
+    shown = report.decomposition_run(report.load_runs([]))
+    text = render_all()["REPORT.md"]
+    if sentence in text:
+        c4 = real(shown.series)["c4"]
+        assert [c4["finite differences"]["verdict"], c4["exact (adjoint)"]["verdict"]] == ["reproduced"] * 2
+
+    def adjoint_fails(series):
+        result = real(series)
+        if result:
+            result["c4"]["exact (adjoint)"] = result["c4"]["exact (adjoint)"] | {"verdict": analysis.NOT_REPRODUCED}
+        return result
+
+    monkeypatch.setattr(analysis, "decomposition", adjoint_fails)
+    assert sentence not in render_all()["REPORT.md"]
