@@ -10,9 +10,9 @@ import numpy as np
 
 from replication import runs
 from replication.data import covariance_scale, ended_at_optimum, identifiable, judging_newton, judging_stderr
-from replication.implementations import MINIMIZER_LABELS
+from replication.profiles import read_points, sweep_folder_name
 from replication.results import read_records
-from replication.sweep import read_points, sweep_folder_name
+from replication.series import JAX, NUMPY, TORCH_CPU, TORCH_CUDA, Series, ordered
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
 SAME_SOLUTION_STDERR = 0.1
@@ -24,21 +24,26 @@ C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
 (the paper's claim reaches order 8; P runs 8, 17, 30, 47)."""
 
 
-def label(record):
-    """The series a point belongs to: implementation, with the precision when it is not float64, the gradient
-    when it is not the implementation's own (the paper's) and the minimizer when it is not scipy's."""
-    name = record["impl"] if record["dtype"] == "float64" else f"{record['impl']} ({record['dtype']})"
-    name += f" [{record['gradient']}]" if record.get("gradient") else ""
-    minimizer = record.get("minimizer") or "scipy"
-    return name + (f" [{MINIMIZER_LABELS[minimizer]}]" if minimizer != "scipy" else "")
+ADJOINT_STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
+                 "far-field adjoint (pruned fft2)", "dish adjoint")
+"""The steps of value_and_gradient, in order, as the bench's profile names them."""
+AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
+"""The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
+OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
+"""Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
+
+
+def own_floor(name):
+    """The bench step holding the FFT floor of the library a step (or profile walk) named `name` runs in."""
+    return OWN_FLOOR.get(name.split("_")[0].split(" ")[0], "floor_torch")
 
 
 def load_sweep(folder):
-    """{label: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
+    """{Series: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
     points, environments = read_points(folder / "points.jsonl"), read_records(folder / "runs.jsonl")
     series = {}
     for record in points:
-        series.setdefault(label(record), {})[(record["npix"], record["nzern"])] = record
+        series.setdefault(Series.of(record), {})[(record["npix"], record["nzern"])] = record
     return series, environments
 
 
@@ -64,15 +69,9 @@ def load_sharded_sweeps(folder):
     return sweeps, nodes
 
 
-SERIES_ORDER = ("numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)",
-                "torch-cpu [on-device BFGS]", "torch-cuda [on-device BFGS]", "torch-cuda (float32) [on-device BFGS]",
-                "jax")
-"""The series in the order the tables and legends show them: the NumPy reference first, then torch."""
-
-
 def series_order(series):
-    """The series present, the NumPy reference first, then torch on CPU and GPU."""
-    return [name for name in SERIES_ORDER if name in series] + sorted(set(series) - set(SERIES_ORDER))
+    """The series present, the NumPy reference first, then torch on CPU and GPU (Series.sort_key)."""
+    return ordered(series)
 
 
 def load_json(path):
@@ -312,13 +311,13 @@ def exact_stderr(outcome):
     return judging_stderr(account) if account else None
 
 
-def fit_differences(series, reference="numpy"):
+def fit_differences(series, reference=NUMPY):
     """Largest |x - x_reference| / stderr of each float64 series against the reference, per point: exact
     standard errors of the reference fit where recorded, else (older runs) the BFGS estimate of the other."""
     rows = []
     base = series.get(reference, {})
     for name, points in series.items():
-        if name == reference or "(" in name:
+        if name == reference or name.dtype != "float64":
             continue
         for key in sorted(set(points) & set(base)):
             a, b = base[key], points[key]
@@ -341,16 +340,21 @@ def crosscheck_differences(crosscheck, objective):
     fits = [fit for fit in crosscheck_fits(crosscheck) if fit.get("objective", "cauchy") == objective]
     rows = []
     for fit in fits:
-        reference = next((f for f in fits if f["impl"] == "numpy" and (f["npix"], f["nzern"]) ==
+        reference = next((f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
                           (fit["npix"], fit["nzern"])), None)
-        if fit["impl"] == "numpy" or reference is None or not reference.get("convergence"):
+        if fit_series(fit) == NUMPY or reference is None or not reference.get("convergence"):
             continue
         stderr = judging_stderr(reference["convergence"])
         shift = float(np.max(np.abs(np.array(fit["x"]) - np.array(reference["x"])) / stderr))
         comparable = all(f.get("convergence") and ended_at_optimum(f) for f in (fit, reference))
-        rows.append({"series": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "max_stderr": shift,
+        rows.append({"series": fit_series(fit), "npix": fit["npix"], "nzern": fit["nzern"], "max_stderr": shift,
                      "basis": "exact", "comparable": bool(comparable), "source": "cross-check"})
     return rows
+
+
+def fit_series(fit):
+    """The series a cross-check fit belongs to (its record keeps the label)."""
+    return Series.parse(fit["impl"])
 
 
 def crosscheck_fits(crosscheck):
@@ -361,7 +365,12 @@ def crosscheck_fits(crosscheck):
     fits = crosscheck.get("fits", [])
     if crosscheck.get("schema", 1) >= 2:
         return fits
-    return [fit for fit in fits if not any(f"[{name}]" in fit["impl"] for name in MINIMIZER_LABELS.values())]
+    return [fit for fit in fits if fit_series(fit).minimizer == "scipy"]
+
+
+def compared_series(check):
+    """The series a cross-check's comparison names first ('torch-cpu [on-device BFGS] autograd vs numpy ...')."""
+    return Series.parse(check["compare"].split(" vs ")[0].removesuffix(" autograd"))
 
 
 def crosscheck_checks(crosscheck):
@@ -372,7 +381,7 @@ def crosscheck_checks(crosscheck):
     checks = crosscheck["checks"]
     if crosscheck.get("schema", 1) >= 2:
         return checks
-    return [c for c in checks if not any(f"[{name}]" in c["compare"] for name in MINIMIZER_LABELS.values())]
+    return [c for c in checks if c["compare"].startswith("numpy ") or compared_series(c).minimizer == "scipy"]
 
 
 def endings(series):
@@ -448,11 +457,13 @@ def verdict_c6(mirror_total):
     return {"value": mirror_total["share"], "verdict": grade(mirror_total["share"], 0.8, 0.6)}
 
 
+NUMPY_ADJOINT, TORCH_ADJOINT = Series("numpy", gradient="analytic"), Series("torch-cpu", gradient="analytic")
+TORCH_DIFFERENCES = Series("torch-cpu", gradient="finite-differences")
 FACTORS = (
-    ("algorithm", "numpy", "numpy [analytic]", "finite differences -> exact gradient, both NumPy"),
-    ("library", "numpy [analytic]", "torch-cpu [analytic]", "NumPy -> torch, both the exact gradient on the CPU"),
-    ("autograd", "torch-cpu [analytic]", "torch-cpu", "hand-written adjoint -> autograd, both torch on the CPU"),
-    ("device", "torch-cpu", "torch-cuda", "CPU -> GPU, both torch autograd"),
+    ("algorithm", NUMPY, NUMPY_ADJOINT, "finite differences -> exact gradient, both NumPy"),
+    ("library", NUMPY_ADJOINT, TORCH_ADJOINT, "NumPy -> torch, both the exact gradient on the CPU"),
+    ("autograd", TORCH_ADJOINT, TORCH_CPU, "hand-written adjoint -> autograd, both torch on the CPU"),
+    ("device", TORCH_CPU, TORCH_CUDA, "CPU -> GPU, both torch autograd"),
 )
 """The speed-up from NumPy with finite differences to torch with autograd, split into measured ratios of
 times to solution: (name, slower series, faster series, what changes). At each point their product is the whole."""
@@ -474,8 +485,8 @@ def decomposition(series):
         return {}
     last = chain[-1][2]
     ratios = {name: speedups(series, slow, fast) for name, slow, fast, _ in chain}
-    ratios["whole"] = speedups(series, "numpy", last)
-    ratios["library at finite differences"] = speedups(series, "numpy", "torch-cpu [finite-differences]")
+    ratios["whole"] = speedups(series, NUMPY, last)
+    ratios["library at finite differences"] = speedups(series, NUMPY, TORCH_DIFFERENCES)
     common = set.intersection(*(set(ratios[name]) for name, *_ in chain)) & set(ratios["whole"])
     rows = {}
     for npix in sorted({key[0] for key in common}):
@@ -487,29 +498,30 @@ def decomposition(series):
         rows[npix]["product_is_whole"] = math.isclose(rows[npix]["product"], rows[npix]["whole"], rel_tol=1e-9)
     return {"factors": [(name, slow, fast, what) for name, slow, fast, what in chain], "last": last, "rows": rows,
             "c4": {gradient: verdict_c4(complete_sizes(series, slow, fast)) for gradient, slow, fast in (
-                ("finite differences", "numpy", "torch-cpu [finite-differences]"),
-                ("exact (adjoint)", "numpy [analytic]", "torch-cpu [analytic]"),
-                ("paper's (NumPy differences, torch autograd)", "numpy", "torch-cpu"))}}
+                ("finite differences", NUMPY, TORCH_DIFFERENCES),
+                ("exact (adjoint)", NUMPY_ADJOINT, TORCH_ADJOINT),
+                ("paper's (NumPy differences, torch autograd)", NUMPY, TORCH_CPU))}}
 
 
-PEERS = (("numpy", "NumPy, finite differences, scipy BFGS"),
-         ("torch-cpu", "torch autograd, scipy BFGS"),
-         ("torch-cpu [analytic]", "torch exact adjoint, scipy BFGS"),
-         ("torch-cpu [on-device BFGS]", "torch autograd, on-device BFGS"),
-         ("jax", "JAX autograd (jit), scipy BFGS"),
-         ("torch-cuda", "torch-cuda autograd, scipy BFGS"),
-         ("torch-cuda [on-device BFGS]", "torch-cuda autograd, on-device BFGS"))
+TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(name, minimizer="torchmin") for name in ("torch-cpu", "torch-cuda"))
+PEERS = ((NUMPY, "NumPy, finite differences, scipy BFGS"),
+         (TORCH_CPU, "torch autograd, scipy BFGS"),
+         (TORCH_ADJOINT, "torch exact adjoint, scipy BFGS"),
+         (TORCH_ON_DEVICE, "torch autograd, on-device BFGS"),
+         (JAX, "JAX autograd (jit), scipy BFGS"),
+         (TORCH_CUDA, "torch-cuda autograd, scipy BFGS"),
+         (CUDA_ON_DEVICE, "torch-cuda autograd, on-device BFGS"))
 """The ways to fit the peers section compares: (series, what it is)."""
-PEER_SERIES = ("jax", "torch-cpu [on-device BFGS]", "torch-cuda [on-device BFGS]")
+PEER_SERIES = (JAX, TORCH_ON_DEVICE, CUDA_ON_DEVICE)
 """The series that make a run's peers table: the JAX peer or an on-device BFGS."""
 PEER_MIN_NPIX = 128
-PEER_TARGETS = (("torch-cpu", "jax", 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+PEER_TARGETS = ((TORCH_CPU, JAX, 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
                  "torch autograd (scipy BFGS) within 1.5x of JAX's time-to-solution"),
-                ("torch-cpu [analytic]", "jax", 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+                (TORCH_ADJOINT, JAX, 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
                  "torch exact adjoint (scipy BFGS) within 1.5x of JAX's time-to-solution"),
-                ("torch-cuda", "torch-cuda [on-device BFGS]", 1 / 3, ((256, None), (512, None)),
+                (TORCH_CUDA, CUDA_ON_DEVICE, 1 / 3, ((256, None), (512, None)),
                  "on-device BFGS at least 3x faster than scipy BFGS on torch-cuda"),
-                ("torch-cuda", "torch-cpu", 1 / 5, ((256, None),),
+                (TORCH_CUDA, TORCH_CPU, 1 / 5, ((256, None),),
                  "torch-cpu / torch-cuda at least 5x"))
 """(series a, series b, limit of time(a) / time(b), points ((npix, nzern); None: every order), target)."""
 
@@ -566,13 +578,13 @@ def peer_readings(rows):
         if not any(name in cells for name in PEER_SERIES):
             continue
         text = f"npix {row['npix']}, n = {row['nzern']}: fastest {fastest} ({cells[fastest]['s']:.3g} s)"
-        if "torch-cpu" in cells and "jax" in cells:
-            torch_cell, jax_cell = cells["torch-cpu"], cells["jax"]
+        if TORCH_CPU in cells and JAX in cells:
+            torch_cell, jax_cell = cells[TORCH_CPU], cells[JAX]
             text += (f"; torch autograd took {torch_cell['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
                      f"{torch_cell['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
                      f"{torch_cell['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
-        if "torch-cpu [on-device BFGS]" in cells and "torch-cpu" in cells:
-            device, host = cells["torch-cpu [on-device BFGS]"], cells["torch-cpu"]
+        if TORCH_ON_DEVICE in cells and TORCH_CPU in cells:
+            device, host = cells[TORCH_ON_DEVICE], cells[TORCH_CPU]
             text += (f"; on-device BFGS took {device['nit']} iterations ({device['nfev']} evaluations) to scipy's "
                      f"{host['nit']} ({host['nfev']}), each evaluation costing "
                      f"{device['eval_ms'] / host['eval_ms']:.2f}x scipy's")

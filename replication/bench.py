@@ -12,6 +12,7 @@ import torch
 
 import reference_numpy
 import torch_impl
+from replication.analysis import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
 from replication.environment import environment_record, thread_limits
 from replication.results import write_json
 from replication.timing import data_for
@@ -29,18 +30,6 @@ NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
                                   for package in ("reference_numpy", "torch_impl"))
 NUMPY_BEAMS, TORCH_BEAMS = (importlib.import_module(f"{package}.beams")
                             for package in ("reference_numpy", "torch_impl"))
-ADJOINT_STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
-                 "far-field adjoint (pruned fft2)", "dish adjoint")
-"""The steps of value_and_gradient, in order, as the bench's profile names them."""
-AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
-"""The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
-OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
-"""Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
-
-
-def own_floor(name):
-    """The bench step holding the FFT floor of the library a step (or profile walk) named `name` runs in."""
-    return OWN_FLOOR.get(name.split("_")[0].split(" ")[0], "floor_torch")
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
 FD_STEP = float(np.sqrt(np.finfo(float).eps))

@@ -10,9 +10,10 @@ import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES
 from replication import runs
-from replication.implementations import GRADIENT_NAMES, NAMES
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
-from replication.sweep import PROFILES, describe_profiles
+from replication.profiles import PROFILES, describe_profiles
+from replication.series import GRADIENTS as GRADIENT_NAMES
+from replication.series import IMPLEMENTATIONS as NAMES
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
             "one, made if there is none); reference runs are never written.")
@@ -261,7 +262,8 @@ def run_sharded_sweep_command(args):
 
 
 def run_sweep_command(args):
-    from replication.sweep import run_sweep, sweep_folder_name
+    from replication.profiles import sweep_folder_name
+    from replication.sweep import run_sweep
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")

@@ -7,8 +7,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
-from replication.analysis import crosscheck_fits, decomposition, is_solution, seconds, speedups
+from replication.analysis import (
+    CUDA_ON_DEVICE,
+    NUMPY_ADJOINT,
+    TORCH_ADJOINT,
+    TORCH_DIFFERENCES,
+    TORCH_ON_DEVICE,
+    crosscheck_fits,
+    decomposition,
+    fit_series,
+    is_solution,
+    seconds,
+    speedups,
+)
 from replication.data import judging_stderr
+from replication.series import JAX, NUMPY, TORCH_CPU, TORCH_CUDA, Series
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -16,15 +29,16 @@ PAPER_ORDERS = (2, 3, 4)
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
          "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
 """The one place the figures' look is set; a fixed hash salt makes the SVG ids the same on every render."""
-SERIES_COLOURS = {"numpy": "tab:blue", "torch-cpu": "tab:orange", "torch-cpu (float32)": "goldenrod",
-                  "torch-cuda": "tab:green", "torch-cuda (float32)": "yellowgreen", "numpy [analytic]": "tab:cyan",
-                  "torch-cpu [analytic]": "tab:red", "torch-cpu [finite-differences]": "tab:pink",
-                  "torch-cuda [analytic]": "darkgreen", "torch-cuda [finite-differences]": "olive",
-                  "torch-cpu [on-device BFGS]": "tab:brown", "torch-cuda [on-device BFGS]": "darkslategrey",
-                  "torch-cuda (float32) [on-device BFGS]": "cadetblue", "jax": "tab:purple"}
-"""Colour of each implementation, the same in every run."""
-RATIO_COLOURS = {("numpy", "torch-cpu"): "tab:orange", ("numpy", "torch-cuda"): "tab:green",
-                 ("torch-cpu", "torch-cuda"): "tab:purple"}
+SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", Series("torch-cpu", "float32"): "goldenrod",
+                  TORCH_CUDA: "tab:green", Series("torch-cuda", "float32"): "yellowgreen",
+                  NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
+                  Series("torch-cuda", gradient="analytic"): "darkgreen",
+                  Series("torch-cuda", gradient="finite-differences"): "olive",
+                  TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
+                  Series("torch-cuda", "float32", minimizer="torchmin"): "cadetblue", JAX: "tab:purple"}
+"""Colour of each series, the same in every run."""
+RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
+                 (TORCH_CPU, TORCH_CUDA): "tab:purple"}
 RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
 """Line style and marker of each run, in the report's order: yours first, then the references."""
 FORMATS = ("png", "svg")
@@ -48,15 +62,14 @@ def run_style(index):
     return RUN_STYLES[index % len(RUN_STYLES)]
 
 
-PAPER_SERIES = ("numpy", "torch-cpu", "torch-cuda")
+PAPER_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
 """The series the paper drew: NumPy, and torch on the CPU and on the GPU."""
 OTHER_SERIES = (
-    ("precision", ("torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cuda (float32)")),
-    ("minimizer", ("torch-cpu", "torch-cpu [on-device BFGS]", "torch-cuda", "torch-cuda [on-device BFGS]",
-                   "torch-cuda (float32) [on-device BFGS]")),
-    ("gradient", ("numpy", "numpy [analytic]", "torch-cpu [finite-differences]", "torch-cpu [analytic]",
-                  "torch-cpu")),
-    ("peer", ("torch-cpu", "torch-cpu [analytic]", "jax")),
+    ("precision", (TORCH_CPU, Series("torch-cpu", "float32"), TORCH_CUDA, Series("torch-cuda", "float32"))),
+    ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE,
+                   Series("torch-cuda", "float32", minimizer="torchmin"))),
+    ("gradient", (NUMPY, NUMPY_ADJOINT, TORCH_DIFFERENCES, TORCH_ADJOINT, TORCH_CPU)),
+    ("peer", (TORCH_CPU, TORCH_ADJOINT, JAX)),
 )
 """The other series, one panel per question (what changes), each beside the series it is compared with."""
 
@@ -85,7 +98,7 @@ def plot_series(axis, points, name, x_of):
     keys = sorted(points, key=x_of)
     solved = [key for key in keys if is_solution(points[key])]
     axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], "-", color=colour, linewidth=1.5,
-              label=name)
+              label=str(name))
     for key in keys:
         if key in solved:
             hollow = points[key]["estimated"]
@@ -98,7 +111,7 @@ def plot_series(axis, points, name, x_of):
 def series_legend(figure, names, marks):
     """One legend under the figure: the series' colours, then what the markers mean."""
     handles = [Line2D([], [], color=SERIES_COLOURS.get(name, "grey"), linewidth=2) for name in names]
-    labels = list(names)
+    labels = [str(name) for name in names]
     if marks:
         handles += [Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""),
                     Line2D([], [], color="black", marker="x", linestyle="")]
@@ -299,14 +312,14 @@ def agreement(fits, folder, title):
     fits = [fit for fit in fits if fit.get("objective", "cauchy") == "cauchy"]
     figure, axis = plt.subplots(figsize=(6.5, 3.6))
     for fit in fits:
-        if fit["impl"] == "numpy":
+        if fit_series(fit) == NUMPY:
             continue
         objective = "cauchy"
-        reference = next(f for f in fits if f["impl"] == "numpy" and (f["npix"], f["nzern"]) ==
+        reference = next(f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
                          (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
         stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
         shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr)
-        axis.plot(np.arange(shift.size), shift, ("o" if fit["impl"] == "torch-cpu" else "^") + "-", markersize=4,
+        axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
                   label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",

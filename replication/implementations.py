@@ -8,16 +8,13 @@ import torch
 
 import reference_numpy
 import torch_impl
+from replication.series import GRADIENTS, IMPLEMENTATIONS, Series
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
-GRADIENT_NAMES = ("finite-differences", "analytic", "autograd")
+GRADIENT_NAMES = GRADIENTS
 """The gradients a fit can use: scipy's differences, the hand-written adjoint, autograd (torch only)."""
-
-
-MINIMIZER_LABELS = {"torchmin": "on-device BFGS"}
-"""How a series names a minimizer other than scipy's BFGS."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,13 +51,16 @@ class Implementation:
 
     @property
     def device(self):
-        return {"numpy": "cpu", "torch-cpu": "cpu", "torch-cuda": "cuda", "jax": "cpu"}[self.name]
+        return self.series.device
+
+    @property
+    def series(self):
+        """The series its measurements belong to."""
+        return Series(self.name, self.dtype, self.gradient, self.minimizer)
 
     @property
     def label(self):
-        name = self.name if self.dtype == "float64" else f"{self.name} ({self.dtype})"
-        name += f" [{self.gradient}]" if self.gradient else ""
-        return name + (f" [{MINIMIZER_LABELS[self.minimizer]}]" if self.minimizer != "scipy" else "")
+        return self.series.label
 
     def available(self):
         """Whether this machine can run it (torch-cuda needs a CUDA device, the JAX peer an installed jax)."""
@@ -91,7 +91,7 @@ ALL = (
     Implementation("jax"),
 )
 """Every implementation the sweep knows, the NumPy reference first; the JAX peer where jax is installed."""
-NAMES = ("numpy", "torch-cpu", "torch-cuda", "jax")
+NAMES = IMPLEMENTATIONS
 
 
 def select(names):

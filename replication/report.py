@@ -12,7 +12,6 @@ import jinja2
 import numpy as np
 
 from replication import analysis, paths, runs
-from replication.bench import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
 from replication.data import (
     STOPPED_AT_OPTIMUM,
     covariance_scale,
@@ -24,8 +23,9 @@ from replication.data import (
 from replication.figures import PAPER_SERIES, crosscheck_run, decomposition_run, figure_run, other_panels
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
+from replication.profiles import PROFILES
 from replication.results import write_text_if_changed
-from replication.sweep import PROFILES
+from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
 
 CLAIMS = {
     "C1": "Up to ~100x faster time-to-solution with PyTorch on a GPU than with the NumPy implementation.",
@@ -97,7 +97,7 @@ def seconds_cell(record):
     return f"{value:.3g}" + ("" if analysis.is_solution(record) else " †")
 
 
-RATIO_COLUMNS = (("numpy", "torch-cpu"), ("numpy", "torch-cuda"), ("torch-cpu", "torch-cuda"))
+RATIO_COLUMNS = ((NUMPY, TORCH_CPU), (NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA))
 
 
 def timing_rows(series):
@@ -136,11 +136,11 @@ def reason_not_measured(claim, series, objective="cauchy"):
     names = set(series)
     if not series:
         return "no sweep in this run" if objective == "cauchy" else "no least-squares sweep in this run"
-    if claim in ("C1", "C2") and "torch-cuda" not in names:
+    if claim in ("C1", "C2") and TORCH_CUDA not in names:
         return "no GPU series in this run"
-    if claim in TIMED and not {"numpy", "torch-cpu"} <= names:
+    if claim in TIMED and not {NUMPY, TORCH_CPU} <= names:
         return "NumPy and torch-cpu were not both timed"
-    solved = analysis.speedups(series, "numpy", "torch-cpu")
+    solved = analysis.speedups(series, NUMPY, TORCH_CPU)
     if claim in ("C3", "C4") and not solved and analysis.left_out(series):
         return "no point where both NumPy's and torch-cpu's fits are solutions"
     if claim in ("C2", "C3", "C4") and analysis.left_out(series):
@@ -166,7 +166,7 @@ def left_out_text(series):
             "their times enter no ratio")
 
 
-C5A_SERIES = ("torch-cpu", "torch-cuda")
+C5A_SERIES = (TORCH_CPU, TORCH_CUDA)
 """The float64 series C5a judges against NumPy: the paper's own pairing (torch autograd, scipy's BFGS). Other
 series (float64 gradient variants, the on-device BFGS, JAX) are reported beside it, not judged."""
 
@@ -186,10 +186,10 @@ def c5_parts(run, series, objective):
 
 def timed_cells(series, records):
     """The measured text of C1-C4 of one sweep, and the verdicts."""
-    c1 = analysis.verdict_c1(analysis.speedups(series, "numpy", "torch-cuda"))
-    c2 = analysis.verdict_c2(analysis.complete_sizes(series, "torch-cpu", "torch-cuda"))
-    c3 = analysis.verdict_c3(analysis.complete_sizes(series, "numpy", "torch-cpu"))
-    c4 = analysis.verdict_c4(analysis.complete_sizes(series, "numpy", "torch-cpu"))
+    c1 = analysis.verdict_c1(analysis.speedups(series, NUMPY, TORCH_CUDA))
+    c2 = analysis.verdict_c2(analysis.complete_sizes(series, TORCH_CPU, TORCH_CUDA))
+    c3 = analysis.verdict_c3(analysis.complete_sizes(series, NUMPY, TORCH_CPU))
+    c4 = analysis.verdict_c4(analysis.complete_sizes(series, NUMPY, TORCH_CPU))
     cores = host_cores(records)
     text = {
         "C1": c1["npix"] and f"{times(c1['value'])} at npix {c1['npix']} (max {times(c1['max'])} at npix "
@@ -286,7 +286,7 @@ def bench_targets(bench):
         if (row["threads"], row["nzern"]) != TARGET_POINT or "numpy_analytic_value_and_grad" not in row["ms"]:
             continue
         for step, what, limit in TARGETS:
-            value = row["ms"][step] / row["ms"][own_floor(step)]
+            value = row["ms"][step] / row["ms"][analysis.own_floor(step)]
             targets.append({"target": f"{what}, npix {row['npix']}: <= {limit:g}x its library's floor",
                             "value": times(value), "torch_floor": times(row["x_floor"][step]),
                             "met": (value <= limit) if row["npix"] == 512 else None})
@@ -304,11 +304,11 @@ def bench_profiles(bench):
     rows = [row for row in (bench or {}).get("rows", []) if "profile_ms" in row]
     orders = sorted({row["nzern"] for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
-    order = {step: place for place, step in enumerate(ADJOINT_STEPS + AUTOGRAD_PARTS)}
+    order = {step: place for place, step in enumerate(analysis.ADJOINT_STEPS + analysis.AUTOGRAD_PARTS)}
     return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"], "walk": walk,
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
-             "floor": row["ms"][own_floor(walk)]}
+             "floor": row["ms"][analysis.own_floor(walk)]}
             for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
 
 
@@ -437,7 +437,7 @@ def main_figures(all_runs, figures, output):
     checked = crosscheck_run(all_runs)
     chosen = []
     if shown_run is not None:
-        series = ", ".join(name for name in PAPER_SERIES if name in shown_run.series)
+        series = ", ".join(str(name) for name in PAPER_SERIES if name in shown_run.series)
         chosen += [("fig1_time_vs_grid_size", f"Figure 1 (the paper's figure): time to solution against grid size "
                                               f"at n = 2, 3, 4; {series}; {shown_run.title}"),
                    ("fig2_time_vs_zernike_order", f"Figure 2: time to solution against the Zernike order; "

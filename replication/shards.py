@@ -27,8 +27,9 @@ from tqdm import tqdm
 
 from replication import runs
 from replication.implementations import select, with_gradients
+from replication.profiles import PROFILES, point_key, read_points, sweep_folder_name
 from replication.results import write_json
-from replication.sweep import PROFILES, point_key, read_points, run_sweep, sweep_folder_name
+from replication.sweep import run_sweep
 
 EXECUTORS = ("local", "slurm")
 SHARDS_FOLDER = "shards"

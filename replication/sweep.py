@@ -6,10 +6,10 @@ import uuid
 
 from tqdm import tqdm
 
-from replication.data import identifiable
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select, with_gradients
-from replication.results import NUMBER, append_record, check_record, read_records
+from replication.profiles import PROFILES, Profile, point_key, read_points  # noqa: F401 (Profile: sweep's API)
+from replication.results import append_record, read_records
 from replication.runs import RunError
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -17,53 +17,6 @@ DEFAULT_ITERATIONS = 30
 """BFGS iterations assumed for a prediction when no torch fit of the point is known."""
 AUTOGRAD_COST = 3
 """Likelihood evaluations one autograd value-and-gradient call is taken to cost, for predictions."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Profile:
-    """A sweep's grid: sizes, Zernike orders, repeats, and the per-point budget (seconds) above which a
-    point is estimated instead of run; least_squares_nzern, where set, the orders least squares is timed at
-    (it takes several times more BFGS iterations than the Cauchy likelihood)."""
-
-    npix: tuple
-    nzern: tuple
-    repeats: int
-    budget_s: float
-    least_squares_nzern: tuple = None
-    variants_npix: tuple = None
-    variants_nzern: tuple = None
-
-    def orders(self, objective):
-        """The Zernike orders timed for an objective."""
-        return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
-
-    def points(self, impl, objective):
-        """The (npix, nzern) points timed for an implementation: a gradient other than its own (a variant
-        for the speed-up decomposition) only on the variants' subset, where the profile sets one."""
-        sizes, orders = self.npix, self.orders(objective)
-        if impl.gradient and self.variants_npix:
-            sizes = [npix for npix in sizes if npix in self.variants_npix]
-            orders = [nzern for nzern in orders if nzern in self.variants_nzern]
-        return [(npix, nzern) for npix in sizes for nzern in orders if identifiable(npix, nzern)]
-
-    def unidentifiable(self):
-        """The (npix, nzern) of the grid that make_setup refuses as not identifiable, never timed."""
-        return [(npix, nzern) for npix in self.npix for nzern in sorted(set(self.nzern) | set(self.orders(
-            "least-squares"))) if not identifiable(npix, nzern)]
-
-
-PROFILES = {
-    "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
-    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0,
-                     least_squares_nzern=(2, 3, 4), variants_npix=(128, 256, 512), variants_nzern=(2, 4, 6, 8)),
-    "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
-                     budget_s=300.0),
-}
-
-
-def sweep_folder_name(profile, objective):
-    """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-least-squares for least squares."""
-    return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
 
 
 SETTINGS = ("profile", "objective", "tol", "threads", "hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy",
@@ -79,32 +32,6 @@ def check_settings(runs_path, previous, current):
                 raise RunError(f"{runs_path.parent}: this sweep was started with {key} = {record[key]!r}, this "
                                f"command has {key} = {current[key]!r}; resume it with the same settings, or start "
                                f"another run (--new-run) so that the two never mix in one series")
-
-
-POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
-         "fit_s": {"median": NUMBER}}
-"""What every point record holds; a measured one also holds MEASURED."""
-MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
-            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER, "x": list,
-                        "stderr": list}}
-
-
-def check_point(path, number, record):
-    """Validate a point record as read: an error names the file, the line and the key."""
-    check_record(path, number, record, POINT)
-    if not record["estimated"]:
-        check_record(path, number, record, MEASURED)
-
-
-def read_points(path, repair=False):
-    """The validated point records of a sweep's points.jsonl."""
-    return read_records(path, repair=repair, check=check_point)
-
-
-def point_key(record):
-    """What identifies a point: implementation, precision, gradient variant, minimizer, grid size and order."""
-    return (record["impl"], record["dtype"], record.get("gradient") or "", record.get("minimizer") or "scipy",
-            record["npix"], record["nzern"])
 
 
 def evaluations_per_fit(impl, nparams, reference):
@@ -198,11 +125,3 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
             append_record(points_path, record)
             records.append(record)
     return len(todo)
-
-
-def describe_profiles():
-    """One line per profile for --help."""
-    return "; ".join(f"{name}: npix {p.npix}, nzern {p.nzern[0]}-{p.nzern[-1]}, {p.repeats} repeat(s), "
-                     f"points over {p.budget_s:g} s estimated" for name, p in PROFILES.items())
-
-

@@ -14,6 +14,7 @@ from replication import analysis, sweep
 from replication.implementations import Implementation, select
 from replication.paths import ROOT
 from replication.results import append_record, read_records
+from replication.series import NUMPY, TORCH_CPU
 
 SMOKE_POINTS = 2 * 2 * 4  # npix x nzern x (numpy, torch-cpu float64 and float32, torch-cpu on-device BFGS)
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
@@ -132,8 +133,8 @@ def test_points_over_budget_are_estimated_and_never_reported_as_measured(tmp_pat
     assert len(records) == 4  # numpy, torch-cpu in float64 and float32, torch-cpu with on-device BFGS
     assert all(r["estimated"] and r["outcome"] is None and r["fit_s"]["median"] > 0 for r in records)
     series, _ = analysis.load_sweep(tmp_path)
-    assert analysis.speedups(series, "numpy", "torch-cpu") == {}
-    assert analysis.speedups(series, "numpy", "torch-cpu", measured_only=False)
+    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {}
+    assert analysis.speedups(series, NUMPY, TORCH_CPU, measured_only=False)
     assert analysis.fit_differences(series) == []
 
 

@@ -9,6 +9,7 @@ from reference_numpy.validation import NotIdentifiable as NumpyNotIdentifiable
 from replication import analysis, sweep
 from replication.data import identifiable
 from replication.implementations import Implementation
+from replication.series import NUMPY
 from torch_impl.validation import NotIdentifiable as TorchNotIdentifiable
 
 
@@ -62,4 +63,4 @@ def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
     record = {"npix": 32, "nzern": 8, "estimated": False,
               "outcome": {"success": True, "message": "", "convergence": {"newton_stderr": 0.0}}}
     assert analysis.how_it_ended(record).startswith("not identifiable")
-    assert analysis.endings({"numpy": {(32, 8): record}}) == []
+    assert analysis.endings({NUMPY: {(32, 8): record}}) == []

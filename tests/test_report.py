@@ -9,6 +9,7 @@ from replication import analysis, crosscheck, runs, sweep
 from replication.figures import draw_all
 from replication.paths import FIGURES, PAPER
 from replication.report import claims_summary, load_runs, render, render_all
+from replication.series import NUMPY, TORCH_CPU, Series
 
 
 @pytest.fixture(scope="module")
@@ -194,10 +195,10 @@ def variants_run(tmp_path_factory):
 
 def test_gradient_variants_are_series_of_their_own(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
-    assert set(run.series) == {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [analytic]",
+    assert {str(name) for name in run.series} == {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [analytic]",
                                "torch-cpu [finite-differences]", "torch-cpu (float32)",
                                "torch-cpu [on-device BFGS]"}  # variants in float64, with scipy's BFGS only
-    nfev = {name: points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
+    nfev = {str(name): points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
     assert nfev["numpy [analytic]"] < nfev["numpy"]
     assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]
 
@@ -224,12 +225,12 @@ def test_geometric_means_over_orders_multiply_where_medians_would_not():
 
     times = {"numpy": (12.0, 40.0, 90.0), "numpy [analytic]": (1.0, 8.0, 3.0),
              "torch-cpu [analytic]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
-    series = {name: {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
+    series = {Series.parse(name): {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
     row = analysis.decomposition(series)["rows"][128]
     medians = [statistics.median(analysis.speedups(series, slow, fast).values())
                for _, slow, fast, _ in analysis.FACTORS[:3]]
-    whole = statistics.median(analysis.speedups(series, "numpy", "torch-cpu").values())
+    whole = statistics.median(analysis.speedups(series, NUMPY, TORCH_CPU).values())
     assert math.prod(medians) != pytest.approx(whole, rel=1e-3)  # medians of ratios do not multiply
     assert row["product"] == pytest.approx(row["whole"], rel=1e-12)
     assert row["product_is_whole"]

@@ -9,6 +9,7 @@ import pytest
 from replication import analysis, report, runs, timing
 from replication.paths import REFERENCE
 from replication.report import render_all
+from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
 
 SOURCE = REFERENCE / "2026-11-30_vm_xeon-2c" / "sweep-quick"
 """Real records to start from (valid by construction); the tests change the numbers that matter."""
@@ -59,13 +60,13 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     run_folder, references = synthetic
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
     (run,) = report.load_runs([run_folder], references)
-    ratios = analysis.speedups(run.series, "numpy", "torch-cpu")
+    ratios = analysis.speedups(run.series, NUMPY, TORCH_CPU)
     assert (512, 4) not in ratios
     row = next(line for line in texts["runs/your-synthetic.md"].splitlines() if line.startswith("| 512 | 4 |"))
     assert "0.001 †" in row
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
-    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, "numpy", "torch-cpu"))
+    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))
     assert f"{report.times(c3['value'])} at npix" in texts["REPORT.md"]
     reasons = analysis.left_out(run.series)
     assert f"{reasons['stopped before the optimum']} stopped before the optimum" in texts["REPORT.md"]
@@ -76,7 +77,7 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     run_folder, references = synthetic
     text = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")["REPORT.md"]
     (run,) = report.load_runs([run_folder], references)
-    c1 = analysis.verdict_c1(analysis.speedups(run.series, "numpy", "torch-cuda"))
+    c1 = analysis.verdict_c1(analysis.speedups(run.series, NUMPY, TORCH_CUDA))
     assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
     assert (f"{report.times(c1['value'])} at npix {c1['npix']} (max {report.times(c1['max'])} at npix 128, n = 4); "
             "NumPy on 3 of 7 cores") in text
@@ -148,8 +149,8 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     not judged on the orders that remain."""
     run_folder, references = synthetic
     (run,) = report.load_runs([run_folder], references)
-    every = analysis.speedups(run.series, "numpy", "torch-cpu")
-    complete = analysis.complete_sizes(run.series, "numpy", "torch-cpu")
+    every = analysis.speedups(run.series, NUMPY, TORCH_CPU)
+    complete = analysis.complete_sizes(run.series, NUMPY, TORCH_CPU)
     left_out = {key[0] for key in every} - {key[0] for key in complete}
     assert 512 in left_out  # the stopped-short torch fit
     assert left_out <= {512, 32}  # and npix 32, whose n = 8 is not identifiable

@@ -14,6 +14,7 @@ from replication.implementations import select
 from replication.paths import ROOT
 from replication.report import render_all
 from replication.results import read_records
+from replication.series import NUMPY, TORCH_CPU
 
 pytest.importorskip("submitit")
 
@@ -55,7 +56,8 @@ def test_the_shards_hold_exactly_the_points_of_the_unsharded_sweep(unsharded, sh
 def test_the_report_reads_a_sharded_sweep_like_any_run_and_lists_its_nodes(sharded, tmp_path):
     (tmp_path / "reference").mkdir()
     run = analysis.load_run(sharded, own=True)
-    assert set(run.series) == {"numpy", "torch-cpu", "torch-cpu (float32)", "torch-cpu [on-device BFGS]"}
+    assert {str(name) for name in run.series} == {"numpy", "torch-cpu", "torch-cpu (float32)",
+                                                  "torch-cpu [on-device BFGS]"}
     assert {node["shard"] for node in run.nodes} == {"00-of-02", "01-of-02"}
     texts = render_all([sharded], tmp_path / "reference", output=tmp_path, figures=tmp_path / "figures")
     text = texts[f"runs/your-{sharded.name}.md"]
@@ -115,10 +117,10 @@ def test_speedups_compare_records_of_one_node_only():
     record = {"estimated": False, "total_s": {"median": 2.0}, "fit_s": {"median": 2.0},
               "outcome": {"success": True, "message": ""}}
     small, large = {"npix": 16, "nzern": 2}, {"npix": 32, "nzern": 2}
-    series = {"numpy": {(16, 2): record | small | {"node": "a"}, (32, 2): record | large | {"node": "a"}},
-              "torch-cpu": {(16, 2): record | small | {"node": "a", "total_s": {"median": 1.0}},
+    series = {NUMPY: {(16, 2): record | small | {"node": "a"}, (32, 2): record | large | {"node": "a"}},
+              TORCH_CPU: {(16, 2): record | small | {"node": "a", "total_s": {"median": 1.0}},
                             (32, 2): record | large | {"node": "b"}}}
-    assert analysis.speedups(series, "numpy", "torch-cpu") == {(16, 2): 2.0}
+    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
 
 
 def test_a_sharded_sweep_is_a_run_of_its_own(tmp_path):

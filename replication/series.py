@@ -1,0 +1,94 @@
+"""What a measured series is: an implementation on a device, in a precision, with a gradient and a minimizer.
+
+The one place series get their display label; everything else selects series by these fields. No torch here:
+the read side (analysis, figures, report) uses it.
+"""
+
+import dataclasses
+
+IMPLEMENTATIONS = ("numpy", "torch-cpu", "torch-cuda", "jax")
+"""The implementations, in the order tables show them: the NumPy reference first."""
+DEVICES = {"numpy": "cpu", "torch-cpu": "cpu", "torch-cuda": "cuda", "jax": "cpu"}
+OWN_GRADIENTS = {"numpy": "finite-differences", "torch-cpu": "autograd", "torch-cuda": "autograd", "jax": "autograd"}
+"""Each implementation's own gradient, the paper's: finite differences in NumPy, autograd in torch (and JAX)."""
+MINIMIZER_LABELS = {"scipy": "", "torchmin": "on-device BFGS"}
+"""How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
+DTYPES = ("float64", "float32")
+GRADIENTS = ("finite-differences", "analytic", "autograd")
+"""The gradients: scipy's two-point differences, the hand-written adjoint ("analytic"), autograd (torch only)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One measured series. gradient "" is the implementation's own (the paper's; OWN_GRADIENTS), another name a
+    variant; minimizer "scipy" (on the host) or "torchmin" (pytorch-minimize, on the device). The objective is
+    not a field: each sweep folder holds one objective, and series are compared within a sweep."""
+
+    impl: str
+    dtype: str = "float64"
+    gradient: str = ""
+    minimizer: str = "scipy"
+
+    def __post_init__(self):
+        if self.impl not in IMPLEMENTATIONS or self.dtype not in DTYPES or self.minimizer not in MINIMIZER_LABELS \
+                or self.gradient not in ("", *GRADIENTS):
+            raise ValueError(f"not a series: {self!r}")
+
+    @classmethod
+    def of(cls, record):
+        """The series of a point or fit record (records before the minimizer was recorded: scipy's)."""
+        return cls(record["impl"], record.get("dtype", "float64"), record.get("gradient") or "",
+                   record.get("minimizer") or "scipy")
+
+    @classmethod
+    def parse(cls, label):
+        """The series a label names (label(parse(x)) == x): for records that kept only the label."""
+        words = label.replace("(", "[").replace(")", "]").split(" [")
+        impl, options = words[0], [word.rstrip("]") for word in words[1:]]
+        dtype = next((word for word in options if word in DTYPES), "float64")
+        gradient = next((word for word in options if word in GRADIENTS), "")
+        minimizer = next((name for name, text in MINIMIZER_LABELS.items() if text and text in options), "scipy")
+        series = cls(impl, dtype, gradient, minimizer)
+        if series.label != label:
+            raise ValueError(f"not a series label: {label!r}")
+        return series
+
+    @property
+    def device(self):
+        return DEVICES[self.impl]
+
+    @property
+    def gradient_name(self):
+        """The gradient its fits use."""
+        return self.gradient or OWN_GRADIENTS[self.impl]
+
+    @property
+    def is_paper(self):
+        """Whether it is one of the paper's series: float64, its own gradient, scipy's BFGS."""
+        return (self.dtype, self.gradient, self.minimizer) == ("float64", "", "scipy")
+
+    @property
+    def label(self):
+        """'torch-cpu', 'torch-cuda (float32)', 'numpy [analytic]', 'torch-cpu [on-device BFGS]': the display
+        name in tables, legends and cross-check comparisons."""
+        text = self.impl if self.dtype == "float64" else f"{self.impl} ({self.dtype})"
+        text += f" [{self.gradient}]" if self.gradient else ""
+        return text + (f" [{MINIMIZER_LABELS[self.minimizer]}]" if self.minimizer != "scipy" else "")
+
+    def __str__(self):
+        return self.label
+
+    def sort_key(self):
+        """The order tables and legends show series in: the paper's (NumPy, torch on the CPU, on the GPU, each in
+        float64 then float32), then the on-device BFGS, the JAX peer, and the gradient variants."""
+        group = 3 if self.gradient else 2 if self.impl == "jax" else 1 if self.minimizer != "scipy" else 0
+        return group, IMPLEMENTATIONS.index(self.impl), self.dtype != "float64", self.label
+
+
+NUMPY, TORCH_CPU, TORCH_CUDA, JAX = (Series(name) for name in IMPLEMENTATIONS)
+"""The paper's series (and the JAX peer's), by name."""
+
+
+def ordered(series):
+    """The series present, in Series.sort_key order."""
+    return sorted(series, key=Series.sort_key)
