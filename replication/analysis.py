@@ -369,7 +369,7 @@ def crosscheck_fits(crosscheck):
 
 
 def compared_series(check):
-    """The series a cross-check's comparison names first ('torch-cpu [on-device BFGS] autograd vs numpy ...')."""
+    """The series a cross-check's comparison names first (its label, then " autograd" or " vs numpy ...")."""
     return Series.parse(check["compare"].split(" vs ")[0].removesuffix(" autograd"))
 
 

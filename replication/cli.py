@@ -75,17 +75,19 @@ def add_report_options(parser, what):
                              "folder with --reference-only or without runs of your own)")
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
-
+def add_simulate_command(commands):
+    """The simulate: write one simulated observation."""
     simulate = commands.add_parser("simulate", help="write a simulated observation of the paper's scenario (.npz)")
     simulate.add_argument("--npix", type=grid_size, default=128, help="grid size in pixels per side (default 128)")
     simulate.add_argument("--nzern", type=zernike_order, default=4, help="Zernike order n_max (default 4)")
     simulate.add_argument("--seed", type=seed, default=1, help="seed of numpy.random.default_rng (default 1)")
     simulate.add_argument("--output", type=pathlib.Path, required=True,
                           help="the file to write, exactly as named (NumPy .npz format)")
+    simulate.set_defaults(func=run_simulate)
 
+
+def add_crosscheck_command(commands):
+    """The crosscheck: the implementations against each other."""
     crosscheck = commands.add_parser("crosscheck", help="check that the implementations agree; writes crosscheck.json",
                                      description=RUN_HELP)
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
@@ -95,7 +97,11 @@ def build_parser():
                             help="objective to check, repeatable (default: both)")
     crosscheck.add_argument("--threads", type=threads, default=default_threads(),
                             help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    crosscheck.set_defaults(func=run_crosscheck_command)
 
+
+def add_sweep_command(commands):
+    """The sweep: time fits over a profile's grid, here or sharded."""
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
                                 description=RUN_HELP + " Profiles: " + describe_profiles())
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
@@ -125,7 +131,11 @@ def build_parser():
                          help="GPUs per shard's job (default: 0 on SLURM, every visible GPU with --executor local)")
     cluster.add_argument("--no-wait", action="store_true",
                          help="with slurm: submit and return; the same command later resubmits unfinished shards")
+    sweep.set_defaults(func=run_sweep_command)
 
+
+def add_bench_command(commands):
+    """The bench: one evaluation of each implementation against the FFT floor."""
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
                                 description=RUN_HELP)
     bench.add_argument("--npix", type=grid_size, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
@@ -140,19 +150,35 @@ def build_parser():
     bench.add_argument("--peers", action="store_true",
                        help="also time the JAX peer's value and gradient and its own FFT floor, into <run>/bench-peers "
                             "(needs jax: nox -s peers)")
+    bench.set_defaults(func=run_bench_command)
 
+
+def add_peers_command(commands):
+    """The peers-check: gate the JAX peer against NumPy."""
     peers = commands.add_parser("peers-check", help="the JAX peer against NumPy (objective 1e-12, gradient 1e-10) "
                                                     "before it is timed; exit status 1 where it disagrees",
                                 description=RUN_HELP)
     add_run_options(peers, "peers")
+    peers.set_defaults(func=run_peers_check_command)
 
+
+def add_figures_command(commands):
+    """The figures: draw the figures of your runs beside the references."""
     figures = commands.add_parser("figures", help="draw the figures of your runs beside the reference runs")
     add_report_options(figures, "figures")
+    figures.set_defaults(func=run_figures_command)
 
+
+def add_report_command(commands):
+    """The report: render the report of your runs beside the references."""
     report = commands.add_parser("report", help="render REPORT.md: your runs beside the reference runs")
     add_report_options(report, "report")
     report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
+    report.set_defaults(func=run_report_command)
 
+
+def add_contribute_command(commands):
+    """The contribute: make one of your runs a reference run."""
     contribute = commands.add_parser("contribute", help="turn one of your runs into a committed reference run",
                                      description="Copies the run's records (not its rendered report) into a new "
                                                  "folder under results/reference/; existing reference runs are "
@@ -160,6 +186,16 @@ def build_parser():
     contribute.add_argument("--run", type=pathlib.Path, default=None,
                             help="the run to contribute (default: this machine's newest run)")
     contribute.add_argument("--note", required=True, help="one sentence shown in the report: the machine, what ran")
+    contribute.set_defaults(func=run_contribute_command)
+
+
+def build_parser():
+    """The command line: one subcommand each, dispatched through its parser's func."""
+    parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+    for add in (add_simulate_command, add_crosscheck_command, add_sweep_command, add_bench_command,
+                add_peers_command, add_figures_command, add_report_command, add_contribute_command):
+        add(commands)
     return parser
 
 
@@ -390,16 +426,11 @@ def run_contribute_command(args):
     return 0
 
 
-COMMANDS = {"simulate": "run_simulate", "crosscheck": "run_crosscheck_command", "sweep": "run_sweep_command",
-            "bench": "run_bench_command", "figures": "run_figures_command", "report": "run_report_command",
-            "contribute": "run_contribute_command", "peers-check": "run_peers_check_command"}
-
-
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return globals()[COMMANDS[args.command]](args) or 0
+        return args.func(args) or 0
     except (ValueError, OSError) as error:  # bad input or an unusable path: one line, argparse's exit status
         print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
         return 2

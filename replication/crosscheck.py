@@ -19,6 +19,7 @@ from replication.data import (
 from replication.environment import environment_record, thread_limits
 from replication.implementations import ALL, Implementation
 from replication.results import write_json
+from replication.series import NUMPY
 from replication.timing import data_for
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
@@ -160,7 +161,7 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
                            "convergence": convergence(result.x, npix, nzern, data, objective)})
-        reference = next(f for f in fitted if f["impl"] == "numpy")
+        reference = next(f for f in fitted if f["impl"] == NUMPY.label)
         scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
         stderr = judging_stderr(reference["convergence"])
         for other in fitted:

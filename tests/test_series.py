@@ -1,0 +1,67 @@
+"""One name per series: every series is a Series record, its label made in one place, and the read side of the
+harness runs without the measuring stack."""
+
+import ast
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from replication.paths import REFERENCE, ROOT
+from replication.series import NUMPY, Series, ordered
+
+LABEL = re.compile(r"""["'](numpy|torch-cpu|torch-cuda|jax) ?[(\[]""")
+"""A series' display label written out as a string: '"torch-cpu [analytic]"', '"torch-cuda (float32)"'."""
+
+
+def test_every_series_of_the_reference_runs_is_a_series_and_its_label_comes_back():
+    labels = set()
+    for path in REFERENCE.glob("*/sweep-*/points.jsonl"):
+        for line in path.read_text().splitlines():
+            series = Series.of(json.loads(line))
+            assert Series.parse(series.label) == series
+            labels.add(series.label)
+    for path in REFERENCE.glob("*/crosscheck/crosscheck.json"):
+        for fit in json.loads(path.read_text()).get("fits", []):
+            assert Series.parse(fit["impl"]).label == fit["impl"]
+    assert {"numpy", "torch-cpu", "torch-cpu (float32)", "torch-cpu [on-device BFGS]", "numpy [analytic]"} <= labels
+
+
+def test_series_sort_as_the_tables_show_them():
+    names = ["jax", "torch-cpu [analytic]", "torch-cuda", "torch-cpu [on-device BFGS]", "torch-cpu (float32)",
+             "numpy", "numpy [analytic]", "torch-cpu"]
+    assert [str(s) for s in ordered(map(Series.parse, names))] == [
+        "numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cpu [on-device BFGS]", "jax",
+        "numpy [analytic]", "torch-cpu [analytic]"]
+    assert NUMPY.is_paper and not Series("torch-cpu", "float32").is_paper
+
+
+@pytest.mark.parametrize("bad", ["fortran", "torch-cpu [adam]", "numpy (float16)", "torch-cpu[analytic]"])
+def test_a_label_that_names_no_series_is_refused(bad):
+    with pytest.raises(ValueError, match="not a series"):
+        Series.parse(bad)
+
+
+def test_no_series_is_matched_by_its_display_string_outside_series_py():
+    offenders = [f"{path.name}:{number}" for path in sorted((ROOT / "replication").glob("*.py"))
+                 if path.name != "series.py"
+                 for number, line in enumerate(path.read_text().splitlines(), 1) if LABEL.search(line)]
+    assert not offenders
+
+
+def test_the_read_side_renders_without_importing_torch():
+    code = ("import sys; from replication.report import render_all, load_runs; from replication.figures import "
+            "figure_run; render_all(); figure_run(load_runs([])); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torch_impl', 'torchmin')))")
+    completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
+
+
+def test_no_function_in_the_harness_is_longer_than_60_lines():
+    long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted((ROOT / "replication").glob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)
+            and node.end_lineno - node.lineno + 1 > 60]
+    assert not long
