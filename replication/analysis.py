@@ -9,7 +9,14 @@ import statistics
 import numpy as np
 
 from replication import runs
-from replication.data import covariance_scale, ended_at_optimum, identifiable, judging_newton, judging_stderr
+from replication.data import (
+    STOPPED_AT_OPTIMUM,
+    covariance_scale,
+    ended_at_optimum,
+    identifiable,
+    judging_newton,
+    judging_stderr,
+)
 from replication.profiles import read_points, sweep_folder_name
 from replication.results import read_records
 from replication.series import JAX, NUMPY, TORCH_CPU, TORCH_CUDA, Series, ordered
@@ -229,11 +236,59 @@ def left_out(series):
     return dict(sorted(reasons.items()))
 
 
-def grade(value, reproduced_at, partly_at):
-    """Verdict of a 'larger is better' measure against its two thresholds."""
-    if value is None:
-        return NOT_MEASURED
-    return REPRODUCED if value >= reproduced_at else PARTLY if value >= partly_at else NOT_REPRODUCED
+def parameter_count(nzern):
+    """P: the Zernike terms of orders 1..nzern (piston left out) and the three illumination parameters."""
+    return (nzern + 1) * (nzern + 2) // 2 - 1 + 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """How a claim is judged: what is measured, and the two thresholds of the verdict (larger is better unless
+    upper, where the measure must stay at or below them). The verdict functions and the report's rules table are
+    both made from RULES."""
+
+    measure: str
+    reproduced: float
+    partly: float
+    upper: bool = False
+
+    def grade(self, value):
+        """The verdict of a measured value (None: not measured)."""
+        if value is None:
+            return NOT_MEASURED
+        meets = (lambda limit: value <= limit) if self.upper else (lambda limit: value >= limit)
+        return REPRODUCED if meets(self.reproduced) else PARTLY if meets(self.partly) else NOT_REPRODUCED
+
+    @property
+    def text(self):
+        sign = "<=" if self.upper else ">="
+        return (f"{self.measure}: {sign} {self.reproduced:g} reproduced, {sign} {self.partly:g} partly, else not "
+                "reproduced")
+
+
+RULES = {
+    "C1": Rule("NumPy / torch-cuda ratio of the run (both timed on its host, the threads shown), median over Zernike "
+               "orders at the largest grid size measured (the largest single ratio shown beside it)", 50, 10),
+    "C2": Rule("torch-cpu / torch-cuda ratio of the run, median over Zernike orders at each npix >= 256, smallest of "
+               "those medians (the claim must hold at every such size; sizes where a fit of a measured pair is not "
+               "a solution are left out, here and in C3, C4)", 5, 2),
+    "C3": Rule("NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
+               "those medians", 5, 2),
+    "C4": Rule("absolute slope of log(NumPy / torch-cpu speed-up) against log(parameters P), over the fixed orders n = "
+               + ", ".join(map(str, C4_ORDERS)) + " only (P = " + ", ".join(
+                   str(parameter_count(n)) for n in C4_ORDERS)
+               + f"), at the largest grid of npix >= {C4_MIN_NPIX} that has them all (1: a speed-up proportional to "
+               "P; the spread max / min shown beside it)", 0.3, 0.6, upper=True),
+    "C5a": Rule(f"share of the paper's float64 torch fits (autograd, scipy BFGS; CPU and GPU), cross-check and sweep, "
+                f"within {SAME_SOLUTION_STDERR} standard error of the NumPy fit of the same data, where both fits are "
+                "solutions (sandwich standard errors where recorded, else the exact inverse Hessian's, else BFGS's; "
+                "other series reported, not judged)", 1.0, 0.9),
+    "C5b": Rule("share of the fits with an exact account that ended at the optimum (Newton step left <= "
+                f"{STOPPED_AT_OPTIMUM} standard error, sandwich where recorded)", 1.0, 0.9),
+    "C6": Rule("share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
+               "modules that differ (byte-identical modules counted apart)", 0.8, 0.6),
+}
+"""Each claim's rule, in one table: the verdict functions grade with it, the report prints its text."""
 
 
 def verdict_c1(ratios):
@@ -245,7 +300,7 @@ def verdict_c1(ratios):
     npix = max(key[0] for key in ratios)
     value = statistics.median(v for key, v in ratios.items() if key[0] == npix)
     point = max(ratios, key=ratios.get)
-    return {"value": value, "verdict": grade(value, 50, 10), "npix": npix, "max": ratios[point], "point": point}
+    return {"value": value, "verdict": RULES["C1"].grade(value), "npix": npix, "max": ratios[point], "point": point}
 
 
 def per_size_medians(ratios, min_npix):
@@ -264,22 +319,16 @@ def weakest_size(ratios, min_npix):
 
 
 def verdict_c2(ratios, min_npix=256):
-    """C2, GPU ~10x CPU torch for npix >= 256: the smallest per-size median ratio there; >= 5 reproduced,
-    >= 2 partly."""
+    """C2, GPU ~10x CPU torch for npix >= 256: the smallest per-size median ratio there (RULES["C2"])."""
     value, medians = weakest_size(ratios, min_npix)
-    return {"value": value, "verdict": grade(value, 5, 2), "by_npix": medians}
+    return {"value": value, "verdict": RULES["C2"].grade(value), "by_npix": medians}
 
 
 def verdict_c3(ratios, min_npix=128):
     """C3, CPU torch ~10x NumPy for intermediate and large grids: the smallest per-size median ratio over
-    npix >= 128; >= 5 reproduced, >= 2 partly."""
+    npix >= 128 (RULES["C3"])."""
     value, medians = weakest_size(ratios, min_npix)
-    return {"value": value, "verdict": grade(value, 5, 2), "by_npix": medians}
-
-
-def parameter_count(nzern):
-    """P: the Zernike terms of orders 1..nzern (piston left out) and the three illumination parameters."""
-    return (nzern + 1) * (nzern + 2) // 2 - 1 + 3
+    return {"value": value, "verdict": RULES["C3"].grade(value), "by_npix": medians}
 
 
 def verdict_c4(ratios):
@@ -299,7 +348,7 @@ def verdict_c4(ratios):
     values = dict(sorted(by_npix[npix].items()))
     log_p = np.log([parameter_count(n) for n in values])
     slope = float(np.polyfit(log_p, np.log(list(values.values())), 1)[0])
-    verdict = REPRODUCED if abs(slope) <= 0.3 else PARTLY if abs(slope) <= 0.6 else NOT_REPRODUCED
+    verdict = RULES["C4"].grade(abs(slope))
     return {"value": slope, "verdict": verdict, "npix": npix, "by_nzern": values,
             "spread": max(values.values()) / min(values.values())}
 
@@ -391,12 +440,12 @@ def endings(series):
             and identifiable(record["npix"], record["nzern"])]
 
 
-def share_verdict(passed):
-    """All pass: reproduced; >= 90%: partly; else not reproduced; none: not measured."""
+def share_verdict(passed, rule):
+    """The share of passes graded by rule; none: not measured."""
     if not passed:
         return {"value": None, "verdict": NOT_MEASURED, "passed": 0, "total": 0}
     share = sum(passed) / len(passed)
-    verdict = REPRODUCED if share == 1 else PARTLY if share >= 0.9 else NOT_REPRODUCED
+    verdict = rule.grade(share)
     return {"value": share, "verdict": verdict, "passed": sum(passed), "total": len(passed)}
 
 
@@ -406,7 +455,7 @@ def verdict_c5a(crosscheck_fits, sweep_differences):
     (a comparison of two fits stopped short of the optimum says where each stopped, not whether the
     implementations agree); all reproduced, >= 90% partly."""
     rows = [row for row in list(crosscheck_fits) + list(sweep_differences) if row["comparable"]]
-    result = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows])
+    result = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows], RULES["C5a"])
     result["worst"] = max(rows, key=lambda row: row["max_stderr"]) if rows else None
     result["not_comparable"] = sum(not row["comparable"] for row in list(crosscheck_fits) + list(sweep_differences))
     return result
@@ -415,7 +464,7 @@ def verdict_c5a(crosscheck_fits, sweep_differences):
 def verdict_c5b(fit_endings):
     """C5b, the fits reached the optimum: each measured fit with an exact account (cross-check and sweep) ended
     at the optimum (data.ended_at_optimum); all reproduced, >= 90% partly."""
-    return share_verdict(list(fit_endings))
+    return share_verdict(list(fit_endings), RULES["C5b"])
 
 
 def bfgs_over_exact(record):
@@ -454,7 +503,7 @@ def verdict_c6(mirror_total):
     """C6, readable port: share of lines identical between the trees once library names are folded, over the
     modules that differ at all (byte-identical modules call no array-library function that differs and are
     counted apart); >= 0.8 reproduced, >= 0.6 partly."""
-    return {"value": mirror_total["share"], "verdict": grade(mirror_total["share"], 0.8, 0.6)}
+    return {"value": mirror_total["share"], "verdict": RULES["C6"].grade(mirror_total["share"])}
 
 
 NUMPY_ADJOINT, TORCH_ADJOINT = Series("numpy", gradient="analytic"), Series("torch-cpu", gradient="analytic")

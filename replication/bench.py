@@ -12,6 +12,7 @@ import torch
 
 import reference_numpy
 import torch_impl
+from replication import runs
 from replication.analysis import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
 from replication.environment import environment_record, thread_limits
 from replication.results import write_json
@@ -204,8 +205,8 @@ def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, q
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
                 "compile": compile_torch, "objective": objective, "peers": peers}
     previous = json.loads(path.read_text()) if path.is_file() else None
-    if previous and previous.get("settings") not in (None, settings):
-        raise ValueError(f"{path}: this run's bench used {previous['settings']}; use --new-run for other settings")
+    if previous:
+        runs.check_same_settings(path, previous.get("settings") or {}, settings)
     content = previous or {"environments": [], "rows": [], "floor": "3 complex inverse FFTs, torch.fft.ifft2",
                            "settings": settings, "complete": False}
     done = {(row["threads"], row["npix"], row["nzern"]) for row in content["rows"]}

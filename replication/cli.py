@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 
-from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES
+from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES, TOL
 from replication import runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
-from replication.profiles import PROFILES, describe_profiles
+from replication.profiles import PROFILES, SweepSettings, describe_profiles
 from replication.series import GRADIENTS as GRADIENT_NAMES
 from replication.series import IMPLEMENTATIONS as NAMES
 
@@ -111,7 +111,7 @@ def add_sweep_command(commands):
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
     sweep.add_argument("--threads", type=threads, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
-    sweep.add_argument("--tol", type=float, default=1e-8, help="BFGS tolerance (default 1e-8, as in the paper)")
+    sweep.add_argument("--tol", type=float, default=TOL, help=f"BFGS tolerance (default {TOL:g}, as in the paper)")
     sweep.add_argument("--objective", choices=OBJECTIVES, default="cauchy",
                        help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
                             "into <run>/sweep-<profile>-least-squares)")
@@ -245,9 +245,7 @@ def run_crosscheck_command(args):
     with runs.exclusive(lock):
         previous = load_json(results / "crosscheck.json") if (results / "crosscheck.json").is_file() else None
         if previous is not None:
-            if previous.get("points", args.points) != args.points:
-                raise runs.RunError(f"{results}: this run's cross-check used --points {previous['points']}; "
-                                    f"use --new-run for --points {args.points}")
+            runs.check_same_settings(results, previous, {"points": args.points}, keys=("points",))
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
@@ -289,26 +287,31 @@ def run_sharded_sweep_command(args):
     gpus = args.gpus_per_task if args.gpus_per_task is not None else (
         torch.cuda.device_count() if args.executor == "local" else 0)
     with runs.exclusive(run):
-        failed = run_sharded_sweep(run, args.profile, args.shards, args.executor, args.impl, args.threads, args.tol,
-                                   args.objective, args.gradient, args.partition, args.time_min, gpus,
-                                   wait=not args.no_wait)
+        failed = run_sharded_sweep(run, sweep_settings(args), args.shards, args.executor, args.partition,
+                                   args.time_min, gpus, wait=not args.no_wait)
     print(f"{run}: sharded sweep; {'all shards finished' if not failed else f'{failed} shard(s) failed'}; "
           f"next: python -m replication report --run {run}")
     return 1 if failed else 0
 
 
+def sweep_settings(args):
+    """The sweep's settings, one object from here to every shard and to run_sweep."""
+    return SweepSettings(profile=args.profile, objective=args.objective, impls=tuple(args.impl) if args.impl else None,
+                         gradients=tuple(args.gradient) if args.gradient else None, threads=args.threads,
+                         tol=args.tol)
+
+
 def run_sweep_command(args):
-    from replication.profiles import sweep_folder_name
     from replication.sweep import run_sweep
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
     if args.shards is not None:
         return run_sharded_sweep_command(args)
-    results, lock = writer_folder(args, sweep_folder_name(args.profile, args.objective))
+    settings = sweep_settings(args)
+    results, lock = writer_folder(args, settings.folder_name)
     with runs.exclusive(lock):
-        count = run_sweep(args.profile, results, args.impl, args.threads, args.tol, args.quiet, args.objective,
-                          args.gradient)
+        count = run_sweep(settings, results, quiet=args.quiet)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")
     return 0
 

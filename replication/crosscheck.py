@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 import reference_numpy
+from reference_numpy.constants import TOL
 from replication.data import (
     aberrated_params,
     bfgs_standard_errors,
@@ -123,7 +124,7 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
     return checks
 
 
-FIT_TOL = 1e-8
+FIT_TOL = TOL
 """BFGS tolerance of the cross-check's fits, in log-likelihood units (see fit_tolerance)."""
 
 

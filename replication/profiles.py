@@ -3,6 +3,7 @@ the folder names, and the validated point records."""
 
 import dataclasses
 
+from reference_numpy.constants import TOL
 from replication.data import identifiable
 from replication.results import NUMBER, check_record, read_records
 
@@ -47,6 +48,32 @@ PROFILES = {
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepSettings:
+    """What a sweep measures and how, one object from the command line to every shard and to run_sweep.
+    impls and gradients are implementation and gradient names (None: every available implementation, each with
+    its own gradient); IDENTITY names the fields a resumed sweep must share with its records."""
+
+    profile: str = "quick"
+    objective: str = "cauchy"
+    impls: tuple = None
+    gradients: tuple = None
+    threads: int = 2
+    tol: float = TOL
+
+    IDENTITY = ("profile", "objective", "tol", "threads")
+    """What a sweep folder's series are measured under; implementations and gradients may be added to it."""
+
+    @property
+    def folder_name(self):
+        return sweep_folder_name(self.profile, self.objective)
+
+    @property
+    def grid(self):
+        """The profile (grid, repeats, budget) of the sweep."""
+        return PROFILES[self.profile]
 
 
 def sweep_folder_name(profile, objective):

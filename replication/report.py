@@ -41,29 +41,7 @@ SHORT = {"C1": "~100x on a GPU", "C2": "GPU ~10x CPU torch", "C3": "CPU torch ~1
          "C4": "independent of the order", "C5a": "same solution", "C5b": "fits at the optimum",
          "C6": "readable port"}
 """Each claim in a few words, for the tables and the answer."""
-RULES = {
-    "C1": "NumPy / torch-cuda ratio of the run (both timed on its host, the threads shown), median over Zernike "
-          "orders at the largest grid size measured (the largest single ratio shown beside it): >= 50 reproduced, "
-          ">= 10 partly, else not reproduced",
-    "C2": "torch-cpu / torch-cuda ratio of the run, median over Zernike orders at each npix >= 256, "
-          "smallest of those medians (the claim must hold at every such size; sizes where a fit of a measured pair "
-          "is not a solution are left out, here and in C3, C4): >= 5 reproduced, >= 2 partly",
-    "C3": "NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
-          "those medians: >= 5 reproduced, >= 2 partly",
-    "C4": "slope of log(NumPy / torch-cpu speed-up) against log(parameters P), over the fixed orders n = "
-          + ", ".join(map(str, analysis.C4_ORDERS)) + " only (P = "
-          + ", ".join(str(analysis.parameter_count(n)) for n in analysis.C4_ORDERS)
-          + f"), at the largest grid of npix >= {analysis.C4_MIN_NPIX} that has them all: |slope| <= 0.3 reproduced, "
-          "<= 0.6 partly (1: a speed-up proportional to P); the spread (max / min) shown beside it",
-    "C5a": "every fit of the paper's float64 torch (autograd, scipy BFGS; CPU and GPU), cross-check and sweep, within "
-           f"{analysis.SAME_SOLUTION_STDERR} standard error of the NumPy fit of the same data, where both fits are "
-           "solutions (sandwich standard errors where recorded, else the exact inverse Hessian's, else BFGS's); "
-           "other series reported, not judged; all reproduced, >= 90% partly",
-    "C5b": f"every fit with an exact account ended at the optimum (exact Newton step left <= {STOPPED_AT_OPTIMUM} "
-           "standard error, sandwich where recorded); all reproduced, >= 90% partly",
-    "C6": "share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
-          "modules that differ (byte-identical modules counted apart): >= 0.8 reproduced, >= 0.6 partly",
-}
+RULES = {key: rule.text for key, rule in analysis.RULES.items()}
 """How each verdict is computed from the results (the functions of replication.analysis)."""
 TIMED = ("C1", "C2", "C3", "C4")
 """The claims judged on times to solution."""

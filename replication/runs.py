@@ -208,3 +208,14 @@ def contribute(run, note, reference=None):
         (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
         os.replace(staging, target)
     return target
+
+
+def check_same_settings(where, recorded, current, keys=None):
+    """Refuse to resume results recorded under other settings, naming the first that differs: the one check
+    every resumable writer (sweep, sharded sweep, bench, cross-check) makes before adding to what it finds.
+    keys: the settings compared (default: every key of recorded); a key a record does not hold is not compared."""
+    for key in keys or recorded:
+        if key in recorded and recorded[key] != current.get(key):
+            raise RunError(f"{where}: recorded under other settings: these results were started with {key} = "
+                           f"{recorded[key]!r}, this command has {key} = {current.get(key)!r}; resume with the same "
+                           "settings, or start another run (--new-run) so that the two never mix")

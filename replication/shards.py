@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from replication import runs
 from replication.implementations import select, with_gradients
-from replication.profiles import PROFILES, point_key, read_points, sweep_folder_name
+from replication.profiles import point_key, read_points
 from replication.results import write_json
 from replication.sweep import run_sweep
 
@@ -72,16 +72,16 @@ def done_keys(folder, sweep_name):
     return keys
 
 
-def run_shard(run, index, nshards, sweep_name, profile_name, objective, impl_names, threads, tol, gradients,
-              points):
-    """The job of one shard, run on its node: the sweep of its points into <shard>/<node>/<sweep>, skipping
-    points another node of this shard already finished. Returns the number of points measured."""
+def run_shard(run, index, nshards, settings, points):
+    """The job of one shard, run on its node: the sweep of settings over its points into <shard>/<node>/<sweep>,
+    skipping points another node of this shard already finished. Returns the number of points measured."""
     folder = shard_folder(pathlib.Path(run), index, nshards)
     node = runs.create_run(folder / node_name())
+    sweep_name = settings.folder_name
     elsewhere = done_keys(folder, sweep_name) - {point_key(r) for r in read_points(node / sweep_name / "points.jsonl")}
     with runs.exclusive(node):
-        count = run_sweep(profile_name, node / sweep_name, impl_names, threads, tol, quiet=False, objective=objective,
-                          gradients=gradients, points={tuple(point) for point in points}, skip=elsewhere)
+        count = run_sweep(settings, node / sweep_name, quiet=False, points={tuple(point) for point in points},
+                          skip=elsewhere)
         write_json(node / f"finished-{sweep_name}.json", {"shard": index, "of": nshards, "measured_now": count})
     return count
 
@@ -113,39 +113,39 @@ def sharded_run(run, sweep_name, settings):
     if previous is None:
         sharded = info.get("sharded", {}) | {sweep_name: settings}
         write_json(run / runs.RUN_FILE, info | {"sharded": sharded})
-    elif previous != settings:
-        raise runs.RunError(f"{run}: this sharded sweep was started with {previous}; this command asks for "
-                            f"{settings}. Resume it with the same settings, or start another run (--new-run)")
+    else:
+        runs.check_same_settings(run, previous, settings)
     return run
 
 
-def run_sharded_sweep(run, profile_name, nshards, executor_kind, impl_names=None, threads=2, tol=1e-8,
-                      objective="cauchy", gradients=None, partition=None, time_min=240, gpus=0, wait=True):
-    """Plan, submit (only unfinished shards) and, where wait, follow a sharded sweep; returns the number of
-    shards that failed (each reported with its log). The local executor runs shards one after another."""
-    profile = PROFILES[profile_name]
-    sweep_name = sweep_folder_name(profile_name, objective)
-    settings = {"profile": profile_name, "objective": objective, "shards": nshards, "impl": impl_names,
-                "gradients": gradients, "tol": tol, "threads": threads}
-    executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=threads)
-    run = sharded_run(run, sweep_name, settings)
-    impls = with_gradients(select(impl_names), gradients)
-    plan = shard_points(profile, impls, objective, nshards)
+def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, time_min=240, gpus=0, wait=True):
+    """Plan, submit (only unfinished shards) and, where wait, follow the sharded sweep of settings (a
+    SweepSettings); returns the number of shards that failed (each reported with its log). The local executor
+    runs shards one after another."""
+    sweep_name = settings.folder_name
+    recorded = {"profile": settings.profile, "objective": settings.objective, "shards": nshards,
+                "impl": list(settings.impls) if settings.impls else None,
+                "gradients": list(settings.gradients) if settings.gradients else None, "tol": settings.tol,
+                "threads": settings.threads}
+    executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=settings.threads)
+    run = sharded_run(run, sweep_name, recorded)
+    impls = with_gradients(select(settings.impls), settings.gradients)
+    plan = shard_points(settings.grid, impls, settings.objective, nshards)
     plan_path = run / f"shards-{sweep_name}.json"
     jobs_log = json.loads(plan_path.read_text())["jobs"] if plan_path.is_file() else []
     todo = [index for index in range(nshards) if not finished(shard_folder(run, index, nshards), sweep_name)]
-    print(f"{run}: {nshards} shard(s) of the {profile_name} {objective} sweep; {len(todo)} not finished"
+    print(f"{run}: {nshards} shard(s) of the {settings.profile} {settings.objective} sweep; {len(todo)} not finished"
           + (f": {', '.join(str(index) for index in todo)}" if todo else ""))
     failed = 0
     submitted = []
     local = executor_kind == "local"
     for index in tqdm(todo, unit="shard", desc="shards (one after another)") if local else todo:
         with controller_errors_to(run / "logs" / f"controller-{index:02d}.err", local):
-            job = executor.submit(run_shard, str(run), index, nshards, sweep_name, profile_name, objective,
-                                  impl_names, threads, tol, gradients, [list(point) for point in plan[index]])
+            job = executor.submit(run_shard, str(run), index, nshards, settings,
+                                  [list(point) for point in plan[index]])
         jobs_log.append({"shard": index, "job_id": str(job.job_id), "executor": executor_kind,
                          "stdout": str(job.paths.stdout), "stderr": str(job.paths.stderr)})
-        write_json(plan_path, {"settings": settings, "points": [[list(p) for p in shard] for shard in plan],
+        write_json(plan_path, {"settings": recorded, "points": [[list(p) for p in shard] for shard in plan],
                                "jobs": jobs_log})
         submitted.append((index, job))
         if local:  # one shard at a time: shards must not compete for the cores

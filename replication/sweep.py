@@ -6,11 +6,11 @@ import uuid
 
 from tqdm import tqdm
 
+from replication import runs
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select, with_gradients
-from replication.profiles import PROFILES, Profile, point_key, read_points  # noqa: F401 (Profile: sweep's API)
+from replication.profiles import PROFILES, Profile, SweepSettings, point_key, read_points  # noqa: F401 (sweep's API)
 from replication.results import append_record, read_records
-from replication.runs import RunError
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
 DEFAULT_ITERATIONS = 30
@@ -19,19 +19,14 @@ AUTOGRAD_COST = 3
 """Likelihood evaluations one autograd value-and-gradient call is taken to cost, for predictions."""
 
 
-SETTINGS = ("profile", "objective", "tol", "threads", "hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy",
-            "torch")
-"""What a sweep's series are measured under: resuming with any of them changed would mix two settings."""
+MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy", "torch")
+"""The machine and versions a sweep's series are measured on, part of its identity with the settings'."""
 
 
 def check_settings(runs_path, previous, current):
-    """Refuse to resume a sweep under other settings, naming the first setting that differs."""
+    """Refuse to resume a sweep under other settings or on another machine, naming the first that differs."""
     for record in previous:
-        for key in SETTINGS:
-            if key in record and record[key] != current[key]:
-                raise RunError(f"{runs_path.parent}: this sweep was started with {key} = {record[key]!r}, this "
-                               f"command has {key} = {current[key]!r}; resume it with the same settings, or start "
-                               f"another run (--new-run) so that the two never mix in one series")
+        runs.check_same_settings(runs_path.parent, record, current, SweepSettings.IDENTITY + MACHINE)
 
 
 def evaluations_per_fit(impl, nparams, reference):
@@ -83,22 +78,22 @@ def plan(profile, impls, done, objective="cauchy"):
             and (impl.name, impl.dtype, impl.gradient, impl.minimizer, npix, nzern) not in done]
 
 
-def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, quiet=False, objective="cauchy",
-              gradients=None, points=None, skip=frozenset()):
-    """Run (or resume) a sweep; returns the number of points measured or estimated in this call.
+def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset()):
+    """Run (or resume) the sweep of settings (a SweepSettings) into results_dir; returns the number of points
+    measured or estimated in this call.
 
     points: only these (npix, nzern) of the profile (a shard's); skip: point keys finished elsewhere (by
     another node of the same shard), not measured again.
     """
-    profile = PROFILES[profile_name]
+    profile, objective, gradients = settings.grid, settings.objective, settings.gradients
     points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
-    with thread_limits(threads):
-        environment = environment_record(threads) | {"kind": "sweep", "profile": profile_name, "tol": tol,
-                                                     "objective": objective,
-                                                     "profile_settings": dataclasses.asdict(profile)}
+    with thread_limits(settings.threads):
+        environment = environment_record(settings.threads) | {
+            "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
+            "profile_settings": dataclasses.asdict(profile)}
     check_settings(runs_path, read_records(runs_path), environment)
     records = read_points(points_path, repair=True)
-    impls = with_gradients(select(impl_names), gradients)
+    impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]
     todo = [item for item in plan(profile, available, {point_key(record) for record in records} | set(skip), objective)
             if points is None or item[1:] in points]
@@ -113,15 +108,15 @@ def run_sweep(profile_name, results_dir, impl_names=None, threads=2, tol=1e-8, q
               "machine; the report shows it as not measured here")
         return 0
     if not todo:
-        print(f"{points_path}: all {len(records)} points of the {profile_name} profile are done; nothing to run")
+        print(f"{points_path}: all {len(records)} points of the {settings.profile} profile are done; nothing to run")
         return 0
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with thread_limits(threads):
+    with thread_limits(settings.threads):
         append_record(runs_path, environment | {"run_id": run_id, "unavailable": unavailable})
-        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {profile_name} {objective}")
+        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {settings.profile} {objective}")
         for impl, npix, nzern in bar:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
-            record = measure_point(impl, npix, nzern, profile, records, tol, run_id, objective)
+            record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective)
             append_record(points_path, record)
             records.append(record)
     return len(todo)

@@ -13,6 +13,7 @@ import torch
 from replication import analysis, sweep
 from replication.implementations import Implementation, select
 from replication.paths import ROOT
+from replication.profiles import SweepSettings
 from replication.results import append_record, read_records
 from replication.series import NUMPY, TORCH_CPU
 
@@ -113,7 +114,7 @@ def test_damaged_line_in_the_middle_is_an_error(tmp_path):
 @needs_no_cuda
 def test_cuda_absent_is_recorded_and_skipped(tmp_path, capsys):
     assert not Implementation("torch-cuda").available()
-    count = sweep.run_sweep("smoke", tmp_path, ["torch-cuda"], threads=1, quiet=True)
+    count = sweep.run_sweep(SweepSettings("smoke", impls=("torch-cuda",), threads=1), tmp_path, quiet=True)
     assert count == 0
     assert "not available on this machine" in capsys.readouterr().out
     assert read_records(tmp_path / "points.jsonl") == []
@@ -128,7 +129,7 @@ def test_timing_cuda_script_path_says_not_measured(tmp_path):
 
 def test_points_over_budget_are_estimated_and_never_reported_as_measured(tmp_path, monkeypatch):
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
-    sweep.run_sweep("tiny", tmp_path, ["numpy", "torch-cpu"], threads=1, quiet=True)
+    sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), tmp_path, quiet=True)
     records = read_records(tmp_path / "points.jsonl")
     assert len(records) == 4  # numpy, torch-cpu in float64 and float32, torch-cpu with on-device BFGS
     assert all(r["estimated"] and r["outcome"] is None and r["fit_s"]["median"] > 0 for r in records)

@@ -16,6 +16,7 @@ import reference_numpy
 import torch_impl
 from replication import analysis, bench, crosscheck, runs
 from replication.paths import ROOT
+from replication.profiles import SweepSettings
 from replication.report import render, render_all
 from replication.results import append_record, read_records
 from replication.timing import data_for
@@ -173,7 +174,7 @@ def test_a_sweep_without_its_environment_record_says_so_in_the_report(tmp_path, 
     from replication import sweep
 
     run = runs.create_run(tmp_path / "run")
-    sweep.run_sweep("smoke", run / "sweep-smoke", ["torch-cpu"], threads=1, quiet=True)
+    sweep.run_sweep(SweepSettings("smoke", impls=("torch-cpu",), threads=1), run / "sweep-smoke", quiet=True)
     (run / "sweep-smoke" / "runs.jsonl").unlink()
     text = render_all([run], empty_references, output=run, figures=run)["runs/your-run.md"]
     assert "no environment record" in text

@@ -8,6 +8,7 @@ import pytest
 from replication import analysis, crosscheck, runs, sweep
 from replication.figures import draw_all
 from replication.paths import FIGURES, PAPER
+from replication.profiles import SweepSettings
 from replication.report import claims_summary, load_runs, render, render_all
 from replication.series import NUMPY, TORCH_CPU, Series
 
@@ -16,7 +17,7 @@ from replication.series import NUMPY, TORCH_CPU, Series
 def smoke_run(tmp_path_factory):
     """A run folder with a smoke sweep and a smoke cross-check, made in-process once for the module."""
     run = runs.create_run(tmp_path_factory.mktemp("runs") / "2026-01-01_test")
-    sweep.run_sweep("smoke", run / "sweep-smoke", ["numpy", "torch-cpu"], threads=1, quiet=True)
+    sweep.run_sweep(SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-smoke", quiet=True)
     crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1)
     return run
 
@@ -146,7 +147,7 @@ def test_c6_verdict_both_ways():
 def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monkeypatch):
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
     run = runs.create_run(tmp_path / "run")
-    sweep.run_sweep("tiny", run / "sweep-tiny", ["numpy", "torch-cpu"], threads=1, quiet=True)
+    sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
     assert row.count("(est.)") == 4
@@ -188,8 +189,9 @@ def variants_run(tmp_path_factory):
     profile = sweep.Profile(npix=(16, 32), nzern=(2,), repeats=1, budget_s=30.0)
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sweep.PROFILES, "smoke", profile)
-        sweep.run_sweep("smoke", run / "sweep-smoke", ["numpy", "torch-cpu"], threads=1, quiet=True,
-                        gradients=["finite-differences", "analytic", "autograd"])
+        settings = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1,
+                                 gradients=("finite-differences", "analytic", "autograd"))
+        sweep.run_sweep(settings, run / "sweep-smoke", quiet=True)
     return run
 
 

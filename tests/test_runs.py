@@ -11,6 +11,7 @@ import pytest
 
 from replication import cli, paths, runs, sweep
 from replication.paths import PAPER, REFERENCE, ROOT
+from replication.profiles import SweepSettings
 from replication.results import append_record, read_records
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
@@ -120,7 +121,7 @@ def test_resuming_a_sweep_under_other_settings_is_refused_naming_the_setting(tmp
     folder = tmp_path / "sweep-smoke"
     append_record(folder / "runs.jsonl", {"profile": "smoke", "tol": 1e-6, "threads": 1})
     with pytest.raises(runs.RunError, match=r"tol = 1e-06.*tol = 1e-08"):
-        sweep.run_sweep("smoke", folder, ["numpy"], threads=1, tol=1e-8, quiet=True)
+        sweep.run_sweep(SweepSettings("smoke", impls=("numpy",), threads=1), folder, quiet=True)
     assert not (folder / "points.jsonl").exists()
 
 
@@ -135,7 +136,7 @@ def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
     assert (run / "crosscheck" / "crosscheck.json").read_text() == finished
     other = cli_run("crosscheck", "--points", "default", "--run", str(run))
     assert other.returncode == 2
-    assert "--points smoke" in other.stderr
+    assert "points = 'smoke'" in other.stderr
 
 
 def test_report_of_your_run_goes_into_the_run_and_leaves_the_committed_report_alone(own_runs, tmp_path, capsys):

@@ -12,9 +12,13 @@ import pytest
 from replication import analysis, runs, shards, sweep
 from replication.implementations import select
 from replication.paths import ROOT
+from replication.profiles import SweepSettings
 from replication.report import render_all
 from replication.results import read_records
 from replication.series import NUMPY, TORCH_CPU
+
+BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
+NUMPY_ONLY = SweepSettings("smoke", impls=("numpy",), threads=1)
 
 pytest.importorskip("submitit")
 
@@ -30,14 +34,14 @@ def shard_points_files(run):
 @pytest.fixture(scope="module")
 def unsharded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("unsharded") / "sweep-smoke"
-    sweep.run_sweep("smoke", folder, ["numpy", "torch-cpu"], threads=1, quiet=True)
+    sweep.run_sweep(SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1), folder, quiet=True)
     return folder
 
 
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory):
     run = tmp_path_factory.mktemp("sharded") / "2026-01-03_sharded"
-    failed = shards.run_sharded_sweep(run, "smoke", 2, "local", ["numpy", "torch-cpu"], threads=1, time_min=10)
+    failed = shards.run_sharded_sweep(run, BOTH, 2, "local", time_min=10)
     assert failed == 0
     return run
 
@@ -74,7 +78,7 @@ def test_a_resubmitted_sweep_runs_only_unfinished_shards_and_points(sharded, cap
     points.write_text("".join(kept))
     plan = sharded / "shards-sweep-smoke.json"
     jobs_before = len(json.loads(plan.read_text())["jobs"])
-    failed = shards.run_sharded_sweep(sharded, "smoke", 2, "local", ["numpy", "torch-cpu"], threads=1, time_min=10)
+    failed = shards.run_sharded_sweep(sharded, BOTH, 2, "local", time_min=10)
     assert failed == 0
     out = capsys.readouterr().out
     assert "1 not finished: 1" in out
@@ -86,13 +90,13 @@ def test_a_resubmitted_sweep_runs_only_unfinished_shards_and_points(sharded, cap
 
 def test_a_failed_shard_is_named_with_its_log(tmp_path, capsys):
     run = tmp_path / "run"
-    assert shards.run_sharded_sweep(run, "smoke", 2, "local", ["numpy"], threads=1, time_min=10) == 0
+    assert shards.run_sharded_sweep(run, NUMPY_ONLY, 2, "local", time_min=10) == 0
     node = sorted(run.glob("shards/00-of-02/*"))[0]
     (node / "finished-sweep-smoke.json").unlink()
     points = node / "sweep-smoke" / "points.jsonl"
     points.write_text('{"impl": "numpy"}\n' + points.read_text())  # a damaged record, not the last line
     capsys.readouterr()
-    assert shards.run_sharded_sweep(run, "smoke", 2, "local", ["numpy"], threads=1, time_min=10) == 1
+    assert shards.run_sharded_sweep(run, NUMPY_ONLY, 2, "local", time_min=10) == 1
     out = capsys.readouterr().out
     assert "shard 0 failed:" in out
     assert "points.jsonl: line 1" in out
