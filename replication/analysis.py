@@ -8,6 +8,7 @@ import statistics
 
 import numpy as np
 
+from reference_numpy.gradient import STEPS
 from replication import runs
 from replication.data import (
     STOPPED_AT_OPTIMUM,
@@ -31,9 +32,8 @@ C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
 (the paper's claim reaches order 8; P runs 8, 17, 30, 47)."""
 
 
-ADJOINT_STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
-                 "far-field adjoint (pruned fft2)", "dish adjoint")
-"""The steps of value_and_gradient, in order, as the bench's profile names them."""
+ADJOINT_STEPS = STEPS
+"""The steps of value_and_gradient, in order, as its lap reports them and the bench's profile names them."""
 AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
 """The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
 OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}

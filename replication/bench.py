@@ -13,7 +13,7 @@ import torch
 import reference_numpy
 import torch_impl
 from replication import runs
-from replication.analysis import ADJOINT_STEPS, AUTOGRAD_PARTS, own_floor
+from replication.analysis import AUTOGRAD_PARTS, own_floor
 from replication.environment import environment_record, thread_limits
 from replication.results import write_json
 from replication.timing import data_for
@@ -29,8 +29,6 @@ TORCH_AUTOGRAD = TORCH_FIT.GRADIENTS["autograd"][0]
 """torch's value-and-gradient by autograd, as a fit calls it."""
 NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
                                   for package in ("reference_numpy", "torch_impl"))
-NUMPY_BEAMS, TORCH_BEAMS = (importlib.import_module(f"{package}.beams")
-                            for package in ("reference_numpy", "torch_impl"))
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
 FD_STEP = float(np.sqrt(np.finfo(float).eps))
@@ -48,22 +46,16 @@ def median_seconds(function, repeats):
     return statistics.median(times)
 
 
-def adjoint_walk(gradient, beams, params, setup, data, gamma, objective):
-    """One value_and_gradient, step by step as gradient.value_and_gradient composes them: {step: seconds}."""
-    clock = [time.perf_counter()]
-    amplitude, phasor, field = gradient.dish_field(params, setup)
-    clock.append(time.perf_counter())
-    beam = beams.far_field(beams.place_on_grid(field, setup.index, setup.box), setup.npix)
-    clock.append(time.perf_counter())
-    power = beams.beam_power(beam)
-    clock.append(time.perf_counter())
-    _, power_weights = gradient.objective_and_power_adjoint(power, data, gamma, objective)
-    clock.append(time.perf_counter())
-    grad_box = gradient.far_field_adjoint(power_weights, beam, setup.box)
-    clock.append(time.perf_counter())
-    gradient.dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
-    clock.append(time.perf_counter())
-    return dict(zip(ADJOINT_STEPS, np.diff(clock), strict=True))
+def adjoint_walk(gradient, params, setup, data, gamma, objective):
+    """One gradient.value_and_gradient, each of its steps (gradient.STEPS) timed as it ends: {step: seconds}."""
+    times, clock = {}, [time.perf_counter()]
+
+    def lap(step):
+        now = time.perf_counter()
+        times[step], clock[0] = now - clock[0], now
+
+    gradient.value_and_gradient(params, setup, data, gamma, objective, lap=lap)
+    return times
 
 
 def autograd_walk(params, setup, data, gamma, objective):
@@ -95,10 +87,8 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
     data_np, data_t = NUMPY_FIT.to_fft_order(data), TORCH_FIT.to_fft_order(torch.as_tensor(data))
     truth_t = torch.as_tensor(truth)
     return step_profile({
-        "numpy analytic": lambda: adjoint_walk(NUMPY_GRADIENT, NUMPY_BEAMS, truth, setup_np, data_np, GAMMA,
-                                               objective),
-        "torch analytic": lambda: adjoint_walk(TORCH_GRADIENT, TORCH_BEAMS, truth_t, setup_t, data_t, GAMMA,
-                                               objective),
+        "numpy analytic": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
+        "torch analytic": lambda: adjoint_walk(TORCH_GRADIENT, truth_t, setup_t, data_t, GAMMA, objective),
         "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, objective)}, repeats)
 
 

@@ -71,14 +71,28 @@ def dish_adjoint(grad_box, amplitude, phasor, field, params, setup):
     return torch.cat([setup.basis @ grad_phase, grad_illumination])
 
 
-def value_and_gradient(params, setup, data, gamma, objective):
-    """The objective and its exact gradient for params (the model's array type), data in FFT order."""
-    amplitude, phasor, field = dish_field(params, setup)
-    beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
-    value, power_weights = objective_and_power_adjoint(beam_power(beam), data, gamma, objective)
-    grad_box = far_field_adjoint(power_weights, beam, setup.box)
-    return value, dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
+STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
+         "far-field adjoint (pruned fft2)", "dish adjoint")
+"""The steps of value_and_gradient, in order: the names its lap calls report (the bench's step profile)."""
 
+
+def value_and_gradient(params, setup, data, gamma, objective, lap=None):
+    """The objective and its exact gradient for params (the model's array type), data in FFT order. lap, where
+    given, is called with each step's name (STEPS) as that step ends: the bench times the steps with it."""
+    lap = lap or (lambda step: None)
+    amplitude, phasor, field = dish_field(params, setup)
+    lap(STEPS[0])
+    beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
+    lap(STEPS[1])
+    power = beam_power(beam)
+    lap(STEPS[2])
+    value, power_weights = objective_and_power_adjoint(power, data, gamma, objective)
+    lap(STEPS[3])
+    grad_box = far_field_adjoint(power_weights, beam, setup.box)
+    lap(STEPS[4])
+    grad = dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
+    lap(STEPS[5])
+    return value, grad
 
 def illumination_derivatives(amplitude, x, y, x0, y0, sigma, rho, diff):
     """dA/d(x0, y0, amp) on the dish pixels, A = amp exp(-q / 2 sigma^2), (3, pixels): the rows whose sums
