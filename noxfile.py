@@ -13,7 +13,7 @@ nox.options.reuse_existing_virtualenvs = True
 
 RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl", "pytorch-minimize", "submitit"]
 CONSTRAINTS = ("-c", "constraints.txt")
-GRADIENTS = ("finite-differences", "analytic", "autograd")
+GRADIENTS = ("finite-differences", "adjoint", "autograd")
 """Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
 DEFAULT_MALLOC = {"OOF_MALLOC": "default"}
 """Opts out of the packages' own malloc setting (backend.keep_freed_memory): glibc's defaults, for the bench's

@@ -506,7 +506,7 @@ def verdict_c6(mirror_total):
     return {"value": mirror_total["share"], "verdict": RULES["C6"].grade(mirror_total["share"])}
 
 
-NUMPY_ADJOINT, TORCH_ADJOINT = Series("numpy", gradient="analytic"), Series("torch-cpu", gradient="analytic")
+NUMPY_ADJOINT, TORCH_ADJOINT = Series("numpy", gradient="adjoint"), Series("torch-cpu", gradient="adjoint")
 TORCH_DIFFERENCES = Series("torch-cpu", gradient="finite-differences")
 FACTORS = (
     ("algorithm", NUMPY, NUMPY_ADJOINT, "finite differences -> exact gradient, both NumPy"),

@@ -87,8 +87,8 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
     data_np, data_t = NUMPY_FIT.to_fft_order(data), TORCH_FIT.to_fft_order(torch.as_tensor(data))
     truth_t = torch.as_tensor(truth)
     return step_profile({
-        "numpy analytic": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
-        "torch analytic": lambda: adjoint_walk(TORCH_GRADIENT, truth_t, setup_t, data_t, GAMMA, objective),
+        "numpy adjoint": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
+        "torch adjoint": lambda: adjoint_walk(TORCH_GRADIENT, truth_t, setup_t, data_t, GAMMA, objective),
         "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, objective)}, repeats)
 
 

@@ -95,7 +95,7 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
     checks = []
     for objective in objectives:
         nll_np, adjoint = reference.package.value_and_grad(params, setup_np, data, objective=objective,
-                                                           gradient="analytic")
+                                                           gradient="adjoint")
         numeric = central_differences(functools.partial(reference.package.negative_log_likelihood, setup=setup_np,
                                                         data=data, objective=objective), params)
         error = float(np.max(np.abs(adjoint - numeric)) / np.max(np.abs(numeric)))

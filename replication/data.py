@@ -86,7 +86,7 @@ def convergence(x, npix, nzern, data, objective):
     rounding (eps |objective|), the smallest change a line search can see.
     """
     setup = reference_numpy.make_setup(npix, nzern)
-    value, grad = reference_numpy.value_and_grad(x, setup, data, objective=objective, gradient="analytic")
+    value, grad = reference_numpy.value_and_grad(x, setup, data, objective=objective, gradient="adjoint")
     hessian = reference_numpy.hessian(x, setup, data, objective=objective)
     stderr = reference_numpy.standard_errors(hessian, covariance_scale(value, data.size, len(x), objective))
     step = np.linalg.solve(hessian, grad)

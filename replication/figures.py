@@ -32,7 +32,7 @@ STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": Tr
 SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", Series("torch-cpu", "float32"): "goldenrod",
                   TORCH_CUDA: "tab:green", Series("torch-cuda", "float32"): "yellowgreen",
                   NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
-                  Series("torch-cuda", gradient="analytic"): "darkgreen",
+                  Series("torch-cuda", gradient="adjoint"): "darkgreen",
                   Series("torch-cuda", gradient="finite-differences"): "olive",
                   TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
                   Series("torch-cuda", "float32", minimizer="torchmin"): "cadetblue", JAX: "tab:purple"}

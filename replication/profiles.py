@@ -6,6 +6,7 @@ import dataclasses
 from reference_numpy.constants import TOL
 from replication.data import identifiable
 from replication.results import NUMBER, check_record, read_records
+from replication.series import Series
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,9 +103,10 @@ def read_points(path, repair=False):
 
 
 def point_key(record):
-    """What identifies a point: implementation, precision, gradient variant, minimizer, grid size and order."""
-    return (record["impl"], record["dtype"], record.get("gradient") or "", record.get("minimizer") or "scipy",
-            record["npix"], record["nzern"])
+    """What identifies a point: implementation, precision, gradient variant, minimizer (its Series, older names
+    read as today's), grid size and order."""
+    series = Series.of(record)
+    return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
 
 
 def describe_profiles():

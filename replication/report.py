@@ -25,7 +25,7 @@ from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.results import write_text_if_changed
-from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
+from replication.series import NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA
 
 CLAIMS = {
     "C1": "Up to ~100x faster time-to-solution with PyTorch on a GPU than with the NumPy implementation.",
@@ -283,15 +283,19 @@ def bench_profiles(bench):
     orders = sorted({row["nzern"] for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
     order = {step: place for place, step in enumerate(analysis.ADJOINT_STEPS + analysis.AUTOGRAD_PARTS)}
-    return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"], "walk": walk,
+    return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
+             "walk": " ".join(RENAMED.get(word, word) for word in walk.split()),
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
              "floor": row["ms"][analysis.own_floor(walk)]}
             for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
 
 
-ALLOCATOR_STEPS = ("numpy_nll", "torch_nll", "torch_value_and_grad", "numpy_analytic_value_and_grad",
-                   "torch_analytic_value_and_grad")
+ALLOCATOR_STEPS = {"numpy_nll": "NumPy objective", "torch_nll": "torch objective",
+                   "torch_value_and_grad": "torch value + autograd gradient",
+                   "numpy_analytic_value_and_grad": "NumPy value + adjoint gradient",
+                   "torch_analytic_value_and_grad": "torch value + adjoint gradient"}
+"""The bench steps the allocator comparison shows: {record key: what it is}."""
 
 
 def allocator_effect(bench, default_bench):
@@ -304,8 +308,8 @@ def allocator_effect(bench, default_bench):
         other = default.get((row["threads"], row["npix"], row["nzern"]))
         if other:
             rows.append({"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
-                         "steps": {name: (other["ms"][name], row["ms"][name]) for name in
-                                   ALLOCATOR_STEPS if name in row["ms"] and name in other["ms"]}})
+                         "steps": {what: (other["ms"][name], row["ms"][name]) for name, what in
+                                   ALLOCATOR_STEPS.items() if name in row["ms"] and name in other["ms"]}})
     return rows
 
 

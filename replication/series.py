@@ -14,8 +14,11 @@ OWN_GRADIENTS = {"numpy": "finite-differences", "torch-cpu": "autograd", "torch-
 MINIMIZER_LABELS = {"scipy": "", "torchmin": "on-device BFGS"}
 """How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
 DTYPES = ("float64", "float32")
-GRADIENTS = ("finite-differences", "analytic", "autograd")
-"""The gradients: scipy's two-point differences, the hand-written adjoint ("analytic"), autograd (torch only)."""
+GRADIENTS = ("finite-differences", "adjoint", "autograd")
+"""The gradients: scipy's two-point differences, the hand-written adjoint (reverse mode by hand), autograd (torch
+only)."""
+RENAMED = {"analytic": "adjoint"}
+"""Names older records use for what is now called otherwise (the adjoint was "analytic" before 2026-12-01)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +40,8 @@ class Series:
     @classmethod
     def of(cls, record):
         """The series of a point or fit record (records before the minimizer was recorded: scipy's)."""
-        return cls(record["impl"], record.get("dtype", "float64"), record.get("gradient") or "",
+        gradient = record.get("gradient") or ""
+        return cls(record["impl"], record.get("dtype", "float64"), RENAMED.get(gradient, gradient),
                    record.get("minimizer") or "scipy")
 
     @classmethod
@@ -69,7 +73,7 @@ class Series:
 
     @property
     def label(self):
-        """'torch-cpu', 'torch-cuda (float32)', 'numpy [analytic]', 'torch-cpu [on-device BFGS]': the display
+        """'torch-cpu', 'torch-cuda (float32)', 'numpy [adjoint]', 'torch-cpu [on-device BFGS]': the display
         name in tables, legends and cross-check comparisons."""
         text = self.impl if self.dtype == "float64" else f"{self.impl} ({self.dtype})"
         text += f" [{self.gradient}]" if self.gradient else ""

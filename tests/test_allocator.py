@@ -37,8 +37,8 @@ def test_the_bench_folder_says_which_allocator_it_measured(monkeypatch):
 
 def test_the_step_profile_walks_every_step_of_the_adjoint_and_both_autograd_passes():
     profile = bench.profiles(32, 3, repeats=2)
-    assert set(profile) == {"numpy analytic", "torch analytic", "torch autograd"}
-    for walk in ("numpy analytic", "torch analytic"):
+    assert set(profile) == {"numpy adjoint", "torch adjoint", "torch autograd"}
+    for walk in ("numpy adjoint", "torch adjoint"):
         assert tuple(profile[walk]) == STEPS == tuple(TORCH_STEPS)
     assert set(profile["torch autograd"]) == {"forward (records the graph)", "backward()"}
     assert all(ms > 0 for steps in profile.values() for ms in steps.values())
@@ -49,7 +49,7 @@ def test_targets_are_judged_at_npix_512_only_and_against_each_librarys_own_floor
         ms = {"floor_numpy": 10.0, "floor_torch": 2.0, "numpy_analytic_value_and_grad": numpy_ms,
               "torch_analytic_value_and_grad": 6.0, "torch_value_and_grad": 9.0}
         return {"threads": 2, "npix": npix, "nzern": 5, "ms": ms, "x_floor": {k: v / 2.0 for k, v in ms.items()},
-                "profile_ms": {"numpy analytic": {"a": 1.0, "b": 2.0}}}
+                "profile_ms": {"numpy adjoint": {"a": 1.0, "b": 2.0}}}
 
     targets = bench_targets({"rows": [row(256, 40.0), row(512, 24.0)]})
     by_name = {t["target"]: t for t in targets}

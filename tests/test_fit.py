@@ -93,5 +93,5 @@ def test_minimizer_is_checked_in_both_packages():
         reference_numpy.fit(setup_np, data, p0, minimizer="torchmin")
     with pytest.raises(ValueError, match="minimizer must be one of 'scipy', 'torchmin', got 'adam'"):
         torch_impl.fit(setup_t, data, p0, minimizer="adam")
-    with pytest.raises(ValueError, match="differentiates by autograd; gradient='analytic'"):
-        torch_impl.fit(setup_t, data, p0, minimizer="torchmin", gradient="analytic")
+    with pytest.raises(ValueError, match="differentiates by autograd; gradient='adjoint'"):
+        torch_impl.fit(setup_t, data, p0, minimizer="torchmin", gradient="adjoint")

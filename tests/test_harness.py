@@ -221,7 +221,7 @@ def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypat
 
     monkeypatch.setitem(sys.modules, "jax", None)  # import jax raises ImportError
     monkeypatch.delitem(sys.modules, "replication.jax_peer", raising=False)
-    chosen = with_gradients(select(None), ["finite-differences", "analytic", "autograd"])
+    chosen = with_gradients(select(None), ["finite-differences", "adjoint", "autograd"])
     labels = {impl.label for impl in chosen}
-    assert {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [finite-differences]", "jax"} <= labels
+    assert {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [finite-differences]", "jax"} <= labels
     assert "replication.jax_peer" not in sys.modules

@@ -39,7 +39,7 @@ def test_a_jax_fit_reaches_the_numpy_solution_within_a_tenth_of_a_standard_error
     truth = true_params(setup_np.nparams)
     data = simulate_observation(setup_np, truth, seed=21)
     peer = jax_peer.fit(jax_peer.make_setup(64, 4), data, truth)
-    reference = reference_numpy.fit(setup_np, data, truth, gradient="analytic")
+    reference = reference_numpy.fit(setup_np, data, truth, gradient="adjoint")
     errors = reference_numpy.standard_errors(reference_numpy.hessian(reference.x, setup_np, data))
     np.testing.assert_array_less(np.abs(peer.x - reference.x) / errors, 0.1)
     assert peer.nfev < 200

@@ -190,18 +190,18 @@ def variants_run(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sweep.PROFILES, "smoke", profile)
         settings = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1,
-                                 gradients=("finite-differences", "analytic", "autograd"))
+                                 gradients=("finite-differences", "adjoint", "autograd"))
         sweep.run_sweep(settings, run / "sweep-smoke", quiet=True)
     return run
 
 
 def test_gradient_variants_are_series_of_their_own(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
-    assert {str(name) for name in run.series} == {"numpy", "numpy [analytic]", "torch-cpu", "torch-cpu [analytic]",
+    assert {str(name) for name in run.series} == {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [adjoint]",
                                "torch-cpu [finite-differences]", "torch-cpu (float32)",
                                "torch-cpu [on-device BFGS]"}  # variants in float64, with scipy's BFGS only
     nfev = {str(name): points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
-    assert nfev["numpy [analytic]"] < nfev["numpy"]
+    assert nfev["numpy [adjoint]"] < nfev["numpy"]
     assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]
 
 
@@ -225,8 +225,8 @@ def test_geometric_means_over_orders_multiply_where_medians_would_not():
         return {"npix": 128, "nzern": nzern, "estimated": False, "total_s": {"median": seconds},
                 "outcome": {"success": True, "message": ""}}
 
-    times = {"numpy": (12.0, 40.0, 90.0), "numpy [analytic]": (1.0, 8.0, 3.0),
-             "torch-cpu [analytic]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
+    times = {"numpy": (12.0, 40.0, 90.0), "numpy [adjoint]": (1.0, 8.0, 3.0),
+             "torch-cpu [adjoint]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
     series = {Series.parse(name): {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
     row = analysis.decomposition(series)["rows"][128]

@@ -13,7 +13,7 @@ from replication.paths import REFERENCE, ROOT
 from replication.series import NUMPY, Series, ordered
 
 LABEL = re.compile(r"""["'](numpy|torch-cpu|torch-cuda|jax) ?[(\[]""")
-"""A series' display label written out as a string: '"torch-cpu [analytic]"', '"torch-cuda (float32)"'."""
+"""A series' display label written out as a string: '"torch-cpu [adjoint]"', '"torch-cuda (float32)"'."""
 
 
 def test_every_series_of_the_reference_runs_is_a_series_and_its_label_comes_back():
@@ -26,20 +26,20 @@ def test_every_series_of_the_reference_runs_is_a_series_and_its_label_comes_back
     for path in REFERENCE.glob("*/crosscheck/crosscheck.json"):
         for fit in json.loads(path.read_text()).get("fits", []):
             assert Series.parse(fit["impl"]).label == fit["impl"]
-    assert {"numpy", "torch-cpu", "torch-cpu (float32)", "torch-cpu [on-device BFGS]", "numpy [analytic]"} <= labels
+    assert {"numpy", "torch-cpu", "torch-cpu (float32)", "torch-cpu [on-device BFGS]", "numpy [adjoint]"} <= labels
 
 
 def test_series_sort_as_the_tables_show_them():
-    names = ["jax", "torch-cpu [analytic]", "torch-cuda", "torch-cpu [on-device BFGS]", "torch-cpu (float32)",
-             "numpy", "numpy [analytic]", "torch-cpu"]
+    names = ["jax", "torch-cpu [adjoint]", "torch-cuda", "torch-cpu [on-device BFGS]", "torch-cpu (float32)",
+             "numpy", "numpy [adjoint]", "torch-cpu"]
     assert [str(s) for s in ordered(map(Series.parse, names))] == [
         "numpy", "torch-cpu", "torch-cpu (float32)", "torch-cuda", "torch-cpu [on-device BFGS]", "jax",
-        "numpy [analytic]", "torch-cpu [analytic]"]
+        "numpy [adjoint]", "torch-cpu [adjoint]"]
     assert NUMPY.is_paper
     assert not Series("torch-cpu", "float32").is_paper
 
 
-@pytest.mark.parametrize("bad", ["fortran", "torch-cpu [adam]", "numpy (float16)", "torch-cpu[analytic]"])
+@pytest.mark.parametrize("bad", ["fortran", "torch-cpu [adam]", "numpy (float16)", "torch-cpu[adjoint]"])
 def test_a_label_that_names_no_series_is_refused(bad):
     with pytest.raises(ValueError, match="not a series"):
         Series.parse(bad)

@@ -67,7 +67,7 @@ def value_objective(params, setup, data, gamma, objective="cauchy", progress=Non
     return value
 
 
-def analytic_objective(params, setup, data, gamma, objective="cauchy", progress=None):
+def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective and its exact gradient by the hand-written adjoint, for scipy (jac=True)."""
     params = as_model_array(params, setup)
     value, grad = value_and_gradient(params, setup, data, gamma, objective)
@@ -88,7 +88,7 @@ def _autograd_objective(params, setup, data, gamma, objective="cauchy", progress
     return value, grad
 
 
-GRADIENTS = {"finite-differences": (value_objective, False), "analytic": (analytic_objective, True),
+GRADIENTS = {"finite-differences": (value_objective, False), "adjoint": (adjoint_objective, True),
              "autograd": (_autograd_objective, True)}
 """The gradients a fit can use: {name: (the function scipy calls, whether it returns the gradient too)}."""
 DEFAULT_GRADIENT = "autograd"
