@@ -24,7 +24,7 @@ GAMMA = 1e-4
 OBJECTIVES = ("cauchy", "least-squares")
 """The objectives a fit can minimise: the Cauchy negative log-likelihood (the default), or the plain sum of
 squared residuals (beam-power units squared) that the author's timing code fitted."""
-FD_STEP = 1.4901161193847656e-08
+FORWARD_DIFFERENCE_STEP = 1.4901161193847656e-08
 """Step of the two-point differences of value_and_grad(gradient="finite-differences"): sqrt(float64 eps), the
 step scipy takes by default (parameter units)."""
 TOL = 1e-8

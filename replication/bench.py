@@ -12,6 +12,7 @@ import torch
 
 import reference_numpy
 import torch_impl
+from reference_numpy.constants import FORWARD_DIFFERENCE_STEP
 from replication import runs
 from replication.analysis import AUTOGRAD_PARTS, own_floor
 from replication.environment import environment_record, thread_limits
@@ -31,8 +32,6 @@ NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
                                   for package in ("reference_numpy", "torch_impl"))
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
-FD_STEP = float(np.sqrt(np.finfo(float).eps))
-"""scipy's relative step for the two-point differences BFGS takes when given no gradient."""
 
 
 def median_seconds(function, repeats):
@@ -145,9 +144,9 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=Fals
                                                                                    objective),
         "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,
                                                                                    objective),
-        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FD_STEP,
+        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
                                                               setup_np, data_np, GAMMA, objective),
-        "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FD_STEP,
+        "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
                                                               setup_t, data_t, GAMMA, objective),
     }
     if compile_torch:

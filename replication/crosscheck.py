@@ -41,7 +41,7 @@ beams_float32: the defocus screens reach 2 pi dz / wavelength = 286 rad, which f
 SCHEMA = 2
 """Version of crosscheck.json: 2 checks each model once and fits each implementation with its own minimizer and
 gradient, labelled as it ran; files without it (1) fitted every float64 series with scipy's BFGS under its label."""
-FD_STEP = 1e-6
+CENTRAL_DIFFERENCE_STEP = 1e-6
 """Step of the central differences the autograd gradient is checked against (parameter units)."""
 
 
@@ -69,9 +69,9 @@ def check(name, npix, nzern, compare, value, tolerance_key, objective=None):
 
 
 def central_differences(function, params):
-    """The gradient of a scalar function of params by central differences of step FD_STEP."""
-    return np.array([(function(params + e) - function(params - e)) / (2 * FD_STEP)
-                     for e in FD_STEP * np.eye(params.size)])
+    """The gradient of a scalar function of params by central differences of step CENTRAL_DIFFERENCE_STEP."""
+    return np.array([(function(params + e) - function(params - e)) / (2 * CENTRAL_DIFFERENCE_STEP)
+                     for e in CENTRAL_DIFFERENCE_STEP * np.eye(params.size)])
 
 
 def model_variants(impls):
@@ -206,7 +206,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
         content = previous if resumable else {
             "environment": environment_record(threads), "schema": SCHEMA, "points": points,
             "objectives": list(objectives), "tolerances": TOLERANCES,
-            "fd_step": FD_STEP, "checks": [], "fits": [], "done": [], "complete": False,
+            "fd_step": CENTRAL_DIFFERENCE_STEP, "checks": [], "fits": [], "done": [], "complete": False,
             "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
         for npix, nzern in POINTS[points]:
             if [npix, nzern] in content["done"]:

@@ -14,7 +14,7 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
     import torchmin
 
 from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import FD_STEP, GAMMA, OBJECTIVES, TOL
+from .constants import FORWARD_DIFFERENCE_STEP, GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
 from .likelihood import prepared_nll
 from .setup import check_setup
@@ -105,7 +105,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     if with_gradient:
         return function(params, setup, data, gamma, objective)
     value = function(params, setup, data, gamma, objective)
-    return value, scipy.optimize.approx_fprime(params, function, FD_STEP, setup, data, gamma, objective)
+    return value, scipy.optimize.approx_fprime(params, function, FORWARD_DIFFERENCE_STEP, setup, data, gamma, objective)
 
 
 MINIMIZERS = ("scipy", "torchmin")
