@@ -16,11 +16,10 @@ from reference_numpy.constants import FORWARD_DIFFERENCE_STEP
 from replication import runs
 from replication.analysis import AUTOGRAD_PARTS, own_floor
 from replication.environment import environment_record, thread_limits
+from replication.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.results import write_json
 from replication.timing import data_for
 
-NPIX = (128, 256, 512, 1024)
-NZERN = (3, 5, 8)
 THREADS = (1, 2)
 GAMMA = 1e-4
 # The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
@@ -184,8 +183,8 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 
 
-def run_bench(results_dir, npix=NPIX, nzern=NZERN, threads=THREADS, repeats=9, quiet=False, compile_torch=False,
-              objective="cauchy", peers=False):
+def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, repeats=9, quiet=False,
+              compile_torch=False, objective="cauchy", peers=False):
     """Run the bench for every (threads, npix, nzern), writing bench.json (atomically) after each row.
 
     An unfinished bench.json of the same settings is resumed: its finished rows are kept, not redone.

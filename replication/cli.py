@@ -11,7 +11,7 @@ import numpy as np
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES, TOL
 from replication import runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
-from replication.profiles import PROFILES, SweepSettings, describe_profiles
+from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
 from replication.series import GRADIENTS as GRADIENT_NAMES
 from replication.series import IMPLEMENTATIONS as NAMES
 
@@ -138,8 +138,8 @@ def add_bench_command(commands):
     """The bench: one evaluation of each implementation against the FFT floor."""
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
                                 description=RUN_HELP)
-    bench.add_argument("--npix", type=grid_size, nargs="+", default=[128, 256, 512, 1024], help="grid sizes")
-    bench.add_argument("--nzern", type=zernike_order, nargs="+", default=[3, 5, 8], help="Zernike orders")
+    bench.add_argument("--npix", type=grid_size, nargs="+", default=list(BENCH_NPIX), help="grid sizes")
+    bench.add_argument("--nzern", type=zernike_order, nargs="+", default=list(BENCH_NZERN), help="Zernike orders")
     bench.add_argument("--threads", type=threads, nargs="+", default=sorted({1, default_threads()}),
                        help="thread counts to run (default 1 and 2, at most the cores present)")
     bench.add_argument("--objective", choices=OBJECTIVES, default="cauchy", help="the objective (default cauchy)")

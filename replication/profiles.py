@@ -77,6 +77,10 @@ class SweepSettings:
         return PROFILES[self.profile]
 
 
+BENCH_NPIX, BENCH_NZERN = (128, 256, 512, 1024), (3, 5, 8)
+"""The bench's default grid sizes and Zernike orders (one evaluation each, against the FFT floor)."""
+
+
 def sweep_folder_name(profile, objective):
     """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-least-squares for least squares."""
     return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
