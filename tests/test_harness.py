@@ -225,3 +225,15 @@ def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypat
     labels = {impl.label for impl in chosen}
     assert {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [finite-differences]", "jax"} <= labels
     assert "replication.jax_peer" not in sys.modules
+
+
+def test_the_gpu_script_parses_and_its_sweeps_share_one_setting_of_threads():
+    """replication/scripts/gpu_run.sh writes several sweeps into one sweep folder: they must agree on --threads
+    (a sweep refuses to resume under other settings), and the script must be valid bash."""
+    script = ROOT / "replication" / "scripts" / "gpu_run.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    text = script.read_text().replace("\\\n", " ")
+    sweeps = [line for line in text.splitlines() if "replication sweep" in line and "--objective" not in line]
+    assert len(sweeps) == 3
+    assert all('--threads "$CORES"' in line for line in sweeps)
+    assert all("--run \"$RUN\"" in line for line in text.splitlines() if "python3 -m replication" in line)
