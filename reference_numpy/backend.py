@@ -47,6 +47,12 @@ def as_model_array(values, setup):
     return np.asarray(values, dtype=np.float64)
 
 
+def difference_step(setup):
+    """The step of two-point differences in the setup's precision: sqrt(eps), scipy's default (parameter units;
+    always float64's here)."""
+    return float(np.sqrt(np.finfo(np.float64).eps))
+
+
 def to_numpy(values):
     """A float64 NumPy array of the package's array, as scipy wants it."""
     return np.asarray(values, dtype=np.float64)

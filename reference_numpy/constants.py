@@ -25,8 +25,8 @@ OBJECTIVES = ("cauchy", "least-squares")
 """The objectives a fit can minimise: the Cauchy negative log-likelihood (the default), or the plain sum of
 squared residuals (beam-power units squared) that the author's timing code fitted."""
 FORWARD_DIFFERENCE_STEP = 1.4901161193847656e-08
-"""Step of the two-point differences of value_and_grad(gradient="finite-differences"): sqrt(float64 eps), the
-step scipy takes by default (parameter units)."""
+"""Step of two-point differences in float64: sqrt(eps), the step scipy takes by default (parameter units);
+backend.difference_step gives each setup's precision its own."""
 TOL = 1e-8
 """BFGS tolerance of the paper's timing sweep."""
 DEFOCUS_ORDER = (0.0, -1.0, 1.0)
@@ -37,6 +37,9 @@ MAX_NPIX = 8192
 """Largest grid accepted: three complex 8192^2 maps already take 3 GiB."""
 MAX_NZERN = 20
 """Largest Zernike order accepted: the factorials of the radial terms lose precision beyond it."""
+MAX_SETUP_BYTES = 8 * 2**30
+"""Largest memory a setup and one evaluation may need (make_setup estimates it before allocating anything)."""
+
 ILLUMINATION_REACH = 13.0
 """Distance from the illumination's centre, in units of sigma, beyond which exp(-r^2 / 2 sigma^2) underflows in
 float32 (exp(-84.5), near the smallest normal float32): a setup needs enough dish pixels within it."""

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import scipy.optimize
 
-from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import FORWARD_DIFFERENCE_STEP, GAMMA, OBJECTIVES, TOL
+from .backend import as_model_array, difference_step, to_fft_order, to_numpy
+from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
 from .likelihood import prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -86,7 +86,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     if with_gradient:
         return function(params, setup, data, gamma, objective)
     value = function(params, setup, data, gamma, objective)
-    return value, scipy.optimize.approx_fprime(params, function, FORWARD_DIFFERENCE_STEP, setup, data, gamma, objective)
+    return value, scipy.optimize.approx_fprime(params, function, difference_step(setup), setup, data, gamma, objective)
 
 
 MINIMIZERS = ("scipy",)
@@ -96,7 +96,7 @@ MINIMIZERS = ("scipy",)
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
     setup = check_setup(setup)
-    p0 = check_params(p0, setup.nparams, "p0")
+    p0 = check_start(check_params(p0, setup.nparams, "p0"))
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
@@ -105,6 +105,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     progress = FitProgress()
     try:
         return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
-                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration)
+                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
+                                       options={} if with_gradient else {"eps": difference_step(setup)})
     except NonFiniteObjective as stop:
         return stopped_fit(stop, progress)

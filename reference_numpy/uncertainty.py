@@ -6,7 +6,7 @@ from .backend import as_model_array, to_fft_order, to_numpy
 from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores, value_and_gradient
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_matrix, check_params, check_positive
 
 HESSIAN_STEP = 1e-5
 """Step of the central differences of the exact gradient (parameter units: radians, dish radii, amplitude)."""
@@ -27,7 +27,7 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
         _, behind = value_and_gradient(params - shift, setup, data, gamma, objective)
         columns.append(to_numpy(ahead - behind) / (2 * HESSIAN_STEP))
     matrix = np.stack(columns, axis=1)
-    return (matrix + matrix.T) / 2
+    return check_matrix("the Hessian at params", (matrix + matrix.T) / 2)
 
 
 def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
@@ -52,6 +52,9 @@ def standard_errors(hessian, scale=1.0, scores=None):
     sqrt(diag(H^-1 J H^-1)), right whatever the noise is (the inverse Hessian assumes the likelihood's own noise:
     the Cauchy likelihood's errors are about 3x too wide for the simulated Gaussian noise); scale then cancels.
     """
+    hessian = check_matrix("hessian", hessian)
+    scale = check_positive("scale", scale)
+    scores = None if scores is None else check_matrix("scores", scores, len(hessian))
     try:
         np.linalg.cholesky(hessian)
     except np.linalg.LinAlgError:

@@ -50,6 +50,12 @@ def as_model_array(values, setup):
     return torch.as_tensor(values, dtype=setup.dtype, device=setup.device)
 
 
+def difference_step(setup):
+    """The step of two-point differences in the setup's precision: sqrt(eps) (parameter units): 1.5e-8 in
+    float64, 3.5e-4 in float32, whose objective a float64 step could not resolve."""
+    return float(torch.finfo(setup.dtype).eps) ** 0.5
+
+
 def to_numpy(values):
     """A float64 NumPy array of the package's array, as scipy wants it (copied to the host)."""
     return values.detach().cpu().numpy().astype("float64")

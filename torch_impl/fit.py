@@ -13,12 +13,12 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
     warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
     import torchmin
 
-from .backend import as_model_array, to_fft_order, to_numpy
-from .constants import FORWARD_DIFFERENCE_STEP, GAMMA, OBJECTIVES, TOL
+from .backend import as_model_array, difference_step, to_fft_order, to_numpy
+from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
 from .likelihood import prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -105,7 +105,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     if with_gradient:
         return function(params, setup, data, gamma, objective)
     value = function(params, setup, data, gamma, objective)
-    return value, scipy.optimize.approx_fprime(params, function, FORWARD_DIFFERENCE_STEP, setup, data, gamma, objective)
+    return value, scipy.optimize.approx_fprime(params, function, difference_step(setup), setup, data, gamma, objective)
 
 
 MINIMIZERS = ("scipy", "torchmin")
@@ -127,17 +127,21 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
     """
     result = torchmin.minimize(lambda params: prepared_nll(params, setup, data, gamma, objective),
                                as_model_array(p0, setup), method="bfgs", tol=tol, options=dict(ON_DEVICE_OPTIONS))
+    x, fun = to_numpy(result.x), float(result.fun)
+    finite = math.isfinite(fun) and bool(np.all(np.isfinite(x)))
     return scipy.optimize.OptimizeResult(
-        x=to_numpy(result.x), fun=float(result.fun), jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv),
-        nit=int(result.nit), nfev=int(result.nfev), njev=int(result.nfev), status=int(result.status),
-        success=bool(result.success), message=str(result.message))
+        x=x, fun=fun, jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv), nit=int(result.nit),
+        nfev=int(result.nfev), njev=int(result.nfev), status=int(result.status) if finite else 3,
+        success=bool(result.success) and finite, message=str(result.message) if finite else
+        f"Stopped: the objective ({fun}) or the parameters became non-finite; check the data and the start for "
+        "values far out of range")
 
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
-    p0 = check_params(p0, setup.nparams, "p0")
+    p0 = check_start(check_params(p0, setup.nparams, "p0"))
     data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
@@ -150,6 +154,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     progress = FitProgress()
     try:
         return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
-                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration)
+                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
+                                       options={} if with_gradient else {"eps": difference_step(setup)})
     except NonFiniteObjective as stop:
         return stopped_fit(stop, progress)

@@ -18,7 +18,15 @@ from .constants import (
     SIGMA,
     WAVELENGTH,
 )
-from .validation import check_coverage, check_grid_holds_dish, check_grid_size, check_identifiable, check_positive
+from .validation import (
+    check_coverage,
+    check_finite_values,
+    check_grid_holds_dish,
+    check_grid_size,
+    check_identifiable,
+    check_memory,
+    check_positive,
+)
 from .zernike import zernike_basis, zernike_indices
 
 
@@ -88,6 +96,7 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
                 {"oversamp": oversamp, "dz": dz, "wavelength": wavelength, "focal_length": focal_length,
                  "radius": radius, "sigma": sigma}.items()}
     check_grid_holds_dish(settings["oversamp"])
+    check_memory(npix, nzern, settings["oversamp"])
     device, dtype = _resolve_device(device), _check_dtype(dtype)
     x, y = aperture_grid(npix, settings["oversamp"], device)
     nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION
@@ -100,6 +109,7 @@ def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, 
     check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]), nparams)
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"])
+    check_finite_values("the defocus screens", bool(torch.isfinite(screens).all()))
     x, y, basis, screens = (a.to(dtype) for a in (x, y, basis, screens))
     return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,
                  diff=DIFF, **settings, device=device, dtype=dtype)

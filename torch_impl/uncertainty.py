@@ -8,7 +8,7 @@ from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores
 from .likelihood import prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive
+from .validation import check_choice, check_data, check_matrix, check_params, check_positive
 
 
 def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
@@ -22,7 +22,7 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     matrix = to_numpy(torch.autograd.functional.hessian(
         lambda p: prepared_nll(p, setup, data, gamma, objective), params))
-    return (matrix + matrix.T) / 2
+    return check_matrix("the Hessian at params", (matrix + matrix.T) / 2)
 
 
 def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
@@ -47,6 +47,9 @@ def standard_errors(hessian, scale=1.0, scores=None):
     sqrt(diag(H^-1 J H^-1)), right whatever the noise is (the inverse Hessian assumes the likelihood's own noise:
     the Cauchy likelihood's errors are about 3x too wide for the simulated Gaussian noise); scale then cancels.
     """
+    hessian = check_matrix("hessian", hessian)
+    scale = check_positive("scale", scale)
+    scores = None if scores is None else check_matrix("scores", scores, len(hessian))
     try:
         np.linalg.cholesky(hessian)
     except np.linalg.LinAlgError:

@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from .constants import MAX_NPIX, MAX_NZERN, MIN_NPIX
+from .constants import MAX_NPIX, MAX_NZERN, MAX_SETUP_BYTES, MIN_NPIX
 
 
 def check_grid_size(npix, nzern):
@@ -53,6 +53,44 @@ def check_identifiable(npix, nzern, rank, nparams):
                               "parameters; use a larger npix or a smaller nzern", rank, nparams)
 
 
+def check_memory(npix, nzern, oversamp):
+    """Reject a setup whose estimated memory exceeds MAX_SETUP_BYTES, before anything is allocated: the
+    Zernike basis on the dish pixels (float64) and about eight complex128 grids of three maps per evaluation."""
+    dish = math.pi * ((npix - 1) / (4 * oversamp)) ** 2
+    nparams = (nzern + 1) * (nzern + 2) // 2 + 2
+    estimate = 8 * nparams * dish + 8 * 3 * 16 * npix**2
+    if estimate > MAX_SETUP_BYTES:
+        raise ValueError(f"npix={npix}, nzern={nzern}: a setup would need about {estimate / 2**30:.1f} GiB, more than "
+                         f"the {MAX_SETUP_BYTES / 2**30:.0f} GiB limit (constants.MAX_SETUP_BYTES); use a smaller npix "
+                         "or nzern")
+
+
+def check_start(p0):
+    """Reject a start from which no fit can move: amplitude 0 makes every beam zero and every gradient zero."""
+    if p0[-1] == 0:
+        raise ValueError("p0: the amplitude (its last entry) is 0, so every model beam and every gradient is zero "
+                         "and no fit can leave the start; start from a positive amplitude")
+    return p0
+
+
+def check_finite_values(name, finite):
+    """Reject a setup quantity that came out non-finite (finite: whether every value of it is finite)."""
+    if not finite:
+        raise ValueError(f"{name} came out non-finite for these physical settings; check dz, wavelength, "
+                         "focal_length, radius and sigma for values far out of range")
+
+
+def check_matrix(name, matrix, size=None):
+    """A float64 copy of a square 2-D matrix of finite numbers (size x size where size is given)."""
+    values = real_array(matrix, name, "a square 2-D array of numbers")
+    if values.ndim != 2 or values.shape[0] != values.shape[1] or (size is not None and len(values) != size):
+        wanted = f"({size}, {size})" if size is not None else "square and 2-D"
+        raise ValueError(f"{name} must be {wanted}, got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must be finite (an objective that is not finite near the point gives none)")
+    return values
+
+
 def check_choice(name, value, choices):
     """Reject a setting that is not one of choices."""
     if value not in choices:
@@ -73,7 +111,10 @@ def real_array(values, name, what):
     A tensor (which may require grad or live on a GPU) gives its values only: detached, copied to the host.
     """
     if hasattr(values, "detach"):
-        values = values.detach().cpu()
+        try:
+            values = values.detach().cpu()
+        except (NotImplementedError, RuntimeError) as error:  # e.g. a tensor on the meta device holds no values
+            raise ValueError(f"{name} must be {what} with values, got a tensor on {values.device}: {error}") from None
     try:
         raw = np.asarray(values)
     except (TypeError, ValueError, RuntimeError) as error:
