@@ -22,7 +22,7 @@ def test_a_setup_too_large_for_memory_is_refused_before_anything_is_allocated(pa
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_physical_settings_whose_screens_are_not_finite_are_refused(package):
-    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match="defocus screens .* non-finite"):
+    with np.errstate(over="ignore", invalid="ignore"), pytest.raises(ValueError, match=r"screens .* non-finite"):
         package.make_setup(32, 2, radius=1e300)
 
 
@@ -31,7 +31,7 @@ def test_a_start_with_zero_amplitude_is_refused(package):
     truth, data = data_for(32, 2)
     start = truth.copy()
     start[-1] = 0.0
-    with pytest.raises(ValueError, match="p0: the amplitude .* is 0"):
+    with pytest.raises(ValueError, match=r"p0: the amplitude .* is 0"):
         package.fit(package.make_setup(32, 2), data, start)
 
 
@@ -51,7 +51,7 @@ def test_standard_errors_check_their_inputs(package, hessian, scale, match):
 def test_a_tensor_on_the_meta_device_is_a_value_error():
     setup = torch_impl.make_setup(32, 3)
     _, data = data_for(32, 3)
-    with pytest.raises(ValueError, match="params must be .* got a tensor on meta"):
+    with pytest.raises(ValueError, match=r"params must be .* got a tensor on meta"):
         torch_impl.negative_log_likelihood(torch.zeros(setup.nparams, device="meta"), setup, data)
 
 
