@@ -203,6 +203,7 @@ def run_simulate(args):
     import reference_numpy
     from replication.data import simulate_observation, true_params
 
+    runs.check_output(args.output, "--output")
     if args.output.is_dir():
         raise runs.RunError(f"--output {args.output}: is a folder; name the file to write")
     setup = reference_numpy.make_setup(args.npix, args.nzern)
@@ -369,6 +370,8 @@ def report_folders(args):
     else:
         output = own[0] if own else PAPER
     figures = FIGURES if output.resolve() == PAPER.resolve() else output / "figures"
+    for folder, option in ((output, "--output"), (figures, "--output")):
+        runs.check_output(folder, option, committed=not own)
     return own, output, figures
 
 

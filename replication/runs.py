@@ -70,6 +70,24 @@ def check_writable(folder, option="--run"):
     return folder
 
 
+COMMITTED = (paths.PAPER, paths.FIGURES)
+"""The folders of the committed report and figures: only their own rendering from the reference runs writes
+there (report and figures without runs of your own)."""
+
+
+def check_output(path, option, committed=False):
+    """Refuse an output path (followed through symlinks) inside the reference runs, or inside the committed
+    report's and figures' folders unless committed (the rendering of the reference runs alone)."""
+    resolved = pathlib.Path(path).resolve()
+    if resolved.is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{option} {path}: inside the reference runs ({paths.REFERENCE}), which are read-only")
+    if not committed and any(resolved.is_relative_to(folder.resolve()) for folder in COMMITTED):
+        raise RunError(f"{option} {path}: inside the committed report or figures ({', '.join(map(str, COMMITTED))}), "
+                       "which only their rendering from the reference runs writes (--reference-only); write your "
+                       "report into your run's folder (the default) or elsewhere")
+    return pathlib.Path(path)
+
+
 def read_run(folder):
     """The run.json of a run folder, or None where the folder is not a run."""
     path = pathlib.Path(folder) / RUN_FILE
@@ -137,7 +155,7 @@ def current_run(run=None, new=False, base=None):
     if not new:
         latest = latest_run(base=base)
         if latest is not None:
-            return latest
+            return check_writable(latest, "this machine's newest run")
     return new_run(base)
 
 
@@ -180,6 +198,33 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "crosscheck/crossc
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
+def contributed_files(run):
+    """The run's record files that a reference run takes: regular files inside the run only (a symlink is
+    refused, wherever it points), each readable as what it claims to be (JSON lines, JSON), checked before any
+    copy so that a damaged run is refused whole, naming the file and the line."""
+    files = []
+    for pattern in RESULT_FILES:
+        for source in sorted(run.glob(pattern)):
+            if source.is_symlink() or not source.is_file():
+                raise RunError(f"{source}: not a regular file of the run (a link or a folder); a reference run takes "
+                               "only the run's own record files")
+            check_record_file(source)
+            files.append(source)
+    return files
+
+
+def check_record_file(path):
+    """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON."""
+    text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None
+    lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
+    for number, line in enumerate(lines, 1):
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
+                           "reference run") from None
+
+
 def contribute(run, note, reference=None):
     """Copy a run's records into a new reference run folder (never over an existing one); returns it.
 
@@ -199,11 +244,11 @@ def contribute(run, note, reference=None):
     staging = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     with exclusive(run):
-        for pattern in RESULT_FILES:
-            for source in sorted(run.glob(pattern)):
-                destination = staging / source.relative_to(run)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, destination)
+        sources = contributed_files(run)
+        for source in sources:
+            destination = staging / source.relative_to(run)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
         staging.mkdir(parents=True, exist_ok=True)
         (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
         os.replace(staging, target)
