@@ -28,6 +28,22 @@ def write_json(path, content):
     os.replace(temporary, path)
 
 
+def replace_text(path, text):
+    """Replace a file's content with text through a temporary file renamed over it: where the write fails (a
+    full disk, a file-size limit) the original is left exactly as it was, and the error says so."""
+    path = pathlib.Path(path)
+    temporary = path.with_name(path.name + ".repair")
+    try:
+        with temporary.open("w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise OSError(f"{path}: could not repair its torn last line ({error}); the file is left as it was") from None
+
+
 def write_text_if_changed(path, text):
     """Write text to path unless it already holds exactly that (the file and its date then stay)."""
     path = pathlib.Path(path)
@@ -90,7 +106,7 @@ def read_records(path, repair=False, schema=None, check=None):
             warnings.warn(f"{path}: ignored a truncated last line ({len(line)} characters) left by an interrupted run",
                           stacklevel=2)
             if repair:
-                path.write_text(text[: len(text) - len(line)])
+                replace_text(path, text[: len(text) - len(line)])
             return records
         if schema is not None:
             check_record(path, number, record, schema)

@@ -91,7 +91,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
         environment = environment_record(settings.threads) | {
             "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
             "profile_settings": dataclasses.asdict(profile)}
-    check_settings(runs_path, read_records(runs_path), environment)
+    check_settings(runs_path, read_records(runs_path, repair=True), environment)
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]

@@ -68,3 +68,38 @@ def test_contribute_refuses_a_link_and_a_damaged_record_naming_the_file_and_line
     with pytest.raises(runs.RunError, match=rf"points.jsonl: line {lines} is not valid JSON"):
         runs.contribute(run, "a test", reference=tmp_path / "references")
     assert not (tmp_path / "references").exists()
+
+
+def test_a_torn_file_is_repaired_through_a_new_file_and_kept_whole_where_that_fails(tmp_path, monkeypatch):
+    from replication import results
+
+    path = tmp_path / "points.jsonl"
+    good = "".join(f'{{"n": {n}}}\n' for n in range(16))
+    path.write_text(good + '{"n": 16, "tor')
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(results.os, "replace", full_disk)
+        with pytest.warns(UserWarning, match="truncated last line"), pytest.raises(OSError, match="left as it was"):
+            results.read_records(path, repair=True)
+    assert path.read_text() == good + '{"n": 16, "tor'  # nothing lost, nothing half-written
+    assert not list(tmp_path.glob("*.repair"))
+    with pytest.warns(UserWarning, match="truncated last line"):
+        assert len(results.read_records(path, repair=True)) == 16
+    assert path.read_text() == good
+
+
+def test_a_sweep_repairs_a_torn_runs_file_before_appending_to_it(tmp_path):
+    from replication import sweep
+    from replication.profiles import SweepSettings
+    from replication.results import read_records
+
+    folder = tmp_path / "sweep-smoke"
+    folder.mkdir()
+    (folder / "runs.jsonl").write_text('{"profile": "smo')
+    settings = SweepSettings("smoke", impls=("numpy",), threads=1)
+    with pytest.warns(UserWarning, match="truncated last line"):
+        sweep.run_sweep(settings, folder, quiet=True, points={(16, 2)})
+    assert len(read_records(folder / "runs.jsonl")) == 1
