@@ -81,9 +81,22 @@ def series_order(series):
     return ordered(series)
 
 
-def load_json(path):
-    """A JSON results file, or None where it was not produced."""
-    return json.loads(path.read_text()) if path.exists() else None
+def load_json(path, lists=()):
+    """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
+    produced; a damaged one is an error naming the file and what is wrong."""
+    if not path.exists():
+        return None
+    try:
+        content = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise runs.RunError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(content, dict):
+        raise runs.RunError(f"{path}: not a record (got {type(content).__name__})")
+    for key in lists:
+        if not isinstance(content.get(key, []), list) or not all(isinstance(item, dict) for item in content.get(
+                key, [])):
+            raise runs.RunError(f"{path}: key {key!r} must be a list of records")
+    return content
 
 
 @dataclasses.dataclass
@@ -161,11 +174,11 @@ def load_run(folder, own):
     if clash:
         raise runs.RunError(f"{folder}: {clash[0]} is both a sweep and a sharded sweep of this run; keep one")
     return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes,
-               crosscheck=load_json(folder / "crosscheck" / "crosscheck.json"),
-               bench=load_json(folder / "bench" / "bench.json"),
-               bench_default=load_json(folder / "bench-default-allocator" / "bench.json"),
-               bench_compile=load_json(folder / "bench-compile" / "bench.json"),
-               bench_peers=load_json(folder / "bench-peers" / "bench.json"),
+               crosscheck=load_json(folder / "crosscheck" / "crosscheck.json", ("checks", "fits")),
+               bench=load_json(folder / "bench" / "bench.json", ("rows", "environments")),
+               bench_default=load_json(folder / "bench-default-allocator" / "bench.json", ("rows", "environments")),
+               bench_compile=load_json(folder / "bench-compile" / "bench.json", ("rows", "environments")),
+               bench_peers=load_json(folder / "bench-peers" / "bench.json", ("rows", "environments")),
                peers_check=load_json(folder / "peers" / "check.json"))
 
 

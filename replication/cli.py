@@ -251,7 +251,7 @@ def run_crosscheck_command(args):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
         content = run_crosscheck(results, points=args.points, threads=args.threads,
-                                 objectives=tuple(args.objective or OBJECTIVES))
+                                 objectives=once(args.objective) or OBJECTIVES)
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
         print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "
@@ -295,11 +295,15 @@ def run_sharded_sweep_command(args):
     return 1 if failed else 0
 
 
+def once(values):
+    """Repeated option values once each, in the order given (None stays None): nothing is measured twice."""
+    return tuple(dict.fromkeys(values)) if values else None
+
+
 def sweep_settings(args):
     """The sweep's settings, one object from here to every shard and to run_sweep."""
-    return SweepSettings(profile=args.profile, objective=args.objective, impls=tuple(args.impl) if args.impl else None,
-                         gradients=tuple(args.gradient) if args.gradient else None, threads=args.threads,
-                         tol=args.tol)
+    return SweepSettings(profile=args.profile, objective=args.objective, impls=once(args.impl),
+                         gradients=once(args.gradient), threads=args.threads, tol=args.tol)
 
 
 def run_sweep_command(args):
@@ -339,8 +343,8 @@ def run_bench_command(args):
         previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
         if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
-        run_bench(results, args.npix, args.nzern, args.threads, args.repeats, compile_torch=args.compile,
-                  objective=args.objective, peers=args.peers)
+        run_bench(results, once(args.npix), once(args.nzern), once(args.threads), args.repeats,
+                  compile_torch=args.compile, objective=args.objective, peers=args.peers)
     print(f"wrote {results / 'bench.json'}")
     return 0
 

@@ -94,11 +94,30 @@ MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
                         "stderr": list}}
 
 
+ACCOUNT = {"newton_stderr": NUMBER, "expected_decrease": NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
+           "stderr": list}
+"""What an exact account of how a fit ended holds (where the outcome has one)."""
+
+
 def check_point(path, number, record):
-    """Validate a point record as read: an error names the file, the line and the key."""
+    """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
     check_record(path, number, record, POINT)
+    try:
+        Series.of(record)
+    except ValueError:
+        raise ValueError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
+                         f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
+                         f"{record.get('minimizer')!r})") from None
+    times = ["fit_s"]
     if not record["estimated"]:
         check_record(path, number, record, MEASURED)
+        times.append("total_s")
+        if record["outcome"].get("convergence") is not None:
+            check_record(path, number, record["outcome"]["convergence"], ACCOUNT)
+    for key in times:
+        if not record[key]["median"] > 0:
+            raise ValueError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
+                             f"{record[key]['median']}")
 
 
 def read_points(path, repair=False):

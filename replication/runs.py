@@ -99,6 +99,14 @@ def read_run(folder):
         raise RunError(f"{path}: not a valid run record ({error})") from None
     if not isinstance(info, dict) or not isinstance(info.get("machine"), dict):
         raise RunError(f"{path}: not a valid run record (no 'machine')")
+    created = info.get("created")
+    try:
+        datetime.datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        raise RunError(f"{path}: key 'created' must be the run's start as an ISO date, got {created!r}") from None
+    for key in ("cpu", "cpu_count", "hostname"):
+        if key not in info["machine"]:
+            raise RunError(f"{path}: key 'machine.{key}' is missing")
     return info
 
 

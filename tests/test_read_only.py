@@ -103,3 +103,63 @@ def test_a_sweep_repairs_a_torn_runs_file_before_appending_to_it(tmp_path):
     with pytest.warns(UserWarning, match="truncated last line"):
         sweep.run_sweep(settings, folder, quiet=True, points={(16, 2)})
     assert len(read_records(folder / "runs.jsonl")) == 1
+
+
+def copy_of_a_reference(tmp_path):
+    run = tmp_path / "2026-01-03_vm_copy"
+    shutil.copytree(A_REFERENCE, run)
+    (tmp_path / "none").mkdir(exist_ok=True)
+    return run
+
+
+@pytest.mark.parametrize("created", [None, 20261201, "yesterday"])
+def test_a_run_record_without_a_start_date_is_refused_naming_the_key(tmp_path, created):
+    import json
+
+    run = copy_of_a_reference(tmp_path)
+    info = json.loads((run / "run.json").read_text())
+    info.pop("created")
+    if created is not None:
+        info["created"] = created
+    (run / "run.json").write_text(json.dumps(info))
+    with pytest.raises(runs.RunError, match="key 'created' must be"):
+        runs.read_run(run)
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda r: r["total_s"].update(median=0), r"key 'total_s.median': a time must be positive"),
+    (lambda r: r.update(minimizer="adam"), "name no known series"),
+    (lambda r: r["outcome"]["convergence"].pop("stderr"), "has no key 'stderr'"),
+])
+def test_a_record_the_report_cannot_use_is_refused_naming_file_line_and_key(tmp_path, change, match):
+    import json
+
+    from replication import analysis
+
+    run = copy_of_a_reference(tmp_path)
+    points = run / "sweep-quick" / "points.jsonl"
+    records = [json.loads(line) for line in points.read_text().splitlines()]
+    change(records[2])
+    points.write_text("".join(json.dumps(record) + "\n" for record in records))
+    with pytest.raises(ValueError, match=rf"points.jsonl: line 3.*{match}"):
+        analysis.load_run(run, own=True)
+
+
+@pytest.mark.parametrize("content", ['{"checks": 5}', '{"checks": [', "[1, 2]"])
+def test_a_damaged_crosscheck_file_is_named(tmp_path, content):
+    from replication import analysis
+
+    run = copy_of_a_reference(tmp_path)
+    (run / "crosscheck" / "crosscheck.json").write_text(content)
+    with pytest.raises(runs.RunError, match=r"crosscheck\.json"):
+        analysis.load_run(run, own=True)
+
+
+def test_repeated_option_values_are_measured_once():
+    from replication.cli import build_parser, once, sweep_settings
+
+    args = build_parser().parse_args(["sweep", "--gradient", "adjoint", "--gradient", "adjoint", "--impl", "numpy",
+                                      "--impl", "numpy"])
+    settings = sweep_settings(args)
+    assert (settings.gradients, settings.impls) == (("adjoint",), ("numpy",))
+    assert once([16, 16, 32]) == (16, 32)
