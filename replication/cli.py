@@ -223,7 +223,7 @@ def writer_folder(args, kind):
         if args.run is not None or args.new_run:
             raise runs.RunError("--results: give either --results or --run/--new-run, not both")
         folder = runs.check_writable(args.results, "--results")
-        return folder, folder
+        return folder, runs.run_of(folder) or folder
     if args.run is not None:
         if args.new_run:
             raise runs.RunError("--run: give either --run or --new-run, not both")
@@ -246,7 +246,9 @@ def run_crosscheck_command(args):
     with runs.exclusive(lock):
         previous = load_json(results / "crosscheck.json") if (results / "crosscheck.json").is_file() else None
         if previous is not None:
-            runs.check_same_settings(results, previous, {"points": args.points}, keys=("points",))
+            runs.check_same_settings(results, previous, {"points": args.points,
+                                                         "objectives": list(once(args.objective) or OBJECTIVES)},
+                                     keys=("points", "objectives"))
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
@@ -280,10 +282,11 @@ def sharded_run_folder(args):
 def run_sharded_sweep_command(args):
     import torch
 
-    from replication.shards import run_sharded_sweep
+    from replication.shards import plan_shards, run_sharded_sweep
 
     if args.executor == "slurm" and importlib.util.find_spec("submitit") is None:
         raise ValueError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
+    plan_shards(sweep_settings(args), args.shards)  # refused before any folder is made
     run = sharded_run_folder(args)
     gpus = args.gpus_per_task if args.gpus_per_task is not None else (
         torch.cuda.device_count() if args.executor == "local" else 0)
@@ -315,6 +318,10 @@ def run_sweep_command(args):
         return run_sharded_sweep_command(args)
     settings = sweep_settings(args)
     results, lock = writer_folder(args, settings.folder_name)
+    info = runs.read_run(lock) or {}
+    if settings.folder_name in info.get("sharded", {}):
+        raise runs.RunError(f"{lock}: this run holds a sharded {settings.folder_name}; resume it with --shards "
+                            f"{info['sharded'][settings.folder_name]['shards']}, or start another run (--new-run)")
     with runs.exclusive(lock):
         count = run_sweep(settings, results, quiet=args.quiet)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")

@@ -202,7 +202,8 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     path = results_dir / "crosscheck.json"
     previous = json.loads(path.read_text()) if path.is_file() else None
     with thread_limits(threads):
-        resumable = previous and (previous.get("points"), previous.get("schema")) == (points, SCHEMA)
+        resumable = previous and (previous.get("points"), previous.get("schema"), previous.get("objectives")) == (
+            points, SCHEMA, list(objectives))
         content = previous if resumable else {
             "environment": environment_record(threads), "schema": SCHEMA, "points": points,
             "objectives": list(objectives), "tolerances": TOLERANCES,

@@ -88,6 +88,15 @@ def check_output(path, option, committed=False):
     return pathlib.Path(path)
 
 
+def run_of(folder):
+    """The run folder holding folder (itself or the nearest parent with a run.json), or None: what a writer
+    locks, whichever option named the folder."""
+    for candidate in (pathlib.Path(folder), *pathlib.Path(folder).parents):
+        if (candidate / RUN_FILE).is_file():
+            return candidate
+    return None
+
+
 def read_run(folder):
     """The run.json of a run folder, or None where the folder is not a run."""
     path = pathlib.Path(folder) / RUN_FILE
@@ -200,9 +209,10 @@ def reference_runs(base=None):
     return sorted(runs_in(base), key=lambda folder: folder.name)
 
 
-RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "crosscheck/crosscheck.json", "crosscheck/example.npz",
-                "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt", "shards-*.json", "shards/*/*/run.json",
-                "shards/*/*/sweep-*/points.jsonl", "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/finished-*.json")
+RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "crosscheck/crosscheck.json",
+                "crosscheck/example.npz", "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt",
+                "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
+                "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 

@@ -48,6 +48,17 @@ def shard_points(profile, impls, objective, nshards):
     return [sorted(shard) for shard in shards]
 
 
+def plan_shards(settings, nshards):
+    """The points of each shard, or a ValueError where some shard would get none (more shards than points)."""
+    impls = with_gradients(select(settings.impls), settings.gradients)
+    plan = shard_points(settings.grid, impls, settings.objective, nshards)
+    if not all(plan):
+        count = sum(len(part) for part in plan)
+        raise ValueError(f"--shards {nshards}: the {settings.profile} profile has {count} point(s) to shard; give "
+                         f"at most {count}")
+    return plan
+
+
 def shard_folder(run, index, nshards):
     """The folder of shard `index` (from 0) of a sharded run; node folders lie inside it."""
     return run / SHARDS_FOLDER / f"{index:02d}-of-{nshards:02d}"
@@ -127,10 +138,9 @@ def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, tim
                 "impl": list(settings.impls) if settings.impls else None,
                 "gradients": list(settings.gradients) if settings.gradients else None, "tol": settings.tol,
                 "threads": settings.threads}
+    plan = plan_shards(settings, nshards)
     executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=settings.threads)
     run = sharded_run(run, sweep_name, recorded)
-    impls = with_gradients(select(settings.impls), settings.gradients)
-    plan = shard_points(settings.grid, impls, settings.objective, nshards)
     plan_path = run / f"shards-{sweep_name}.json"
     jobs_log = json.loads(plan_path.read_text())["jobs"] if plan_path.is_file() else []
     todo = [index for index in range(nshards) if not finished(shard_folder(run, index, nshards), sweep_name)]

@@ -1,6 +1,7 @@
 """The timing sweep: time-to-solution over grid sizes and Zernike orders, resumable point by point."""
 
 import dataclasses
+import json
 import time
 import uuid
 
@@ -10,7 +11,7 @@ from replication import runs
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings, point_key, read_points  # noqa: F401 (sweep's API)
-from replication.results import append_record, read_records
+from replication.results import append_record, read_records, write_json
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
 DEFAULT_ITERATIONS = 30
@@ -92,6 +93,12 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
             "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
             "profile_settings": dataclasses.asdict(profile)}
     check_settings(runs_path, read_records(runs_path, repair=True), environment)
+    recorded = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
+    settings_path = results_dir / "settings.json"
+    if settings_path.is_file():
+        runs.check_same_settings(results_dir, json.loads(settings_path.read_text()), recorded)
+    else:
+        write_json(settings_path, recorded)  # before the first point: the sweep's identity survives runs.jsonl
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]

@@ -163,3 +163,39 @@ def test_repeated_option_values_are_measured_once():
     settings = sweep_settings(args)
     assert (settings.gradients, settings.impls) == (("adjoint",), ("numpy",))
     assert once([16, 16, 32]) == (16, 32)
+
+
+def test_a_sweep_keeps_its_settings_even_without_its_runs_file(tmp_path):
+    from replication import sweep
+    from replication.profiles import SweepSettings
+
+    folder = tmp_path / "sweep-smoke"
+    sweep.run_sweep(SweepSettings("smoke", impls=("numpy",), threads=1), folder, quiet=True, points={(16, 2)})
+    (folder / "runs.jsonl").unlink()
+    with pytest.raises(runs.RunError, match="tol"):
+        sweep.run_sweep(SweepSettings("smoke", impls=("numpy",), threads=1, tol=1e-2), folder, quiet=True)
+
+
+def test_one_run_has_one_lock_whatever_option_names_its_folder(tmp_path):
+    run = runs.create_run(tmp_path / "2026-01-04_run")
+    with runs.exclusive(run):
+        completed = cli("sweep", "--profile", "smoke", "--results", str(run / "sweep-smoke"), "--threads", "1",
+                        "--impl", "numpy")
+    assert completed.returncode != 0
+    assert "lock" in completed.stderr.lower() or "another" in completed.stderr.lower(), completed.stderr
+
+
+def test_a_plain_sweep_into_a_sharded_run_is_refused_before_measuring(tmp_path):
+    import json
+
+    run = runs.create_run(tmp_path / "2026-01-05_sharded")
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps(info | {"sharded": {"sweep-smoke": {"shards": 2}}}))
+    one_line_error(cli("sweep", "--profile", "smoke", "--run", str(run), "--threads", "1"), "--shards 2")
+    assert not (run / "sweep-smoke").exists()
+
+
+def test_more_shards_than_points_is_refused_before_any_folder_is_made(tmp_path):
+    one_line_error(cli("sweep", "--profile", "smoke", "--shards", "500", "--run", str(tmp_path / "run"),
+                       "--executor", "local", "--threads", "1"), "--shards 500", "point(s)")
+    assert not (tmp_path / "run").exists()
