@@ -386,7 +386,7 @@ def fit_differences(series, reference=NUMPY):
             if a["estimated"] or b["estimated"]:
                 continue
             exact = exact_stderr(a["outcome"])
-            stderr = exact if exact is not None else np.array(b["outcome"]["stderr"])
+            stderr = exact if exact is not None else np.array(b["outcome"]["stderr"], dtype=float)
             shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
             basis = "BFGS" if exact is None else "sandwich" if a["outcome"]["convergence"].get(
                 "stderr_sandwich") else "exact"
@@ -486,7 +486,8 @@ def bfgs_over_exact(record):
     outcome = record["outcome"]
     scale = covariance_scale(outcome["fun"], 3 * record["npix"] ** 2, record["nparams"],
                              record.get("objective", "cauchy"))
-    return np.sqrt(scale) * np.array(outcome["stderr"]) / np.array(outcome["convergence"]["stderr"])
+    return np.sqrt(scale) * np.array(outcome["stderr"], dtype=float) / np.array(
+        outcome["convergence"]["stderr"], dtype=float)
 
 
 def convergence_rows(series):

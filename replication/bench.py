@@ -1,7 +1,6 @@
 """Per-evaluation benchmark against the FFT floor: where each implementation spends its time."""
 
 import importlib
-import json
 import statistics
 import time
 
@@ -14,7 +13,7 @@ import reference_numpy
 import torch_impl
 from reference_numpy.constants import FORWARD_DIFFERENCE_STEP
 from replication import runs
-from replication.analysis import AUTOGRAD_PARTS, own_floor
+from replication.analysis import AUTOGRAD_PARTS, load_json, own_floor
 from replication.environment import environment_record, thread_limits
 from replication.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.results import write_json
@@ -192,7 +191,7 @@ def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, 
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
                 "compile": compile_torch, "objective": objective, "peers": peers}
-    previous = json.loads(path.read_text()) if path.is_file() else None
+    previous = load_json(path, ("rows", "environments"))  # a damaged file is refused, named
     if previous:
         runs.check_same_settings(path, previous.get("settings") or {}, settings)
     content = previous or {"environments": [], "rows": [], "floor": "3 complex inverse FFTs, torch.fft.ifft2",

@@ -103,14 +103,15 @@ def convergence(x, npix, nzern, data, objective):
 
 def judging_stderr(account):
     """The standard errors every 'in standard errors' rule uses: the sandwich's where recorded, else the
-    inverse Hessian's (accounts recorded before the sandwich)."""
-    return np.array(account.get("stderr_sandwich") or account["stderr"])
+    inverse Hessian's (accounts recorded before the sandwich); NaN where recorded as null (not finite)."""
+    return np.array(account.get("stderr_sandwich") or account["stderr"], dtype=float)
 
 
 def judging_newton(account):
     """The Newton step left, in the standard errors judging_stderr gives."""
     newton = account.get("newton_sandwich")
-    return account["newton_stderr"] if newton is None else newton
+    newton = account["newton_stderr"] if newton is None else newton
+    return float("nan") if newton is None else newton
 
 
 def ended_at_optimum(outcome):

@@ -318,7 +318,7 @@ def agreement(fits, folder, title):
         reference = next(f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
                          (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
         stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
-        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr)
+        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr, dtype=float)
         axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
                   label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")

@@ -319,7 +319,7 @@ def fit_row(fit):
     """A cross-check fit as the convergence table shows it."""
     account = fit["convergence"]
     scale = covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]), fit["objective"])
-    ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"]) / np.array(account["stderr"])
+    ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"], dtype=float) / np.array(account["stderr"], dtype=float)
     finite = ratio[np.isfinite(ratio)]
     return {"impl": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "objective": fit["objective"],
             "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"], "message": fit["message"],

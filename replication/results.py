@@ -1,9 +1,30 @@
 """Results as JSON lines: each finished point appended and flushed at once, read back with resume in mind."""
 
 import json
+import math
 import os
 import pathlib
 import warnings
+
+
+def strict(value):
+    """value with every non-finite float replaced by null (strict JSON has no NaN); a record that held one says
+    so under "null": "not finite", the reason its nulls stand for."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        cleaned = {key: strict(item) for key, item in value.items()}
+        if cleaned != value and "null" not in cleaned and any(item is None for item in cleaned.values()):
+            cleaned["null"] = "not finite"
+        return cleaned
+    if isinstance(value, (list, tuple)):
+        return [strict(item) for item in value]
+    return value
+
+
+def dumps(content, **options):
+    """Strict JSON of content (non-finite numbers as null, see strict)."""
+    return json.dumps(strict(content), allow_nan=False, sort_keys=True, **options)
 
 
 def append_record(path, record):
@@ -11,7 +32,7 @@ def append_record(path, record):
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as stream:
-        stream.write(json.dumps(record, sort_keys=True) + "\n")
+        stream.write(dumps(record) + "\n")
         stream.flush()
         os.fsync(stream.fileno())
 
@@ -22,7 +43,7 @@ def write_json(path, content):
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     with temporary.open("w") as stream:
-        stream.write(json.dumps(content, indent=1, sort_keys=True))
+        stream.write(dumps(content, indent=1))
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(temporary, path)

@@ -4,6 +4,7 @@ run never becomes a reference run."""
 import hashlib
 import shutil
 
+import numpy as np
 import pytest
 
 from replication import runs
@@ -199,3 +200,22 @@ def test_more_shards_than_points_is_refused_before_any_folder_is_made(tmp_path):
     one_line_error(cli("sweep", "--profile", "smoke", "--shards", "500", "--run", str(tmp_path / "run"),
                        "--executor", "local", "--threads", "1"), "--shards 500", "point(s)")
     assert not (tmp_path / "run").exists()
+
+
+def test_records_are_strict_json_with_null_for_what_is_not_finite(tmp_path):
+    import json
+
+    from replication.data import judging_newton, judging_stderr
+    from replication.results import append_record, read_records
+
+    path = tmp_path / "points.jsonl"
+    append_record(path, {"convergence": {"stderr": [1.0, float("nan")], "newton_stderr": float("inf")}})
+    text = path.read_text()
+    assert "NaN" not in text
+    assert "Infinity" not in text
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    (record,) = read_records(path)
+    account = record["convergence"]
+    assert account["null"] == "not finite"
+    assert np.isnan(judging_stderr(account)[1])
+    assert np.isnan(judging_newton(account))
