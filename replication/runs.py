@@ -226,13 +226,25 @@ def contributed_files(run):
             if source.is_symlink() or not source.is_file():
                 raise RunError(f"{source}: not a regular file of the run (a link or a folder); a reference run takes "
                                "only the run's own record files")
-            check_record_file(source)
+            try:
+                check_record_file(source)
+            except RunError:
+                raise
+            except ValueError as error:
+                raise RunError(f"{error}; a damaged run cannot become a reference run") from None
             files.append(source)
     return files
 
 
 def check_record_file(path):
-    """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON."""
+    """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
+    point record valid as the report reads it, a run.json a run record."""
+    if path.name == "points.jsonl":
+        from replication.profiles import read_points  # the point schema lives with the profiles
+
+        read_points(path)
+    if path.name == RUN_FILE:
+        read_run(path.parent)
     text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None
     lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
     for number, line in enumerate(lines, 1):
