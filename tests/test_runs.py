@@ -168,7 +168,9 @@ def test_bad_run_options_are_one_line_errors(args, message):
 
 def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp_path):
     run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7_xeon-32c")
-    append_record(run / "sweep-smoke" / "points.jsonl", {"a": 1})
+    point = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl").read_text()
+    (run / "sweep-smoke").mkdir()
+    (run / "sweep-smoke" / "points.jsonl").write_text(point.splitlines(keepends=True)[0])  # a valid record
     append_record(run / "sweep-smoke" / "runs.jsonl", {"b": 2})
     (run / "REPORT.md").write_text("rendered")
     (run / "figures").mkdir()
