@@ -175,3 +175,17 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
 
     monkeypatch.setattr(analysis, "decomposition", adjoint_fails)
     assert sentence not in render_all()["REPORT.md"]
+
+
+def test_c4_reads_the_same_whether_a_run_measured_more_orders_than_the_fixed_set(tmp_path):
+    """Two runs with the same records at n = 2, 4, 6, 8, one also with n = 3: the same C4 cell in the report."""
+    points = paper_series(records())
+    (tmp_path / "reference").mkdir()
+    every = write_run(tmp_path / "every", points)
+    fixed = write_run(tmp_path / "fixed", [r for r in points if r["nzern"] != 3])
+    cells = []
+    for run in (every, fixed):
+        text = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")["REPORT.md"]
+        cells.append(next(line for line in text.splitlines() if line.startswith("| C4:")))
+    assert cells[0] == cells[1]
+    assert "slope" in cells[0]
