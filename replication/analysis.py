@@ -8,7 +8,6 @@ import statistics
 
 import numpy as np
 
-from reference_numpy.gradient import STEPS
 from replication import runs
 from replication.data import (
     STOPPED_AT_OPTIMUM,
@@ -32,8 +31,6 @@ C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
 (the paper's claim reaches order 8; P runs 8, 17, 30, 47)."""
 
 
-ADJOINT_STEPS = STEPS
-"""The steps of value_and_gradient, in order, as its lap reports them and the bench's profile names them."""
 AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
 """The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
 OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
@@ -74,11 +71,6 @@ def load_sharded_sweeps(folder):
                           "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
                           "points": sum(len(points) for points in series.values())})
     return sweeps, nodes
-
-
-def series_order(series):
-    """The series present, the NumPy reference first, then torch on CPU and GPU (Series.sort_key)."""
-    return ordered(series)
 
 
 def load_json(path, lists=()):
@@ -493,7 +485,7 @@ def bfgs_over_exact(record):
 def convergence_rows(series):
     """Per series: how its measured fits ended, by scipy's word and by the exact account."""
     rows = []
-    for name in series_order(series):
+    for name in ordered(series):
         measured = [record for record in series[name].values() if not record["estimated"]]
         accounted = [record for record in measured if record["outcome"].get("convergence")]
         accounts = [record["outcome"]["convergence"] for record in accounted]

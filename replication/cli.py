@@ -12,8 +12,7 @@ from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES,
 from replication import runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
-from replication.series import GRADIENTS as GRADIENT_NAMES
-from replication.series import IMPLEMENTATIONS as NAMES
+from replication.series import GRADIENTS, IMPLEMENTATIONS
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
             "one, made if there is none); reference runs are never written.")
@@ -105,7 +104,7 @@ def add_sweep_command(commands):
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
                                 description=RUN_HELP + " Profiles: " + describe_profiles())
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
-    sweep.add_argument("--impl", action="append", choices=list(NAMES), default=None,
+    sweep.add_argument("--impl", action="append", choices=list(IMPLEMENTATIONS), default=None,
                        help="implementation to time, repeatable (default: all available; torch-cuda only where CUDA "
                             "exists, jax only where jax is installed: nox -s peers)")
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
@@ -115,7 +114,7 @@ def add_sweep_command(commands):
     sweep.add_argument("--objective", choices=OBJECTIVES, default="cauchy",
                        help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
                             "into <run>/sweep-<profile>-least-squares)")
-    sweep.add_argument("--gradient", action="append", choices=GRADIENT_NAMES, default=None,
+    sweep.add_argument("--gradient", action="append", choices=GRADIENTS, default=None,
                        help="gradient to time, repeatable (default: each implementation's own, the paper's: finite "
                             "differences in NumPy, autograd in torch); other gradients are float64 variants, timed "
                             "on the profile's variants subset")

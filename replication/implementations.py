@@ -8,13 +8,11 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication.series import GRADIENTS, IMPLEMENTATIONS, Series
+from replication.series import IMPLEMENTATIONS, Series
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
-GRADIENT_NAMES = GRADIENTS
-"""The gradients a fit can use: scipy's differences, the hand-written adjoint, autograd (torch only)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,14 +89,13 @@ ALL = (
     Implementation("jax"),
 )
 """Every implementation the sweep knows, the NumPy reference first; the JAX peer where jax is installed."""
-NAMES = IMPLEMENTATIONS
 
 
 def select(names):
     """The implementations whose name is in names (all of them for None)."""
     unknown = set(names or ()) - {impl.name for impl in ALL}
     if unknown:
-        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(NAMES)}")
+        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(IMPLEMENTATIONS)}")
     return [impl for impl in ALL if names is None or impl.name in names]
 
 

@@ -11,6 +11,7 @@ import pathlib
 import jinja2
 import numpy as np
 
+from reference_numpy.gradient import STEPS
 from replication import analysis, paths, runs
 from replication.data import (
     STOPPED_AT_OPTIMUM,
@@ -25,7 +26,7 @@ from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.results import write_text_if_changed
-from replication.series import NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA
+from replication.series import NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
 
 CLAIMS = {
     "C1": "Up to ~100x faster time-to-solution with PyTorch on a GPU than with the NumPy implementation.",
@@ -81,7 +82,7 @@ RATIO_COLUMNS = ((NUMPY, TORCH_CPU), (NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA
 def timing_rows(series):
     """Rows of the timing table: per (npix, nzern) each series' seconds and the speed-ups (solutions only)."""
     keys = sorted({key for points in series.values() for key in points})
-    names = analysis.series_order(series)
+    names = ordered(series)
     ratio_columns = [pair for pair in RATIO_COLUMNS if all(name in series for name in pair)]
     rows = []
     for key in keys:
@@ -284,7 +285,7 @@ def bench_profiles(bench):
     rows = [row for row in (bench or {}).get("rows", []) if "profile_ms" in row]
     orders = sorted({row["nzern"] for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
-    order = {step: place for place, step in enumerate(analysis.ADJOINT_STEPS + analysis.AUTOGRAD_PARTS)}
+    order = {step: place for place, step in enumerate(STEPS + analysis.AUTOGRAD_PARTS)}
     return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
              "walk": " ".join(RENAMED.get(word, word) for word in walk.split()),
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
