@@ -7,12 +7,12 @@ import math
 import numpy as np
 import scipy.optimize
 
-from .backend import as_model_array, difference_step, to_fft_order, to_numpy
+from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import prepared_nll
+from .likelihood import data_in_fft_order, prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive, check_start
+from .validation import check_choice, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -80,7 +80,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
     if with_gradient:
@@ -97,7 +97,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"))
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]

@@ -42,7 +42,8 @@ class Setup:
     box (rows, cols of the block holding the dish); index (flat indices of the dish pixels in the box); basis
     (Zernike terms 1..N-1 on the dish, dimensionless, piston left out); screens (3 defocus phase screens,
     radians); sigma (illumination width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz
-    (metres), wavelength (metres), focal_length (metres), radius (metres): the settings it was made with.
+    (metres), wavelength (metres), focal_length (metres), radius (metres): the settings it was made with; device
+    and dtype: where and in which precision the model runs (the CPU and float64, the NumPy reference's only ones).
     """
 
     npix: int
@@ -61,6 +62,8 @@ class Setup:
     wavelength: float
     focal_length: float
     radius: float
+    device: str = "cpu"
+    dtype: type = np.float64
 
     @property
     def nparams(self):

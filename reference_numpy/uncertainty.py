@@ -2,11 +2,12 @@
 
 import numpy as np
 
-from .backend import as_model_array, to_fft_order, to_numpy
+from .backend import as_model_array, to_numpy
 from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores, value_and_gradient
+from .likelihood import data_in_fft_order
 from .setup import check_setup
-from .validation import check_choice, check_data, check_matrix, check_params, check_positive
+from .validation import check_choice, check_matrix, check_params, check_positive
 
 HESSIAN_STEP = 1e-5
 """Step of the central differences of the exact gradient (parameter units: radians, dish radii, amplitude)."""
@@ -19,7 +20,7 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
     """
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     columns = []
     for shift in HESSIAN_STEP * np.eye(setup.nparams):
@@ -36,7 +37,7 @@ def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
     parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     scores = power_scores(params, setup, data, gamma, objective).reshape(setup.nparams, -1)
     return to_numpy(scores @ scores.T)

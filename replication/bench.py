@@ -81,7 +81,8 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
     """Where one value-and-gradient spends its time: the adjoint's steps in both trees, autograd's two passes."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
-    data_np, data_t = NUMPY_FIT.to_fft_order(data), TORCH_FIT.to_fft_order(torch.as_tensor(data))
+    data_np = reference_numpy.prepare_data(data, setup_np).fft_order
+    data_t = torch_impl.prepare_data(data, setup_t).fft_order
     truth_t = torch.as_tensor(truth)
     return step_profile({
         "numpy adjoint": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
@@ -121,8 +122,8 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=Fals
     """The timed callables of one point, {name: function}, all on the same data and objective."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
-    data_np = NUMPY_FIT.to_fft_order(data)
-    data_t = TORCH_FIT.to_fft_order(torch.as_tensor(data))
+    observed_t = torch_impl.prepare_data(data, setup_t)
+    data_np, data_t = reference_numpy.prepare_data(data, setup_np).fft_order, observed_t.fft_order
     field_np = np.zeros((3, npix, npix), dtype=complex)
     field_np[..., 0, 0] = 1.0
     field_t = torch.as_tensor(field_np)
@@ -142,6 +143,11 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=Fals
                                                                                    objective),
         "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,
                                                                                    objective),
+        "torch_public_adjoint": lambda: torch_impl.value_and_grad(truth, setup_t, data, GAMMA, objective, "adjoint"),
+        "torch_public_adjoint_prepared": lambda: torch_impl.value_and_grad(truth, setup_t, observed_t, GAMMA, objective,
+                                                                           "adjoint"),
+        "torch_public_autograd_prepared": lambda: torch_impl.value_and_grad(truth, setup_t, observed_t, GAMMA,
+                                                                            objective, "autograd"),
         "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
                                                               setup_np, data_np, GAMMA, objective),
         "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,

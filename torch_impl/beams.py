@@ -27,9 +27,11 @@ def far_field(field, npix):
 
 
 def beam_power(beam):
-    """Power |b|^2 of a complex beam, as re^2 + im^2: no square root as in abs(), and, unlike (b conj(b)).real,
-    a contiguous array, on which the objective's passes run about three times faster in torch."""
-    return beam.real**2 + beam.imag**2
+    """Power |b|^2 of a complex beam, as re^2 + im^2 accumulated in place: no square root as in abs(), and,
+    unlike (b conj(b)).real, a contiguous array, on which the objective's passes run about three times faster
+    in torch."""
+    power = beam.real * beam.real
+    return power.addcmul_(beam.imag, beam.imag)
 
 
 def far_field_power(field, npix):

@@ -13,12 +13,12 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
     warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
     import torchmin
 
-from .backend import as_model_array, difference_step, to_fft_order, to_numpy
+from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import prepared_nll
+from .likelihood import data_in_fft_order, prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive, check_start
+from .validation import check_choice, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -99,7 +99,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
     if with_gradient:
@@ -142,7 +142,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"))
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]

@@ -15,29 +15,37 @@ from .constants import N_ILLUMINATION
 
 
 def objective_and_power_adjoint(power, data, gamma, objective):
-    """The objective and W = dL/dP per pixel, sharing the residual r = data - P (beam-power units).
+    """The objective and W = dL/dP per pixel, sharing the excess e = P - data (beam-power units), computed in
+    place over `power` (which it overwrites: every full-grid pass then writes into memory already in use).
 
-    Cauchy: L = sum log1p((r / gamma)^2) + npixels log(pi gamma), W = -2 r / (gamma^2 + r^2), written with
-    s = r / gamma as -(2 / gamma) s / (1 + s^2). Least squares: L = sum r^2, W = -2 r. Sums in float64, as in
+    Cauchy: L = sum log1p((e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
+    s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Sums in float64, as in
     likelihood.py, whose values these equal.
     """
-    resid = data - power
+    excess = power
+    excess -= data
     if objective == "least-squares":
-        return (resid * resid).sum(dtype=torch.float64), -2 * resid
-    resid /= gamma  # in place from here on: each full-grid pass writes no new array
-    squared = resid * resid
+        value = (excess * excess).sum(dtype=torch.float64)
+        excess *= 2
+        return value, excess
+    excess /= gamma
+    squared = excess * excess
     value = torch.log1p(squared).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
     squared += 1
-    resid /= squared
-    resid *= -2 / gamma
-    return value, resid
+    excess /= squared
+    excess *= 2 / gamma
+    return value, excess
 
 
 def far_field_adjoint(weights, beam, box):
     """dL/dE on the field box from W = dL/dP, through P = |b|^2 (g_b = 2 W b) and b = far_field(E): the adjoint
-    of each zero-padded ifft is an fft (over npix, then divided by npix) cut back to the box. The factor 2 is
-    applied on the box, after the transforms, where it costs least."""
-    grad_beam = torch.fft.fft(weights * beam, dim=-1)[..., :box[1]]
+    of each zero-padded ifft is an fft (over npix, then divided by npix) cut back to the box. W b is formed in
+    place over `beam` (which it overwrites); the factor 2 is applied on the box, after the transforms, where it
+    costs least."""
+    real = torch.view_as_real(beam)
+    real[..., 0].mul_(weights)  # the real and imaginary parts by the real W, in place: no complex copy of W
+    real[..., 1].mul_(weights)
+    grad_beam = torch.fft.fft(beam, dim=-1)[..., :box[1]]
     return torch.fft.fft(grad_beam, dim=-2)[..., :box[0], :] * (2 / (beam.shape[-1] * beam.shape[-2]))
 
 
@@ -56,7 +64,8 @@ def dish_field(params, setup):
     """The illumination amplitude A, the phasor exp(i (Phi + screen_k)) and the field E_k = A phasor on the dish."""
     coeffs, (x0, y0, amp) = params[:-N_ILLUMINATION], params[-N_ILLUMINATION:]
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
-    phasor = torch.exp(1j * (aperture_phase(coeffs, setup.basis) + setup.screens))
+    phase = aperture_phase(coeffs, setup.basis) + setup.screens  # exp(i phase) from cos and sine: faster than exp
+    phasor = torch.complex(torch.cos(phase), torch.sin(phase))
     return amplitude, phasor, amplitude * phasor
 
 
@@ -64,8 +73,9 @@ def dish_adjoint(grad_box, amplitude, phasor, field, params, setup):
     """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination."""
     x0, y0, amp = params[-N_ILLUMINATION:]
     grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
-    grad_amplitude = (grad_field * phasor).real.sum(0)
-    grad_phase = -(grad_field * field).imag.sum(0)
+    along_phasor = grad_field * phasor  # conj(g_E) exp(i phase), whose imaginary part times A is that of conj(g_E) E
+    grad_amplitude = along_phasor.real.sum(0)
+    grad_phase = -amplitude * along_phasor.imag.sum(0)
     grad_illumination = illumination_adjoint(grad_amplitude, amplitude, setup.x, setup.y, x0, y0, amp, setup.sigma,
                                              setup.rho, setup.diff)
     return torch.cat([setup.basis @ grad_phase, grad_illumination])

@@ -1,5 +1,6 @@
 """The objective of a fit: the robust (Cauchy) negative log-likelihood of the beam maps, or least squares."""
 
+import dataclasses
 import math
 
 import torch
@@ -9,6 +10,38 @@ from .beams import model_power
 from .constants import GAMMA, OBJECTIVES
 from .setup import check_setup
 from .validation import check_choice, check_data, check_params, check_positive
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ObservedMaps:
+    """Observed beam maps made ready once for the model of a setup (prepare_data): checked, in FFT order, in the
+    setup's precision and on its device. fit, value_and_grad, negative_log_likelihood, hessian and
+    score_covariance take it in place of the (3, npix, npix) maps and skip the check and the reorder that a loop
+    of calls would otherwise repeat. Read-only by convention: the model never writes to it."""
+
+    fft_order: torch.Tensor = dataclasses.field(repr=False)
+    npix: int
+    dtype: torch.dtype
+    device: torch.device
+
+
+def prepare_data(data, setup):
+    """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model."""
+    setup = check_setup(setup)
+    maps = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    return ObservedMaps(fft_order=maps, npix=setup.npix, dtype=setup.dtype, device=setup.device)
+
+
+def data_in_fft_order(data, setup):
+    """The maps in FFT order for setup's model: those of ObservedMaps prepared for a setup of the same size,
+    precision and device, or the raw maps checked and reordered."""
+    if isinstance(data, ObservedMaps):
+        if (data.npix, data.dtype, data.device) != (setup.npix, setup.dtype, setup.device):
+            raise ValueError(f"data were prepared for npix={data.npix}, {data.dtype} on {data.device}, not for this "
+                             f"setup's npix={setup.npix}, {setup.dtype} on {setup.device}: call prepare_data(data, "
+                             "setup) with this setup")
+        return data.fft_order
+    return to_fft_order(as_model_array(check_data(data, setup.npix), setup))
 
 
 def cauchy_nll(power, data, gamma):
@@ -41,6 +74,6 @@ def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"
     """The objective (Cauchy negative log-likelihood by default) of the observed (3, npix, npix) maps, a float."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     return float(prepared_nll(params, setup, data, gamma, objective))

@@ -3,12 +3,12 @@
 import numpy as np
 import torch
 
-from .backend import as_model_array, to_fft_order, to_numpy
+from .backend import as_model_array, to_numpy
 from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores
-from .likelihood import prepared_nll
+from .likelihood import data_in_fft_order, prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_data, check_matrix, check_params, check_positive
+from .validation import check_choice, check_matrix, check_params, check_positive
 
 
 def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
@@ -18,7 +18,7 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
     """
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     matrix = to_numpy(torch.autograd.functional.hessian(
         lambda p: prepared_nll(p, setup, data, gamma, objective), params))
@@ -31,7 +31,7 @@ def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
     parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     scores = power_scores(params, setup, data, gamma, objective).reshape(setup.nparams, -1)
     return to_numpy(scores @ scores.T)
