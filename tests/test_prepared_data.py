@@ -49,7 +49,7 @@ def test_a_fit_of_prepared_data_is_the_fit_of_the_raw_maps(package):
 def test_data_prepared_for_another_setup_are_refused(package):
     setup, params, data = problem(package)
     other = package.make_setup(32, 3)
-    with pytest.raises(ValueError, match="prepared for npix=24.*npix=32.*prepare_data"):
+    with pytest.raises(ValueError, match=r"prepared for npix=24.*npix=32.*prepare_data"):
         package.value_and_grad(params, other, package.prepare_data(data, setup))
 
 

@@ -189,3 +189,27 @@ def test_c4_reads_the_same_whether_a_run_measured_more_orders_than_the_fixed_set
         cells.append(next(line for line in text.splitlines() if line.startswith("| C4:")))
     assert cells[0] == cells[1]
     assert "slope" in cells[0]
+
+
+def peer_record(npix, nzern, seconds, nfev):
+    """A measured fit that ended with success (no exact account): a time to solution of `seconds`."""
+    return {"npix": npix, "nzern": nzern, "estimated": False, "fit_s": {"median": seconds - 0.01},
+            "total_s": {"median": seconds}, "outcome": {"success": True, "message": "ok", "nfev": nfev, "nit": nfev}}
+
+
+def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
+    from replication.series import JAX
+
+    series = {analysis.TORCH_ADJOINT: {(256, 4): peer_record(256, 4, 0.05, 30), (512, 4): peer_record(512, 4, 0.4, 30)},
+              JAX: {(256, 4): peer_record(256, 4, 0.06, 30), (512, 4): peer_record(512, 4, 0.3, 30)}}
+    peers = analysis.peers(series)
+    fastest = {(row["npix"], row["nzern"]): row["fastest"] for row in peers["rows"]}
+    assert fastest == {(256, 4): analysis.TORCH_ADJOINT, (512, 4): JAX}
+    assert peers["readings"][0].startswith("npix 256, n = 4: fastest torch-cpu [adjoint] (0.05 s)")
+    assert peers["readings"][1].startswith("npix 512, n = 4: fastest jax (0.3 s)")
+    assert "torch's exact adjoint took 0.83x JAX's time with 30 evaluations to JAX's 30" in peers["readings"][0]
+    assert "torch's exact adjoint took 1.33x JAX's time" in peers["readings"][1]
+    target = next(t for t in peers["targets"] if "at most JAX's" in t["target"])
+    assert target["met"] is False  # 512 is slower, though 256 is faster
+    series[analysis.TORCH_ADJOINT][(512, 4)] = peer_record(512, 4, 0.29, 30)
+    assert next(t for t in analysis.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
