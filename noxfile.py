@@ -115,6 +115,19 @@ def peers(session):
 
 
 @nox.session(default=False)
+def retrieval(session):
+    """Retrieval from a cold start into your run (quick profile: npix 128 and 256, n = 2-8, aberrations of 0.25-4
+    rad rms, two seeds; resumable), then figures and report. -- --profile full: npix up to 512, five seeds."""
+    parser = argparse.ArgumentParser(prog="nox -s retrieval --")
+    parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
+    args = parser.parse_args(session.posargs)
+    install_runtime(session)
+    replication(session, "retrieve", "--profile", args.profile)
+    replication(session, "figures")
+    replication(session, "report")
+
+
+@nox.session(default=False)
 def figures(session):
     """Redraw the figures: your newest run beside the reference runs (none: the committed figures/)."""
     install_runtime(session)

@@ -106,6 +106,16 @@ class Run:
     bench_peers: dict
     peers_check: dict
     nodes: list = dataclasses.field(default_factory=list)
+    retrieval: dict = dataclasses.field(default_factory=dict)
+    """{folder name: records} of the run's cold-start retrievals (retrieval-<profile>)."""
+
+    @property
+    def retrieval_shown(self):
+        """(folder name, records) of the largest retrieval profile the run holds, or (None, [])."""
+        for profile in ("full", "quick", "smoke"):
+            if f"retrieval-{profile}" in self.retrieval:
+                return f"retrieval-{profile}", self.retrieval[f"retrieval-{profile}"]
+        return None, []
 
     @property
     def machine(self):
@@ -156,6 +166,8 @@ def sweep_objective(name):
 
 def load_run(folder, own):
     """A run folder's results; an error where the folder is not a run (no run.json)."""
+    from replication.cold_start import read_retrieval  # it grades with this module's rules
+
     folder = pathlib.Path(folder)
     info = runs.read_run(folder)
     if info is None:
@@ -171,7 +183,9 @@ def load_run(folder, own):
                bench_default=load_json(folder / "bench-default-allocator" / "bench.json", ("rows", "environments")),
                bench_compile=load_json(folder / "bench-compile" / "bench.json", ("rows", "environments")),
                bench_peers=load_json(folder / "bench-peers" / "bench.json", ("rows", "environments")),
-               peers_check=load_json(folder / "peers" / "check.json"))
+               peers_check=load_json(folder / "peers" / "check.json"),
+               retrieval={sub.name: read_retrieval(sub / "points.jsonl") for sub in sorted(folder.glob("retrieval-*"))
+                          if (sub / "points.jsonl").is_file()})
 
 
 def seconds(record):

@@ -133,6 +133,35 @@ def add_sweep_command(commands):
     sweep.set_defaults(func=run_sweep_command)
 
 
+def add_retrieve_command(commands):
+    """Retrieval from a cold start: random aberrations fitted from zero by each implementation."""
+    from replication.cold_start import RETRIEVAL_PROFILES
+
+    retrieve = commands.add_parser(
+        "retrieve", help="fit truths with random aberrations from a cold start (zero aberration), each judged "
+                         "against a fit started at the truth (resumable)",
+        description=RUN_HELP + " Profiles: " + "; ".join(
+            f"{name}: (npix, n) {list(p.points)}, rms {list(p.rms)} rad, seeds {list(p.seeds)}"
+            for name, p in RETRIEVAL_PROFILES.items()))
+    retrieve.add_argument("--profile", choices=sorted(RETRIEVAL_PROFILES), default="quick",
+                          help="the truths to fit (default quick)")
+    add_run_options(retrieve, "retrieval-<profile>")
+    retrieve.add_argument("--threads", type=threads, default=default_threads(),
+                          help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    retrieve.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+    retrieve.set_defaults(func=run_retrieve_command)
+
+
+def run_retrieve_command(args):
+    from replication.retrieval import run_retrieval
+
+    results, lock = writer_folder(args, f"retrieval-{args.profile}")
+    with runs.exclusive(lock):
+        count = run_retrieval(results, profile=args.profile, threads=args.threads, quiet=args.quiet)
+    print(f"{results / 'points.jsonl'}: {count} fit(s) made in this run")
+    return 0
+
+
 def add_bench_command(commands):
     """The bench: one evaluation of each implementation against the FFT floor."""
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
@@ -193,7 +222,8 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for add in (add_simulate_command, add_crosscheck_command, add_sweep_command, add_bench_command,
-                add_peers_command, add_figures_command, add_report_command, add_contribute_command):
+                add_retrieve_command, add_peers_command, add_figures_command, add_report_command,
+                add_contribute_command):
         add(commands)
     return parser
 

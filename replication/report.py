@@ -21,7 +21,14 @@ from replication.data import (
     judging_newton,
     rank_deficiency,
 )
-from replication.figures import PAPER_SERIES, crosscheck_run, decomposition_run, figure_run, other_panels
+from replication.figures import (
+    PAPER_SERIES,
+    crosscheck_run,
+    decomposition_run,
+    figure_run,
+    other_panels,
+    retrieval_run,
+)
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
@@ -179,6 +186,39 @@ def timed_cells(series, records):
         "C4": c4["npix"] and f"slope {c4['value']:.2f} at npix {c4['npix']} (spread {times(c4['spread'])})",
     }
     return text, {"C1": c1, "C2": c2, "C3": c3, "C4": c4}
+
+
+def retrieval_section(run, appendix):
+    """What the report shows of a run's cold-start retrieval (its largest profile), or None without one: how the
+    fits ended, per aberration size and per point, and C3, C4 judged on the cold-start fits beside the sweep's."""
+    from replication import cold_start
+
+    name, records = run.retrieval_shown
+    if not name:
+        return None
+    success = cold_start.success_table(records)
+    methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
+    cold = cold_start.retrieval_claims(records)
+    _, truth = timed_cells(run.series, [])
+    claims = []
+    for key in ("C3", "C4"):
+        cells = []
+        for verdict in (cold[key], truth[key]):
+            if verdict["verdict"] == analysis.NOT_MEASURED:
+                cells.append(analysis.NOT_MEASURED)
+            elif key == "C3":
+                weakest = min(verdict["by_npix"], key=verdict["by_npix"].get)
+                cells.append(f"{times(verdict['value'])} at npix {weakest}: **{verdict['verdict']}**")
+            else:
+                cells.append(f"slope {verdict['value']:.2f} at npix {verdict['npix']} (spread "
+                             f"{times(verdict['spread'])}): **{verdict['verdict']}**")
+        claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
+    return {"title": run.title, "appendix": appendix, "folder": shown(run.folder / name),
+            "profile": name.removeprefix("retrieval-"), "fits": len(cold_start.judged(records)),
+            "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
+            "success": success, "points": cold_start.point_table(records), "claims": claims,
+            "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
+            "settings": cold_start.RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
 
 
 def run_claims(run, mirror_total, objective, notes):
@@ -419,7 +459,8 @@ def run_sections(run, figures, start):
             "allocator": allocator_effect(run.bench, run.bench_default),
             "compiled": [row for row in (run.bench_compile or {"rows": []})["rows"]
                          if "torch_compiled_value_and_grad" in row["ms"]],
-            "figures": run_figures(run, figures, start)}
+            "figures": run_figures(run, figures, start),
+            "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md")}
 
 
 def load_runs(own_runs, reference=None):
@@ -478,7 +519,18 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "same_solution": analysis.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
         "model": relative(PAPER / "MODEL.md", output),
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
+        "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
+        "retrieval_figure": retrieval_figure(all_runs, figures, output),
     }
+
+
+def retrieval_figure(all_runs, figures, output):
+    """Figure 8 (retrieval from a cold start) with its caption, where a run has a retrieval; else None."""
+    shown_run = retrieval_run(all_runs)
+    if shown_run is None:
+        return None
+    return {"path": relative(figures / "fig8_retrieval.png", output),
+            "caption": f"Figure 8: retrieval from zero aberration; {shown_run.title}"}
 
 
 def environment():

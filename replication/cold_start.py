@@ -1,0 +1,181 @@
+"""Retrieval from a cold start, read side (no torch): the profiles, the truths' aberration sizes, the validated
+records, how each fit ended against a fit of the same data started at the truth, and the tables and claims the
+report shows. `replication.retrieval` runs the fits."""
+
+import dataclasses
+import math
+import statistics
+
+from replication.analysis import RULES, verdict_c3, verdict_c4
+from replication.data import ended_at_optimum, judging_newton
+from replication.results import NUMBER, check_record, read_records
+from replication.series import NUMPY, TORCH_CPU, Series
+
+
+@dataclasses.dataclass(frozen=True)
+class RetrievalProfile:
+    """The truths of a retrieval run: (npix, nzern) points, rms phase errors over the dish (radians) of the random
+    aberrations, and the seeds (each seed draws one aberration pattern and the noise of its maps)."""
+
+    points: tuple
+    rms: tuple
+    seeds: tuple
+
+    def truths(self):
+        """Every (npix, nzern, rms, seed), smallest grid first."""
+        return [(npix, nzern, rms, seed) for npix, nzern in self.points for rms in self.rms for seed in self.seeds]
+
+
+RETRIEVAL_PROFILES = {
+    "smoke": RetrievalProfile(points=((32, 2), (32, 3)), rms=(0.5, 4.0), seeds=(1,)),
+    "quick": RetrievalProfile(points=((128, 2), (128, 4), (128, 6), (128, 8), (256, 4), (256, 6)),
+                              rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2)),
+    "full": RetrievalProfile(points=tuple((npix, nzern) for npix in (128, 256, 512) for nzern in (2, 4, 6, 8)),
+                             rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2, 3, 4, 5)),
+}
+
+FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
+"""How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
+Zernike orders 2, 3, ... up to the point's in turn, each from the last one's result (as OOF software does)."""
+STARTS = (FROM_TRUTH, PLAIN, STAGED)
+TORCH_ADJOINT = Series("torch-cpu", gradient="adjoint")
+TORCH_ON_DEVICE = Series("torch-cpu", minimizer="torchmin")
+METHODS = ((NUMPY, PLAIN), (TORCH_CPU, PLAIN), (TORCH_ADJOINT, PLAIN), (TORCH_ON_DEVICE, PLAIN),
+           (TORCH_ADJOINT, STAGED))
+"""(series, start) of every cold-start fit, in the report's order; the judge is TORCH_ADJOINT from the truth."""
+JUDGE = (TORCH_ADJOINT, FROM_TRUTH)
+
+SAME_OPTIMUM_NLL = 0.5
+"""Largest objective (negative log-likelihood) above the truth-started fit's at which a fit that ended at a
+minimum counts as the same optimum: half a unit, under the change a single parameter's 1-sigma error makes."""
+
+RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms": NUMBER, "seed": int, "start": str,
+          "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER,
+                                          "x": list}, "phase_error_rms": (int, float, type(None))}
+"""What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
+
+
+def check_retrieval_record(path, number, record):
+    """Validate a retrieval record as read: an error names the file, the line and the key."""
+    check_record(path, number, record, RECORD)
+    if record["start"] not in STARTS:
+        raise ValueError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
+    Series.of(record)
+    if not record["total_s"] > 0:
+        raise ValueError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
+    if record["start"] == FROM_TRUTH:
+        check_record(path, number, record, {"phase_stderr_rms": NUMBER})
+
+
+def read_retrieval(path, repair=False):
+    """The validated records of a retrieval run's points.jsonl."""
+    return read_records(path, repair=repair, check=check_retrieval_record)
+
+
+def truth_key(record):
+    """The truth a record fitted: (npix, nzern, rms, seed)."""
+    return record["npix"], record["nzern"], record["rms"], record["seed"]
+
+
+def record_key(record):
+    """What identifies a record: its truth, series and start."""
+    return (*truth_key(record), Series.of(record), record["start"])
+
+
+def ending(record, judge):
+    """How a cold-start fit ended against the truth-started fit of the same data: "global optimum" (at a
+    minimum by the exact account, objective within SAME_OPTIMUM_NLL of the judge's or below it), "local minimum"
+    (at a minimum, objective higher), "stopped before the optimum", or "not finite"."""
+    outcome = record["outcome"]
+    account = outcome.get("convergence")
+    if account is None or outcome["fun"] is None:
+        return "not finite"
+    if not ended_at_optimum(outcome):
+        return "not at a minimum" if math.isnan(judging_newton(account)) else "stopped before the optimum"
+    return "global optimum" if outcome["fun"] <= judge["outcome"]["fun"] + SAME_OPTIMUM_NLL else "local minimum"
+
+
+def judged(records):
+    """[(record, its judge, ending)] for every cold-start record whose truth has a judge."""
+    judges = {truth_key(r): r for r in records if (Series.of(r), r["start"]) == JUDGE}
+    return [(r, judges[truth_key(r)], ending(r, judges[truth_key(r)])) for r in records
+            if r["start"] != FROM_TRUTH and truth_key(r) in judges]
+
+
+def method_label(series, start):
+    """A method's name in tables: its series, with the staged start said."""
+    return series.label + (" (orders raised)" if start == STAGED else "")
+
+
+def success_table(records):
+    """Per rms and method over every point and seed: fits that reached the global optimum, of those made, and
+    the median phase error of those (radians rms over the dish) against the truth-started fits'."""
+    rows = {}
+    for record, judge, end in judged(records):
+        cell = rows.setdefault(record["rms"], {}).setdefault((Series.of(record), record["start"]),
+                                                             {"made": 0, "global": 0, "errors": [], "judge": []})
+        cell["made"] += 1
+        cell["global"] += end == "global optimum"
+        cell["errors"].append(record["phase_error_rms"])
+        cell["judge"].append(judge["phase_error_rms"])
+    return [{"rms": rms, "cells": {method: {"made": c["made"], "global": c["global"],
+                                            "error": statistics.median(c["errors"]),
+                                            "judge_error": statistics.median(c["judge"])}
+                                   for method, c in cells.items()}}
+            for rms, cells in sorted(rows.items())]
+
+
+def point_table(records):
+    """Per (npix, nzern, rms) and method: share at the global optimum, median time to solution of those (s),
+    median iterations and evaluations, median phase error and the truth-started fits' phase standard error."""
+    rows = {}
+    for record, judge, end in judged(records):
+        key = (record["npix"], record["nzern"], record["rms"])
+        cell = rows.setdefault(key, {"cells": {}, "stderr": []})["cells"].setdefault(
+            (Series.of(record), record["start"]), {"made": 0, "times": [], "nit": [], "nfev": [], "errors": []})
+        cell["made"] += 1
+        cell["errors"].append(record["phase_error_rms"])
+        if end == "global optimum":
+            cell["times"].append(record["total_s"])
+            cell["nit"].append(record["outcome"]["nit"])
+            cell["nfev"].append(record["outcome"]["nfev"])
+        rows[key]["stderr"].append(judge["phase_stderr_rms"])
+    table = []
+    for (npix, nzern, rms), row in sorted(rows.items()):
+        cells = {method: {"made": c["made"], "global": len(c["times"]),
+                          "s": statistics.median(c["times"]) if c["times"] else None,
+                          "nit": statistics.median(c["nit"]) if c["nit"] else None,
+                          "nfev": statistics.median(c["nfev"]) if c["nfev"] else None,
+                          "error": statistics.median(c["errors"])} for method, c in row["cells"].items()}
+        table.append({"npix": npix, "nzern": nzern, "rms": rms, "cells": cells,
+                      "stderr": statistics.median(row["stderr"])})
+    return table
+
+
+def speedup_ratios(records, slow=NUMPY, fast=TORCH_CPU):
+    """{(npix, nzern): median over truths of time(slow) / time(fast)}, cold starts where both reached the
+    global optimum: the ratios C3 and C4 judge, as the sweep's from starts at the truth."""
+    times = {}
+    for record, _, end in judged(records):
+        if record["start"] == PLAIN and end == "global optimum":
+            times.setdefault(truth_key(record), {})[Series.of(record)] = record["total_s"]
+    by_point = {}
+    for (npix, nzern, _, _), pair in times.items():
+        if slow in pair and fast in pair:
+            by_point.setdefault((npix, nzern), []).append(pair[slow] / pair[fast])
+    return {key: statistics.median(values) for key, values in sorted(by_point.items())}
+
+
+def retrieval_claims(records):
+    """C3 and C4 from the cold-start fits, by the sweep's rules (RULES), with the ratios they were judged on."""
+    ratios = speedup_ratios(records)
+    return {"C3": verdict_c3(ratios), "C4": verdict_c4(ratios), "ratios": ratios,
+            "rules": {claim: RULES[claim].text for claim in ("C3", "C4")}}
+
+
+def endings_count(records):
+    """{ending: count} over every judged cold-start fit."""
+    counts = {}
+    for _, _, end in judged(records):
+        counts[end] = counts.get(end, 0) + 1
+    return dict(sorted(counts.items()))

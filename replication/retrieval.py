@@ -1,0 +1,165 @@
+"""Retrieval from a cold start: truths with random aberrations of a given rms phase over the dish, fitted from zero
+aberration by each implementation, each judged against a fit of the same data started at the truth
+(replication.cold_start). Resumable truth by truth; deterministic from the seeds."""
+
+import dataclasses
+import json
+import time
+import uuid
+
+import numpy as np
+from tqdm import tqdm
+
+import reference_numpy
+from reference_numpy.constants import TOL
+from replication import runs
+from replication.cold_start import (
+    FROM_TRUTH,
+    JUDGE,
+    METHODS,
+    RETRIEVAL_PROFILES,
+    STAGED,
+    read_retrieval,
+    record_key,
+)
+from replication.data import covariance_scale, simulate_observation, true_params
+from replication.environment import environment_record, thread_limits
+from replication.implementations import Implementation
+from replication.results import append_record, read_records, write_json
+from replication.timing import fingerprint, fit_outcome
+
+FIRST_STAGE = 2
+"""The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""
+
+
+def implementation(series):
+    """The Implementation that fits a series."""
+    return Implementation(series.impl, series.dtype, series.gradient, series.minimizer)
+
+
+def aberrated_truth(setup, rms, seed):
+    """A truth with random Zernike coefficients (numpy default_rng(seed), standard normal) scaled to `rms` radians
+    rms phase over the dish pixels; illumination as the paper's truth (centred, amplitude 1)."""
+    params = true_params(setup.nparams)
+    coeffs = np.random.default_rng(seed).standard_normal(setup.basis.shape[0])
+    params[:-3] = coeffs * rms / np.sqrt(np.mean((coeffs @ setup.basis) ** 2))
+    return params
+
+
+def phase_error_rms(x, truth, basis):
+    """Radians rms over the dish pixels of the fitted phase minus the true one."""
+    error = (np.asarray(x[:-3]) - truth[:-3]) @ basis
+    return float(np.sqrt(np.mean(error**2))) if np.all(np.isfinite(error)) else None
+
+
+def phase_stderr_rms(x, setup, data):
+    """Radians rms over the dish pixels of the phase's standard error at x: the sandwich covariance C of the
+    parameters (H^-1 J H^-1, exact Hessian and per-pixel scores), each pixel's variance b^T C b over its Zernike
+    terms b."""
+    hessian = reference_numpy.hessian(x, setup, data)
+    inverse = np.linalg.inv(hessian)
+    covariance = inverse @ reference_numpy.score_covariance(x, setup, data) @ inverse
+    zernike = covariance[:-3, :-3] * covariance_scale(0.0, data.size, len(x), "cauchy")
+    return float(np.sqrt(np.mean(np.einsum("ip,ij,jp->p", setup.basis, zernike, setup.basis))))
+
+
+def staged_start(previous, nparams):
+    """The start of the next order's fit from the last one's parameters: its coefficients, zeros for the new
+    terms, its illumination."""
+    start = np.zeros(nparams)
+    start[:len(previous) - 3] = previous[:-3]
+    start[-3:] = previous[-3:]
+    return start
+
+
+def timed_fit(impl, npix, nzern, data, p0, tol):
+    """(seconds for setup + fit, scipy result) of one fit."""
+    impl.synchronize()
+    start = time.perf_counter()
+    setup = impl.make_setup(npix, nzern)
+    result = impl.package.fit(setup, data, p0, tol=tol, gradient=impl.gradient_name, minimizer=impl.minimizer)
+    impl.synchronize()
+    return time.perf_counter() - start, result
+
+
+def staged_fit(impl, npix, nzern, data, tol):
+    """Fit orders FIRST_STAGE, ..., nzern in turn from zero aberration, each from the last one's result: (total
+    seconds, the last result with iterations and evaluations summed over the stages)."""
+    total, nit, nfev, params = 0.0, 0, 0, None
+    for order in range(min(FIRST_STAGE, nzern), nzern + 1):
+        nparams = impl.make_setup(npix, order).nparams
+        p0 = true_params(nparams) if params is None else staged_start(params, nparams)
+        seconds, result = timed_fit(impl, npix, order, data, p0, tol)
+        total, nit, nfev, params = total + seconds, nit + int(result.nit), nfev + int(result.nfev), result.x
+    result.nit, result.nfev = nit, nfev
+    return total, result
+
+
+def retrieval_record(series, start, truth_point, truth, data, seconds, result, setup):
+    """The JSON-ready record of one fit of a truth."""
+    npix, nzern, rms, seed = truth_point
+    return {"impl": series.impl, "dtype": series.dtype, "gradient": series.gradient, "minimizer": series.minimizer,
+            "npix": npix, "nzern": nzern, "rms": rms, "seed": seed, "start": start, "truth": [float(v) for v in truth],
+            "data_sha256": fingerprint(data), "total_s": seconds, "outcome": fit_outcome(result, npix, nzern, data),
+            "phase_error_rms": phase_error_rms(result.x, truth, setup.basis)}
+
+
+def fit_truth(truth_point, todo, tol, warmed):
+    """Every fit of one truth still to make, the judge (from the truth) first: yields each record as it ends."""
+    npix, nzern, rms, seed = truth_point
+    setup = reference_numpy.make_setup(npix, nzern)
+    truth = aberrated_truth(setup, rms, seed)
+    data = simulate_observation(setup, truth, seed)
+    for series, start in todo:
+        impl = implementation(series)
+        if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval
+            impl.package.value_and_grad(truth, impl.make_setup(npix, nzern), data, gradient=impl.gradient_name)
+            warmed.add((impl, npix, nzern))
+        if start == STAGED:
+            seconds, result = staged_fit(impl, npix, nzern, data, tol)
+        else:
+            p0 = truth if start == FROM_TRUTH else true_params(setup.nparams)
+            seconds, result = timed_fit(impl, npix, nzern, data, p0, tol)
+        record = retrieval_record(series, start, truth_point, truth, data, seconds, result, setup)
+        if start == FROM_TRUTH:
+            record["phase_stderr_rms"] = phase_stderr_rms(result.x, setup, data)
+        yield record
+
+
+def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False):
+    """Run (or resume) the retrieval profile into results_dir/points.jsonl; returns the number of fits made now."""
+    points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
+    with thread_limits(threads):
+        environment = environment_record(threads) | {
+            "kind": "retrieval", "profile": profile, "tol": tol,
+            "profile_settings": dataclasses.asdict(RETRIEVAL_PROFILES[profile])}
+    identity = {key: environment[key] for key in ("profile", "tol", "threads", "hostname", "cpu", "torch")}
+    settings_path = results_dir / "settings.json"
+    if settings_path.is_file():
+        runs.check_same_settings(results_dir, json.loads(settings_path.read_text()), identity)
+    for record in read_records(runs_path, repair=True):
+        runs.check_same_settings(runs_path.parent, record, identity, tuple(identity))
+    done = {record_key(record) for record in read_retrieval(points_path, repair=True)}
+    methods = [JUDGE, *METHODS]
+    todo = {point: [m for m in methods if (*point, *m) not in done]
+            for point in RETRIEVAL_PROFILES[profile].truths()}
+    todo = {point: fits for point, fits in todo.items() if fits}
+    count = sum(len(fits) for fits in todo.values())
+    if not count:
+        print(f"{points_path}: all fits of the {profile} retrieval profile are done; nothing to run")
+        return 0
+    if not settings_path.is_file():
+        write_json(settings_path, identity)
+    run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    warmed = set()
+    with thread_limits(threads):
+        append_record(runs_path, environment | {"run_id": run_id})
+        bar = tqdm(total=count, disable=quiet, unit="fit", desc=f"retrieval {profile}")
+        for point, fits in todo.items():
+            bar.set_postfix_str(f"npix={point[0]} nzern={point[1]} rms={point[2]:g} seed={point[3]}")
+            for record in fit_truth(point, fits, tol, warmed):
+                append_record(points_path, record | {"run_id": run_id})
+                bar.update()
+        bar.close()
+    return count
+

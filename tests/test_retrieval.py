@@ -1,0 +1,117 @@
+"""Retrieval from a cold start: a fit from zero aberration reaches the optimum of a fit from the truth, the judge
+tells a local minimum from the global one, and the run's records validate and resume."""
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import reference_numpy
+from replication import cold_start, retrieval
+from replication.data import simulate_observation, true_params
+from replication.series import NUMPY, TORCH_CPU
+
+
+@pytest.mark.parametrize("gradient", ["adjoint", None])
+def test_a_cold_start_reaches_the_optimum_of_a_start_at_the_truth(package, gradient):
+    npix, nzern = 32, 3
+    setup_np = reference_numpy.make_setup(npix, nzern)
+    truth = retrieval.aberrated_truth(setup_np, rms=0.5, seed=3)
+    data = simulate_observation(setup_np, truth, 3)
+    setup = package.make_setup(npix, nzern)
+    options = {"gradient": gradient} if gradient else {}
+    warm = package.fit(setup, data, truth, **options)
+    cold = package.fit(setup, data, true_params(setup.nparams), **options)
+    assert abs(cold.fun - warm.fun) < cold_start.SAME_OPTIMUM_NLL
+    stderr = reference_numpy.standard_errors(reference_numpy.hessian(warm.x, setup_np, data))
+    assert np.max(np.abs(cold.x - warm.x) / stderr) < 0.1
+
+
+def test_the_truths_have_the_asked_rms_phase_and_are_deterministic():
+    setup = reference_numpy.make_setup(64, 4)
+    truth = retrieval.aberrated_truth(setup, rms=2.0, seed=7)
+    assert np.sqrt(np.mean((truth[:-3] @ setup.basis) ** 2)) == pytest.approx(2.0, rel=1e-12)
+    np.testing.assert_array_equal(truth, retrieval.aberrated_truth(setup, rms=2.0, seed=7))
+    assert list(truth[-3:]) == [0.0, 0.0, 1.0]
+    assert retrieval.phase_error_rms(truth, truth, setup.basis) == 0.0
+
+
+def test_a_staged_start_keeps_the_lower_orders_and_the_illumination():
+    start = retrieval.staged_start(np.array([0.1, 0.2, 0.3, 0.01, 0.02, 0.9]), 8)
+    np.testing.assert_array_equal(start, [0.1, 0.2, 0.3, 0.0, 0.0, 0.01, 0.02, 0.9])
+
+
+def record(series, start, fun, newton=0.01, rms=1.0, seed=1, seconds=1.0):
+    """A synthetic retrieval record of (32, 3) whose exact account puts it `newton` standard errors from a
+    minimum, at objective `fun`."""
+    return {"impl": series.impl, "dtype": series.dtype, "gradient": series.gradient, "minimizer": series.minimizer,
+            "npix": 32, "nzern": 3, "rms": rms, "seed": seed, "start": start, "total_s": seconds,
+            "phase_error_rms": 0.01, "phase_stderr_rms": 0.02,
+            "outcome": {"nit": 10, "nfev": 12, "success": True, "message": "ok", "fun": fun, "x": [0.0] * 12,
+                        "convergence": {"newton_stderr": newton, "newton_sandwich": newton, "stderr": [1.0] * 12,
+                                        "expected_decrease": 0.0, "rounding": 1e-10, "grad_norm": 0.0}}}
+
+
+def test_the_judge_tells_a_local_minimum_from_the_global_optimum():
+    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
+    fits = [record(NUMPY, cold_start.PLAIN, fun=-100.0 + 0.4),                           # same optimum
+            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0 + 28.0),                      # a minimum, but higher
+            record(cold_start.TORCH_ADJOINT, cold_start.PLAIN, fun=-100.0, newton=0.5),  # not there yet
+            record(cold_start.TORCH_ON_DEVICE, cold_start.PLAIN, fun=-103.0)]            # lower than the judge
+    endings = [end for _, _, end in cold_start.judged([judge, *fits])]
+    assert endings == ["global optimum", "local minimum", "stopped before the optimum", "global optimum"]
+    no_account = copy.deepcopy(fits[0])
+    no_account["outcome"]["convergence"] = None
+    assert cold_start.ending(no_account, judge) == "not finite"
+
+
+def test_only_fits_at_the_global_optimum_enter_the_speedups():
+    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
+    fits = [judge, record(NUMPY, cold_start.PLAIN, fun=-100.0, seconds=8.0),
+            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0, seconds=2.0)]
+    assert cold_start.speedup_ratios(fits) == {(32, 3): 4.0}
+    fits[2] = record(TORCH_CPU, cold_start.PLAIN, fun=-50.0, seconds=1.0)  # stuck: its time is no solution
+    assert cold_start.speedup_ratios(fits) == {}
+    table = cold_start.point_table(fits)
+    assert table[0]["cells"][(TORCH_CPU, cold_start.PLAIN)] | {"error": None} == \
+        {"made": 1, "global": 0, "s": None, "nit": None, "nfev": None, "error": None}
+
+
+def test_retrieval_records_validate_as_read(tmp_path):
+    path = tmp_path / "points.jsonl"
+    good = record(NUMPY, cold_start.PLAIN, fun=-1.0)
+    bad = record(NUMPY, "from somewhere", fun=-1.0)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(ValueError, match="line 2, key 'start'"):
+        cold_start.read_retrieval(path)
+    del good["total_s"]
+    path.write_text(json.dumps(good) + "\n")
+    with pytest.raises(ValueError, match="line 1 has no key 'total_s'"):
+        cold_start.read_retrieval(path)
+
+
+def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypatch):
+    smoke = cold_start.RetrievalProfile(points=((24, 2),), rms=(0.5,), seeds=(1,))
+    monkeypatch.setitem(cold_start.RETRIEVAL_PROFILES, "tiny", smoke)
+    monkeypatch.setattr(retrieval, "RETRIEVAL_PROFILES", cold_start.RETRIEVAL_PROFILES)
+    real, made = retrieval.fit_truth, []
+
+    def interrupted(point, todo, tol, warmed):
+        for fitted in real(point, todo, tol, warmed):
+            if len(made) == 2:
+                raise KeyboardInterrupt
+            made.append(fitted)
+            yield fitted
+
+    monkeypatch.setattr(retrieval, "fit_truth", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True)
+    kept = cold_start.read_retrieval(tmp_path / "points.jsonl")
+    assert [(r["start"], r["impl"]) for r in kept] == [(cold_start.FROM_TRUTH, "torch-cpu"),
+                                                       (cold_start.PLAIN, "numpy")]
+    monkeypatch.setattr(retrieval, "fit_truth", real)
+    assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 4
+    assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 0
+    records = cold_start.read_retrieval(tmp_path / "points.jsonl")
+    assert len({cold_start.record_key(r) for r in records}) == len(records) == 6
