@@ -213,3 +213,34 @@ def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
     assert target["met"] is False  # 512 is slower, though 256 is faster
     series[analysis.TORCH_ADJOINT][(512, 4)] = peer_record(512, 4, 0.29, 30)
     assert next(t for t in analysis.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
+
+
+def test_the_retrieval_section_says_what_its_fits_say(synthetic):
+    from replication import cold_start
+    from tests.test_retrieval import record
+
+    run_folder, references = synthetic
+    fits = []
+    for seed in (1, 2):
+        fits += [record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0, seed=seed),
+                 record(NUMPY, cold_start.PLAIN, fun=-100.0, seed=seed, seconds=9.0),
+                 record(TORCH_CPU, cold_start.PLAIN, fun=-100.0 + (28.0 if seed == 2 else 0.0), seed=seed,
+                        seconds=1.0)]
+    for order in (2, 4, 6, 8):  # C4's orders at npix 128: the speed-up grows with P
+        for method, seconds in ((cold_start.TORCH_ADJOINT, 0.5), (NUMPY, float(order)), (TORCH_CPU, 1.0)):
+            start = cold_start.FROM_TRUTH if method == cold_start.TORCH_ADJOINT else cold_start.PLAIN
+            fits.append(record(method, start, fun=-10.0, seed=1, seconds=seconds) | {"npix": 128, "nzern": order})
+    folder = run_folder / "retrieval-quick"
+    folder.mkdir()
+    (folder / "points.jsonl").write_text("".join(json.dumps(fit) + "\n" for fit in fits))
+    texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
+    main = texts["REPORT.md"][texts["REPORT.md"].index("## Retrieval from a cold start"):]
+    assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
+    assert "| 1 | 6 of 6; 0.01 | 5 of 6; 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu, from the truth
+    claims = cold_start.retrieval_claims(cold_start.read_retrieval(folder / "points.jsonl"))
+    assert claims["C3"]["by_npix"] == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
+    assert claims["C4"]["verdict"] == "not reproduced"
+    assert f"| C3: CPU torch ~10x NumPy | {report.times(claims['C3']['value'])} at npix 128: **reproduced** |" in main
+    assert f"slope {claims['C4']['value']:.2f} at npix 128" in main
+    appendix = texts["runs/your-synthetic.md"]
+    assert "| 32 | 3 | 1 | 2/2; 9 s, 12 ev; 0.01 rad | 1/2; 1 s, 12 ev; 0.01 rad | 0.02 |" in appendix
