@@ -1,6 +1,7 @@
 """Per-evaluation benchmark against the FFT floor: where each implementation spends its time."""
 
 import importlib
+import random
 import statistics
 import time
 
@@ -162,7 +163,8 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=Fals
 
 
 def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="cauchy", peers=False):
-    """One row: milliseconds of every step, interleaved round by round, and multiples of the floor."""
+    """One row: milliseconds of every step, interleaved round by round in an order shuffled each round (the same
+    orders in every run), and multiples of the floor."""
     steps, nparams = timed_steps(npix, nzern, compile_torch, objective, peers)
     rounds = {name: [] for name in steps}
     warm_up_s = {}
@@ -170,8 +172,10 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
         start = time.perf_counter()
         function()  # warm-up: plans, caches, first-touch of memory, and compilation
         warm_up_s[name] = time.perf_counter() - start
-    for _ in range(repeats):
-        for name, function in steps.items():
+    for round_number in range(repeats):
+        order = list(steps.items())
+        random.Random(round_number).shuffle(order)  # no step always runs after the same one (caches, allocator)
+        for name, function in order:
             if name in FD_STEPS and len(rounds[name]) >= max(1, repeats // 3):
                 continue  # P + 1 evaluations: fewer repeats keep the bench short
             start = time.perf_counter()
