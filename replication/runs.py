@@ -212,7 +212,8 @@ def reference_runs(base=None):
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "crosscheck/crosscheck.json",
                 "crosscheck/example.npz", "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt",
                 "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
-                "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json")
+                "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
+                "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -239,7 +240,11 @@ def contributed_files(run):
 def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
-    if path.name == "points.jsonl":
+    if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
+        from replication.cold_start import read_retrieval  # a retrieval's records, not a sweep's points
+
+        read_retrieval(path)
+    elif path.name == "points.jsonl":
         from replication.profiles import read_points  # the point schema lives with the profiles
 
         read_points(path)

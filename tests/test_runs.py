@@ -172,13 +172,16 @@ def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text(point.splitlines(keepends=True)[0])  # a valid record
     append_record(run / "sweep-smoke" / "runs.jsonl", {"b": 2})
+    fit = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "retrieval-quick" / "points.jsonl").read_text()
+    (run / "retrieval-smoke").mkdir()
+    (run / "retrieval-smoke" / "points.jsonl").write_text(fit.splitlines(keepends=True)[0])  # a retrieval's record
     (run / "REPORT.md").write_text("rendered")
     (run / "figures").mkdir()
     reference = tmp_path / "reference"
     target = runs.contribute(run, "A lab machine: smoke sweep.", reference)
     assert target == reference / run.name
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == [
-        "run.json", "sweep-smoke/points.jsonl", "sweep-smoke/runs.jsonl"]
+        "retrieval-smoke/points.jsonl", "run.json", "sweep-smoke/points.jsonl", "sweep-smoke/runs.jsonl"]
     assert runs.read_run(target)["note"] == "A lab machine: smoke sweep."
     assert runs.reference_runs(reference) == [target]
     with pytest.raises(runs.RunError, match="never overwritten"):
