@@ -6,7 +6,7 @@ import dataclasses
 import math
 import statistics
 
-from replication.analysis import RULES, verdict_c3, verdict_c4
+from replication.analysis import RULES, TORCH_ADJOINT, TORCH_ON_DEVICE, verdict_c3, verdict_c4
 from replication.data import ended_at_optimum, judging_newton
 from replication.results import NUMBER, check_record, read_records
 from replication.series import NUMPY, TORCH_CPU, Series
@@ -38,8 +38,6 @@ FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders 
 """How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
 Zernike orders 2, 3, ... up to the point's in turn, each from the last one's result (as OOF software does)."""
 STARTS = (FROM_TRUTH, PLAIN, STAGED)
-TORCH_ADJOINT = Series("torch-cpu", gradient="adjoint")
-TORCH_ON_DEVICE = Series("torch-cpu", minimizer="torchmin")
 METHODS = ((NUMPY, PLAIN), (TORCH_CPU, PLAIN), (TORCH_ADJOINT, PLAIN), (TORCH_ON_DEVICE, PLAIN),
            (TORCH_ADJOINT, STAGED))
 """(series, start) of every cold-start fit, in the report's order; the judge is TORCH_ADJOINT from the truth."""
