@@ -15,70 +15,68 @@ from .constants import N_ILLUMINATION
 
 
 def objective_and_power_adjoint(power, data, gamma, objective):
-    """The objective and W = dL/dP per pixel, sharing the excess e = P - data (beam-power units), computed in
-    place over `power` (which it overwrites: every full-grid pass then writes into memory already in use).
+    """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, sharing the excess e = P - data
+    (beam-power units), computed in place over `power` (which it overwrites: every full-grid pass then writes into
+    memory already in use). The constant factor is left for the far-field adjoint to apply on the small box.
 
-    Cauchy: L = sum log1p((e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
+    Cauchy: L = sum log(1 + (e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
     s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Sums in float64, as in
     likelihood.py, whose values these equal.
     """
     excess = power
     excess -= data
     if objective == "least-squares":
-        value = (excess * excess).sum(dtype=torch.float64)
-        excess *= 2
-        return value, excess
+        return (excess * excess).sum(dtype=torch.float64), excess, 2.0
     excess /= gamma
     squared = excess * excess
-    value = torch.log1p(squared).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
-    squared += 1
+    squared += 1  # then log, not log1p, as in likelihood.cauchy_nll, which says why
+    value = torch.log(squared).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
     excess /= squared
-    excess *= 2 / gamma
-    return value, excess
+    return value, excess, 2 / gamma
 
 
-def far_field_adjoint(weights, beam, box):
-    """dL/dE on the field box from W = dL/dP, through P = |b|^2 (g_b = 2 W b) and b = far_field(E): the adjoint
-    of each zero-padded ifft is an fft (over npix, then divided by npix) cut back to the box. W b is formed in
-    place over `beam` (which it overwrites); the factor 2 is applied on the box, after the transforms, where it
-    costs least."""
+def far_field_adjoint(weights, factor, beam, box):
+    """dL/dE on the field box from W = factor w = dL/dP, through P = |b|^2 (g_b = 2 W b) and b = far_field(E): the
+    adjoint of each zero-padded ifft is an fft (over npix, then divided by npix) cut back to the box. w b is formed
+    in place over `beam` (which it overwrites); the constant 2 factor / npix^2 is applied on the box, after the
+    transforms, where it costs least."""
     real = torch.view_as_real(beam)
-    real[..., 0].mul_(weights)  # the real and imaginary parts by the real W, in place: no complex copy of W
+    real[..., 0].mul_(weights)  # the real and imaginary parts by the real w, in place: no complex copy of w
     real[..., 1].mul_(weights)
     grad_beam = torch.fft.fft(beam, dim=-1)[..., :box[1]]
-    return torch.fft.fft(grad_beam, dim=-2)[..., :box[0], :] * (2 / (beam.shape[-1] * beam.shape[-2]))
-
-
-def illumination_adjoint(weights, amplitude, x, y, x0, y0, amp, sigma, rho, diff):
-    """dL/d(x0, y0, amp) from W = dL/dA on the dish pixels, A = amp exp(-q / 2 sigma^2)."""
-    dx = x - x0
-    dy = y - y0
-    scaled = weights * amplitude / (2 * sigma**2)
-    grad_x0 = (scaled * (2 * dx + rho * dy + 2 * diff * dx)).sum()
-    grad_y0 = (scaled * (2 * dy + rho * dx - 2 * diff * dy)).sum()
-    grad_amp = (weights * illumination(x, y, x0, y0, 1.0, sigma, rho, diff)).sum()
-    return torch.stack([grad_x0, grad_y0, grad_amp])
+    return torch.fft.fft(grad_beam, dim=-2)[..., :box[0], :] * (2 * factor / (beam.shape[-1] * beam.shape[-2]))
 
 
 def dish_field(params, setup):
-    """The illumination amplitude A, the phasor exp(i (Phi + screen_k)) and the field E_k = A phasor on the dish."""
+    """The illumination taper (amp = 1) and amplitude A, the phasor exp(i (Phi + screen_k)) and the field
+    E_k = A phasor on the dish."""
     coeffs, (x0, y0, amp) = params[:-N_ILLUMINATION], params[-N_ILLUMINATION:]
-    amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
+    taper = illumination(setup.x, setup.y, x0, y0, 1.0, setup.sigma, setup.rho, setup.diff)
+    amplitude = amp * taper
     phase = aperture_phase(coeffs, setup.basis) + setup.screens  # exp(i phase) from cos and sine: faster than exp
     phasor = torch.complex(torch.cos(phase), torch.sin(phase))
-    return amplitude, phasor, amplitude * phasor
+    return taper, amplitude, phasor, amplitude * phasor
 
 
-def dish_adjoint(grad_box, amplitude, phasor, field, params, setup):
+def illumination_derivatives(taper, amplitude, x, y, x0, y0, sigma, rho, diff):
+    """dA/d(x0, y0, amp) on the dish pixels, A = amp taper, taper = exp(-q / 2 sigma^2), as (3, pixels): the
+    rows that take dL/dA to dL/d(x0, y0, amp), and the forward derivatives of power_scores."""
+    dx = x - x0
+    dy = y - y0
+    scaled = amplitude / (2 * sigma**2)
+    return torch.stack([scaled * ((2 + 2 * diff) * dx + rho * dy), scaled * ((2 - 2 * diff) * dy + rho * dx), taper])
+
+
+def dish_adjoint(grad_box, taper, amplitude, phasor, params, setup):
     """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination."""
-    x0, y0, amp = params[-N_ILLUMINATION:]
+    x0, y0, _ = params[-N_ILLUMINATION:]
     grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
-    along_phasor = grad_field * phasor  # conj(g_E) exp(i phase), whose imaginary part times A is that of conj(g_E) E
-    grad_amplitude = along_phasor.real.sum(0)
-    grad_phase = -amplitude * along_phasor.imag.sum(0)
-    grad_illumination = illumination_adjoint(grad_amplitude, amplitude, setup.x, setup.y, x0, y0, amp, setup.sigma,
-                                             setup.rho, setup.diff)
-    return torch.cat([setup.basis @ grad_phase, grad_illumination])
+    # conj(g_E) exp(i phase) summed over the maps: its real part is dL/dA, its imaginary part times A is dL/dPhi
+    along_phasor = (grad_field * phasor).sum(0)
+    grad_phase = -amplitude * along_phasor.imag
+    d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
+                                           setup.diff)
+    return torch.cat([setup.basis @ grad_phase, d_amplitude @ along_phasor.real])
 
 
 STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
@@ -90,28 +88,19 @@ def value_and_gradient(params, setup, data, gamma, objective, lap=None):
     """The objective and its exact gradient for params (the model's array type), data in FFT order. lap, where
     given, is called with each step's name (STEPS) as that step ends: the bench times the steps with it."""
     lap = lap or (lambda step: None)
-    amplitude, phasor, field = dish_field(params, setup)
+    taper, amplitude, phasor, field = dish_field(params, setup)
     lap(STEPS[0])
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     lap(STEPS[1])
     power = beam_power(beam)
     lap(STEPS[2])
-    value, power_weights = objective_and_power_adjoint(power, data, gamma, objective)
+    value, power_weights, factor = objective_and_power_adjoint(power, data, gamma, objective)
     lap(STEPS[3])
-    grad_box = far_field_adjoint(power_weights, beam, setup.box)
+    grad_box = far_field_adjoint(power_weights, factor, beam, setup.box)
     lap(STEPS[4])
-    grad = dish_adjoint(grad_box, amplitude, phasor, field, params, setup)
+    grad = dish_adjoint(grad_box, taper, amplitude, phasor, params, setup)
     lap(STEPS[5])
     return value, grad
-
-def illumination_derivatives(amplitude, x, y, x0, y0, sigma, rho, diff):
-    """dA/d(x0, y0, amp) on the dish pixels, A = amp exp(-q / 2 sigma^2), (3, pixels): the rows whose sums
-    with weights illumination_adjoint takes."""
-    dx = x - x0
-    dy = y - y0
-    scaled = amplitude / (2 * sigma**2)
-    return torch.stack([scaled * (2 * dx + rho * dy + 2 * diff * dx), scaled * (2 * dy + rho * dx - 2 * diff * dy),
-                     illumination(x, y, x0, y0, 1.0, sigma, rho, diff)])
 
 
 def power_scores(params, setup, data, gamma, objective):
@@ -119,12 +108,13 @@ def power_scores(params, setup, data, gamma, objective):
     order: the power's derivative by forward mode through the model (dE = i dPhi E + dA phasor,
     db = far_field(dE), dP = 2 Re(conj(b) db)), one transform of the three maps per parameter. Their sum over
     pixels is the gradient; their spread is the middle of the sandwich covariance."""
-    amplitude, phasor, field = dish_field(params, setup)
+    taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power = beam_power(beam)
-    _, weights = objective_and_power_adjoint(power, data, gamma, objective)
+    _, weights, factor = objective_and_power_adjoint(power, data, gamma, objective)
     x0, y0, _ = params[-N_ILLUMINATION:]
-    d_amplitude = illumination_derivatives(amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho, setup.diff)
+    d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
+                                           setup.diff)
     scores = torch.empty((setup.nparams, *power.shape), dtype=power.dtype, device=power.device)
     for k in range(setup.nparams):
         if k < setup.basis.shape[0]:
@@ -132,5 +122,5 @@ def power_scores(params, setup, data, gamma, objective):
         else:
             d_field = d_amplitude[k - setup.basis.shape[0]] * phasor
         d_beam = far_field(place_on_grid(d_field, setup.index, setup.box), setup.npix)
-        scores[k] = 2 * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
+        scores[k] = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
     return scores
