@@ -51,14 +51,14 @@ def cauchy_nll(power, data, gamma):
     Written as npixels * log(pi gamma) + sum log1p((resid / gamma)^2): the large constant is added
     once instead of per pixel, which keeps the objective smooth for BFGS. Summed in float64.
     """
-    scaled = (data - power) / gamma
+    scaled = (power - data) / gamma
     return np.log1p(scaled**2).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
 
 
 def least_squares(power, data):
     """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64: the objective of
     the author's timing code."""
-    return ((data - power) ** 2).sum(dtype=np.float64)
+    return ((power - data) ** 2).sum(dtype=np.float64)
 
 
 def objective_value(power, data, gamma, objective):

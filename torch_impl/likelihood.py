@@ -50,16 +50,17 @@ def cauchy_nll(power, data, gamma):
     Written as npixels * log(pi gamma) + sum log(1 + (resid / gamma)^2): the large constant is added
     once instead of per pixel, which keeps the objective smooth for BFGS. Summed in float64. log(1 + x)
     rather than NumPy's log1p: torch's log1p is ~4x slower than its log on CPU, and rounding 1 + x costs each
-    term at most half a unit in the last place of 1, no more than the float64 sum's own rounding.
+    term at most half a unit in the last place of 1, no more than the float64 sum's own rounding. The residual
+    enters as power - data, whose square is the same and whose derivative autograd takes without a negation.
     """
-    scaled = (data - power) / gamma
+    scaled = (power - data) / gamma
     return torch.log(1 + scaled**2).sum(dtype=torch.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
 
 
 def least_squares(power, data):
     """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64: the objective of
     the author's timing code."""
-    return ((data - power) ** 2).sum(dtype=torch.float64)
+    return ((power - data) ** 2).sum(dtype=torch.float64)
 
 
 def objective_value(power, data, gamma, objective):
