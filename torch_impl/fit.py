@@ -109,10 +109,10 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
 
 
 MINIMIZERS = ("scipy", "torchmin")
+"""Whose BFGS runs the fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the setup's device."""
 ON_DEVICE_OPTIONS = {"xtol": 0.0, "gtd_tol": 0.0}
 """torchmin's BFGS options: no absolute stop on small steps, objective changes or directional derivatives,
 whose scale depends on the objective's units (see _on_device_bfgs)."""
-"""Whose BFGS runs the fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the setup's device."""
 
 
 def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
