@@ -123,14 +123,22 @@ class Run:
 
     @property
     def title(self):
-        """'your run' or 'reference', its date and its machine: the run's name in tables and legends."""
+        """'your run' or 'reference', its date and its machine (and its profile, where not the quick one): the
+        run's name in tables and legends."""
         whose = "your run" if self.own else "reference"
-        return f"{whose} {self.info['created'][:10]}: {runs.machine_label(self.machine)}"
+        return f"{whose} {self.info['created'][:10]}: {runs.machine_label(self.machine)}{self.profile_label}"
 
     @property
     def short_title(self):
-        """The run in a sentence: 'your run', or the reference's date and machine."""
-        return "your run" if self.own else f"{self.info['created'][:10]} {runs.machine_label(self.machine)}"
+        """The run in a sentence: 'your run', or the reference's date and machine (and profile)."""
+        return ("your run" if self.own else
+                f"{self.info['created'][:10]} {runs.machine_label(self.machine)}{self.profile_label}")
+
+    @property
+    def profile_label(self):
+        """', paper profile' where the judged sweep is not the quick profile (two runs of one machine and day
+        then read apart); '' otherwise."""
+        return "" if self.profile in (None, "quick") else f", {self.profile} profile"
 
     @property
     def appendix_name(self):
