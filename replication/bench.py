@@ -1,7 +1,9 @@
 """Per-evaluation benchmark against the FFT floor: where each implementation spends its time."""
 
 import importlib
+import os
 import random
+import shutil
 import statistics
 import time
 
@@ -91,9 +93,16 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
         "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, objective)}, repeats)
 
 
+def cpp_compiler():
+    """The C++ compiler torch.compile's CPU backend would call ($CXX, else g++), or None: --compile needs one."""
+    return shutil.which(os.environ.get("CXX", "g++"))
+
+
 def compiled_value_and_grad(setup, data, gamma):
-    """torch.compile of the likelihood, differentiated by autograd: a callable of the parameters."""
-    compiled = torch.compile(TORCH_LIKELIHOOD.prepared_nll)
+    """torch.compile of the likelihood, differentiated by autograd: a callable of the parameters. Compiled for the
+    point's shapes (dynamic=False): on the second grid size torch would otherwise recompile with symbolic shapes,
+    whose backward of the FFTs' zero padding inductor (torch 2.13) gets wrong (a stride assertion at npix 512)."""
+    compiled = torch.compile(TORCH_LIKELIHOOD.prepared_nll, dynamic=False)
 
     def value_and_grad(params):
         params = torch.as_tensor(params).requires_grad_()

@@ -370,10 +370,12 @@ def bench_folder_name(compile_torch, peers=False):
 
 def run_bench_command(args):
     from replication.analysis import load_json
-    from replication.bench import run_bench
+    from replication.bench import cpp_compiler, run_bench
 
     if args.peers:
         require_jax("--peers: ")
+    if args.compile and cpp_compiler() is None:
+        raise runs.RunError("--compile: torch.compile's CPU backend needs a C++ compiler ($CXX or g++); none found")
     results, lock = writer_folder(args, bench_folder_name(args.compile, args.peers))
     with runs.exclusive(lock):
         previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
