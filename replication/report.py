@@ -369,6 +369,30 @@ def allocator_effect(bench, default_bench):
     return rows
 
 
+def compiled_reading(bench_compile):
+    """The bench-compile rows holding the compiled variant, and what they say: {"rows", "faster" / "slower" (where
+    compiled autograd beat eager autograd, or did not), "adjoint_fastest" / "adjoint_not_fastest" (where the eager
+    exact adjoint beat both, or did not)}, each a phrase naming the points ('npix 256, 512'); {} without rows."""
+    rows = [row for row in (bench_compile or {"rows": []})["rows"] if "torch_compiled_value_and_grad" in row["ms"]]
+    if not rows:
+        return {}
+    one_setting = len({(row["nzern"], row["threads"]) for row in rows}) == 1
+
+    def points(chosen):
+        if one_setting:
+            return "npix " + ", ".join(str(row["npix"]) for row in chosen) if chosen else ""
+        return "; ".join(f"npix {r['npix']}, n = {r['nzern']}, {r['threads']} thread(s)" for r in chosen)
+
+    compiled_wins = [r["ms"]["torch_compiled_value_and_grad"] < r["ms"]["torch_value_and_grad"] for r in rows]
+    adjoint_wins = [r["ms"]["torch_analytic_value_and_grad"] < min(r["ms"]["torch_compiled_value_and_grad"],
+                                                                    r["ms"]["torch_value_and_grad"]) for r in rows]
+    return {"rows": rows,
+            "faster": points([r for r, won in zip(rows, compiled_wins, strict=True) if won]),
+            "slower": points([r for r, won in zip(rows, compiled_wins, strict=True) if not won]),
+            "adjoint_fastest": points([r for r, won in zip(rows, adjoint_wins, strict=True) if won]),
+            "adjoint_not_fastest": points([r for r, won in zip(rows, adjoint_wins, strict=True) if not won])}
+
+
 def fit_row(fit):
     """A cross-check fit as the convergence table shows it."""
     account = fit["convergence"]
@@ -457,8 +481,7 @@ def run_sections(run, figures, start):
             "bench": run.bench, "bench_targets": bench_targets(run.bench),
             "bench_profiles": bench_profiles(run.bench),
             "allocator": allocator_effect(run.bench, run.bench_default),
-            "compiled": [row for row in (run.bench_compile or {"rows": []})["rows"]
-                         if "torch_compiled_value_and_grad" in row["ms"]],
+            "compiled": compiled_reading(run.bench_compile),
             "figures": run_figures(run, figures, start),
             "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md")}
 

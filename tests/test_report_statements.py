@@ -245,3 +245,27 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     assert f"slope {claims['C4']['value']:.2f} at npix 128" in main
     appendix = texts["runs/your-synthetic.md"]
     assert "| 32 | 3 | 1 | 2/2; 9 s, 12 ev; 0.01 rad | 1/2; 1 s, 12 ev; 0.01 rad | 0.02 |" in appendix
+
+
+def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path):
+    """Compiled autograd faster than eager at npix 256 only; the adjoint fastest at 128 only: the appendix says
+    exactly that, from the bench-compile rows."""
+    run_folder = write_run(tmp_path / "compiled", paper_series(records()))
+    (tmp_path / "reference").mkdir()
+
+    def row(npix, eager, compiled, adjoint):
+        ms = {"floor_torch": 1.0, "torch_value_and_grad": eager, "torch_compiled_value_and_grad": compiled,
+              "torch_analytic_value_and_grad": adjoint}
+        return {"npix": npix, "nzern": 5, "threads": 2, "ms": ms, "x_floor": dict(ms),
+                "warm_up_s": {"torch_compiled_value_and_grad": 3.0}}
+
+    bench = {"rows": [row(128, 2.0, 2.5, 1.0), row(256, 4.0, 3.0, 3.5)], "environments": [], "complete": True}
+    (run_folder / "bench-compile").mkdir()
+    (run_folder / "bench-compile" / "bench.json").write_text(json.dumps(bench))
+    reading = report.compiled_reading(bench)
+    assert (reading["faster"], reading["slower"]) == ("npix 256", "npix 128")
+    assert (reading["adjoint_fastest"], reading["adjoint_not_fastest"]) == ("npix 128", "npix 256")
+    text = render_all([run_folder], tmp_path / "reference", output=run_folder,
+                      figures=run_folder / "figures")["runs/your-compiled.md"]
+    assert "Compiled autograd is faster than eager autograd at npix 256 (not at npix 128);" in text
+    assert "the eager exact adjoint is faster than both at npix 128 (not at npix 256)." in text
