@@ -105,8 +105,9 @@ def check_positive(name, value):
     return float(value)
 
 
-def real_array(values, name, what):
-    """A float64 copy of real numbers; complex or boolean values are refused, never silently converted.
+def real_array(values, name, what, copy=True):
+    """Real numbers as float64, copied unless copy=False; complex or boolean values are refused, never silently
+    converted.
 
     A tensor (which may require grad or live on a GPU) gives its values only: detached, copied to the host.
     """
@@ -121,7 +122,7 @@ def real_array(values, name, what):
         raise ValueError(f"{name} must be {what}: {error}") from None
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be {what} (real numbers), got dtype {raw.dtype}")
-    return raw.astype(np.float64)
+    return raw.astype(np.float64, copy=copy)
 
 
 def check_params(params, nparams, name="params"):
@@ -135,8 +136,9 @@ def check_params(params, nparams, name="params"):
 
 
 def check_data(data, npix):
-    """A float64 copy of the observed (3, npix, npix) beam maps with finite entries."""
-    values = real_array(data, "data", "an array of numbers")
+    """The observed (3, npix, npix) beam maps as float64 with finite entries; not copied where already float64
+    (the callers' reorder into FFT order copies them)."""
+    values = real_array(data, "data", "an array of numbers", copy=False)
     if values.shape != (3, npix, npix):
         raise ValueError(f"data must have shape (3, {npix}, {npix}), got {values.shape}")
     if not np.all(np.isfinite(values)):

@@ -69,6 +69,16 @@ def test_bad_maps_are_refused_when_prepared(package):
         package.prepare_data(data, setup)
 
 
+def test_prepared_maps_share_no_memory_with_the_callers(package):
+    """The check takes float64 maps without a copy; the reorder into FFT order makes the copy: a change to the
+    caller's array afterwards leaves the prepared maps as they were."""
+    setup, _, data = problem(package)
+    observed = package.prepare_data(data, setup)
+    before = package.backend.to_numpy(observed.fft_order)
+    data *= 2
+    np.testing.assert_array_equal(package.backend.to_numpy(observed.fft_order), before)
+
+
 def test_numpys_prepared_maps_are_read_only():
     setup, _, data = problem(reference_numpy)
     observed = reference_numpy.prepare_data(data, setup)
