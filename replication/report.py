@@ -33,7 +33,7 @@ from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.results import write_text_if_changed
-from replication.series import NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
+from replication.series import JAX, NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
 
 CLAIMS = {
     "C1": "Up to ~100x faster time-to-solution with PyTorch on a GPU than with the NumPy implementation.",
@@ -543,8 +543,27 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "model": relative(PAPER / "MODEL.md", output),
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
+        "against_jax": [line for line in map(against_jax, all_runs) if line], "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
     }
+
+
+JAX_POINTS = (256, 512)
+"""The grid sizes at which The answer sets torch against the JAX peer (those of the peer targets)."""
+
+
+def against_jax(run):
+    """The JAX line of The answer for a run that timed the peer and whose peer passed its gate: per torch
+    gradient, the range of its time to solution over JAX's at npix JAX_POINTS (fits at the optimum only), or None."""
+    if JAX not in run.series or not (run.peers_check or {}).get("passed"):
+        return None
+    ranges = []
+    for series, what in ((analysis.TORCH_ADJOINT, "torch's exact adjoint"), (TORCH_CPU, "torch autograd")):
+        ratios = [value for (npix, _), value in analysis.speedups(run.series, series, JAX).items()
+                  if npix in JAX_POINTS]
+        if ratios:
+            ranges.append({"what": what, "low": min(ratios), "high": max(ratios), "points": len(ratios)})
+    return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges} if ranges else None
 
 
 def retrieval_figure(all_runs, figures, output):

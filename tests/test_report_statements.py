@@ -7,7 +7,7 @@ import json
 import pytest
 
 from replication import analysis, report, runs, timing
-from replication.paths import REFERENCE
+from replication.paths import PAPER, REFERENCE
 from replication.report import render_all
 from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
 
@@ -269,3 +269,18 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
                       figures=run_folder / "figures")["runs/your-compiled.md"]
     assert "Compiled autograd is faster than eager autograd at npix 256 (not at npix 128);" in text
     assert "the eager exact adjoint is faster than both at npix 128 (not at npix 256)." in text
+
+
+def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
+    """The answer's line on JAX: for each reference run that timed JAX, the range of torch's time to solution over
+    JAX's at npix 256 and 512 is that of the run's fits at the optimum; a peer that failed its gate gets no line."""
+    text = (PAPER / "REPORT.md").read_text()
+    with_jax = [run for run in report.load_runs([], REFERENCE) if analysis.JAX in run.series]
+    assert with_jax
+    for run in with_jax:
+        ratios = [value for (npix, _), value in analysis.speedups(run.series, analysis.TORCH_ADJOINT,
+                                                                  analysis.JAX).items() if npix in (256, 512)]
+        line = next(line for line in text.splitlines() if line.startswith("Against JAX") and run.title in line)
+        assert f"torch's exact adjoint {report.times(min(ratios))}-{report.times(max(ratios))}" in line
+        run.peers_check["passed"] = False
+        assert report.against_jax(run) is None
