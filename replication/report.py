@@ -558,11 +558,11 @@ def against_jax(run):
     if JAX not in run.series or not (run.peers_check or {}).get("passed"):
         return None
     ranges = []
-    for series, what in ((analysis.TORCH_ADJOINT, "torch's exact adjoint"), (TORCH_CPU, "torch autograd")):
+    for series, what in ((analysis.TORCH_ADJOINT, "exact adjoint"), (TORCH_CPU, "autograd")):
         ratios = [value for (npix, _), value in analysis.speedups(run.series, series, JAX).items()
                   if npix in JAX_POINTS]
         if ratios:
-            ranges.append({"what": what, "low": min(ratios), "high": max(ratios), "points": len(ratios)})
+            ranges.append({"what": what, "low": min(ratios), "high": max(ratios)})
     return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges} if ranges else None
 
 
