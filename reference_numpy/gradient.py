@@ -71,7 +71,7 @@ def dish_adjoint(grad_box, taper, amplitude, phasor, params, setup):
     """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination."""
     x0, y0, _ = params[-N_ILLUMINATION:]
     grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
-    # conj(g_E) exp(i phase) summed over the maps: its real part is dL/dA, its imaginary part times A is dL/dPhi
+    # conj(g_E) exp(i phase) summed over the maps: its real part is dL/dA, minus A times its imaginary part dL/dPhi
     along_phasor = (grad_field * phasor).sum(0)
     grad_phase = -amplitude * along_phasor.imag
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
