@@ -49,7 +49,7 @@ def cauchy_nll(power, data, gamma):
 
     Written as npixels * log(pi gamma) + sum log(1 + (resid / gamma)^2): the large constant is added
     once instead of per pixel, which keeps the objective smooth for BFGS. Summed in float64. log(1 + x)
-    rather than NumPy's log1p: torch's log1p is ~4x slower than its log on CPU, and rounding 1 + x costs each
+    rather than NumPy's log1p: torch's log1p is ~4x slower than log(1 + x) on CPU, and rounding 1 + x costs each
     term at most half a unit in the last place of 1, no more than the float64 sum's own rounding. The residual
     enters as power - data, whose square is the same and whose derivative autograd takes without a negation.
     """
