@@ -383,14 +383,15 @@ def compiled_reading(bench_compile):
             return "npix " + ", ".join(str(row["npix"]) for row in chosen) if chosen else ""
         return "; ".join(f"npix {r['npix']}, n = {r['nzern']}, {r['threads']} thread(s)" for r in chosen)
 
-    compiled_wins = [r["ms"]["torch_compiled_value_and_grad"] < r["ms"]["torch_value_and_grad"] for r in rows]
-    adjoint_wins = [r["ms"]["torch_analytic_value_and_grad"] < min(r["ms"]["torch_compiled_value_and_grad"],
-                                                                    r["ms"]["torch_value_and_grad"]) for r in rows]
-    return {"rows": rows,
-            "faster": points([r for r, won in zip(rows, compiled_wins, strict=True) if won]),
-            "slower": points([r for r, won in zip(rows, compiled_wins, strict=True) if not won]),
-            "adjoint_fastest": points([r for r, won in zip(rows, adjoint_wins, strict=True) if won]),
-            "adjoint_not_fastest": points([r for r, won in zip(rows, adjoint_wins, strict=True) if not won])}
+    def split(wins):
+        """(the points where wins(row) holds, those where it does not), as phrases."""
+        return points([r for r in rows if wins(r["ms"])]), points([r for r in rows if not wins(r["ms"])])
+
+    faster, slower = split(lambda ms: ms["torch_compiled_value_and_grad"] < ms["torch_value_and_grad"])
+    adjoint_fastest, adjoint_not_fastest = split(lambda ms: ms["torch_analytic_value_and_grad"] < min(
+        ms["torch_compiled_value_and_grad"], ms["torch_value_and_grad"]))
+    return {"rows": rows, "faster": faster, "slower": slower, "adjoint_fastest": adjoint_fastest,
+            "adjoint_not_fastest": adjoint_not_fastest}
 
 
 def fit_row(fit):
