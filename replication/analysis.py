@@ -1,7 +1,6 @@
 """Read recorded results and compute what the report states: timing tables, speed-ups and verdicts."""
 
 import dataclasses
-import json
 import math
 import pathlib
 import statistics
@@ -17,9 +16,23 @@ from replication.data import (
     judging_newton,
     judging_stderr,
 )
-from replication.profiles import read_points, sweep_folder_name
+from replication.profiles import sweep_folder_name
+from replication.records import load_json, read_points, read_retrieval
+from replication.registry import GRADIENTS
 from replication.results import read_records
-from replication.series import JAX, NUMPY, TORCH_CPU, TORCH_CUDA, Series, ordered
+from replication.series import (
+    CUDA_ON_DEVICE,
+    JAX,
+    NUMPY,
+    NUMPY_ADJOINT,
+    TORCH_ADJOINT,
+    TORCH_CPU,
+    TORCH_CUDA,
+    TORCH_DIFFERENCES,
+    TORCH_ON_DEVICE,
+    Series,
+    ordered,
+)
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
 SAME_SOLUTION_STDERR = 0.1
@@ -29,17 +42,6 @@ PROFILE_ORDER = ("paper", "quick", "smoke")
 C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
 """The evidence C4 needs: every order of a fixed set, the same in every profile, at one grid size of npix >= 128
 (the paper's claim reaches order 8; P runs 8, 17, 30, 47)."""
-
-
-AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
-"""The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
-OWN_FLOOR = {"numpy": "floor_numpy", "jax": "floor_jax"}
-"""Each library's own FFT floor, by the prefix of a step's name (torch's for the rest)."""
-
-
-def own_floor(name):
-    """The bench step holding the FFT floor of the library a step (or profile walk) named `name` runs in."""
-    return OWN_FLOOR.get(name.split("_")[0].split(" ")[0], "floor_torch")
 
 
 def load_sweep(folder):
@@ -71,24 +73,6 @@ def load_sharded_sweeps(folder):
                           "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
                           "points": sum(len(points) for points in series.values())})
     return sweeps, nodes
-
-
-def load_json(path, lists=()):
-    """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
-    produced; a damaged one is an error naming the file and what is wrong."""
-    if not path.exists():
-        return None
-    try:
-        content = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise runs.RunError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(content, dict):
-        raise runs.RunError(f"{path}: not a record (got {type(content).__name__})")
-    for key in lists:
-        if not isinstance(content.get(key, []), list) or not all(isinstance(item, dict) for item in content.get(
-                key, [])):
-            raise runs.RunError(f"{path}: key {key!r} must be a list of records")
-    return content
 
 
 @dataclasses.dataclass
@@ -174,8 +158,6 @@ def sweep_objective(name):
 
 def load_run(folder, own):
     """A run folder's results; an error where the folder is not a run (no run.json)."""
-    from replication.cold_start import read_retrieval  # it grades with this module's rules
-
     folder = pathlib.Path(folder)
     info = runs.read_run(folder)
     if info is None:
@@ -445,8 +427,11 @@ def crosscheck_fits(crosscheck):
 
 
 def compared_series(check):
-    """The series a cross-check's comparison names first (its label, then " autograd" or " vs numpy ...")."""
-    return Series.parse(check["compare"].split(" vs ")[0].removesuffix(" autograd"))
+    """The series a cross-check's comparison names first (its label, then the gradient's name or " vs ...")."""
+    first = check["compare"].split(" vs ")[0]
+    for gradient in GRADIENTS:
+        first = first.removesuffix(f" {gradient}")
+    return Series.parse(first)
 
 
 def crosscheck_checks(crosscheck):
@@ -534,8 +519,6 @@ def verdict_c6(mirror_total):
     return {"value": mirror_total["share"], "verdict": RULES["C6"].grade(mirror_total["share"])}
 
 
-NUMPY_ADJOINT, TORCH_ADJOINT = Series("numpy", gradient="adjoint"), Series("torch-cpu", gradient="adjoint")
-TORCH_DIFFERENCES = Series("torch-cpu", gradient="finite-differences")
 FACTORS = (
     ("algorithm", NUMPY, NUMPY_ADJOINT, "finite differences -> exact gradient, both NumPy"),
     ("library", NUMPY_ADJOINT, TORCH_ADJOINT, "NumPy -> torch, both the exact gradient on the CPU"),
@@ -580,7 +563,6 @@ def decomposition(series):
                 ("paper's (NumPy differences, torch autograd)", NUMPY, TORCH_CPU))}}
 
 
-TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(name, minimizer="torchmin") for name in ("torch-cpu", "torch-cuda"))
 PEERS = ((NUMPY, "NumPy, finite differences, scipy BFGS"),
          (TORCH_CPU, "torch autograd, scipy BFGS"),
          (TORCH_ADJOINT, "torch exact adjoint, scipy BFGS"),

@@ -1,5 +1,6 @@
 """Per-evaluation benchmark against the FFT floor: where each implementation spends its time."""
 
+import dataclasses
 import importlib
 import os
 import random
@@ -14,16 +15,17 @@ import torch
 
 import reference_numpy
 import torch_impl
-from reference_numpy.constants import FORWARD_DIFFERENCE_STEP
-from replication import runs
-from replication.analysis import AUTOGRAD_PARTS, load_json, own_floor
+from reference_numpy.constants import FORWARD_DIFFERENCE_STEP, GAMMA
+from replication import registry, runs
 from replication.environment import environment_record, thread_limits
+from replication.implementations import Implementation
 from replication.profiles import BENCH_NPIX, BENCH_NZERN
+from replication.records import AUTOGRAD_PARTS, load_json
+from replication.registry import floor_step
 from replication.results import write_json
 from replication.timing import data_for
 
 THREADS = (1, 2)
-GAMMA = 1e-4
 # The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
 NUMPY_FIT, TORCH_FIT = (importlib.import_module(f"{package}.fit") for package in ("reference_numpy", "torch_impl"))
 TORCH_LIKELIHOOD = importlib.import_module("torch_impl.likelihood")
@@ -113,61 +115,137 @@ def compiled_value_and_grad(setup, data, gamma):
     return value_and_grad
 
 
-def jax_steps(truth, data_np, setup_np, objective):
+@dataclasses.dataclass(frozen=True)
+class BenchPoint:
+    """What every implementation's bench steps at one point share: the grid, the truth and its simulated maps
+    (NumPy arrays, natural order), the objective, and whether torch.compile is timed too."""
+
+    npix: int
+    nzern: int
+    truth: np.ndarray
+    data: np.ndarray
+    objective: str = "cauchy"
+    compile_torch: bool = False
+
+
+def fft_field(npix, module):
+    """Three complex grids with a single non-zero sample: the input of the 3-FFT floor."""
+    field = np.zeros((3, npix, npix), dtype=complex)
+    field[..., 0, 0] = 1.0
+    return module(field)
+
+
+def numpy_steps(point):
+    """The NumPy reference's bench steps: its FFT floor, objective, exact (adjoint) value and gradient, and
+    scipy's finite-difference gradient."""
+    setup = reference_numpy.make_setup(point.npix, point.nzern)
+    data = reference_numpy.prepare_data(point.data, setup).fft_order
+    truth, objective, field = point.truth, point.objective, fft_field(point.npix, np.asarray)
+    return {
+        "floor_numpy": lambda: scipy.fft.ifft2(field),
+        "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup, data, GAMMA, objective),
+        "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup, data, GAMMA,
+                                                                                   objective),
+        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
+                                                              setup, data, GAMMA, objective),
+    }
+
+
+def torch_steps(point):
+    """torch's bench steps on the CPU: its FFT floor, objective, autograd and adjoint values and gradients (the
+    internal calls a fit makes, and the public value_and_grad with raw and prepared maps), scipy's
+    finite-difference gradient, and torch.compile of the likelihood where asked."""
+    setup = torch_impl.make_setup(point.npix, point.nzern)
+    observed = torch_impl.prepare_data(point.data, setup)
+    data, raw = observed.fft_order, point.data
+    truth, truth_t, objective = point.truth, torch.as_tensor(point.truth), point.objective
+    field = fft_field(point.npix, torch.as_tensor)
+
+    def torch_nll():
+        with torch.no_grad():
+            return float(TORCH_LIKELIHOOD.prepared_nll(truth_t, setup, data, GAMMA, objective))
+
+    steps = {
+        "floor_torch": lambda: torch.fft.ifft2(field),
+        "torch_nll": torch_nll,
+        "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup, data, GAMMA, objective),
+        "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup, data, GAMMA,
+                                                                                   objective),
+        "torch_public_adjoint": lambda: torch_impl.value_and_grad(truth, setup, raw, GAMMA, objective, "adjoint"),
+        "torch_public_adjoint_prepared": lambda: torch_impl.value_and_grad(truth, setup, observed, GAMMA, objective,
+                                                                           "adjoint"),
+        "torch_public_autograd_prepared": lambda: torch_impl.value_and_grad(truth, setup, observed, GAMMA, objective,
+                                                                            "autograd"),
+        "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
+                                                              setup, data, GAMMA, objective),
+    }
+    if point.compile_torch:
+        compiled = compiled_value_and_grad(setup, data, GAMMA)
+        steps["torch_compiled_value_and_grad"] = lambda: compiled(truth)
+    return steps
+
+
+def jax_steps(point):
     """The JAX peer's value and gradient (jitted) and its own 3-FFT floor, on the same data."""
     import jax
     import jax.numpy as jnp
 
     from replication import jax_peer
 
-    setup = jax_peer.make_setup(setup_np.npix, setup_np.nzern)
-    function = jax_peer.bound(jax_peer.jitted_value_and_grad, setup, jnp.asarray(data_np), GAMMA, objective)
+    setup_np = reference_numpy.make_setup(point.npix, point.nzern)
+    data_np = reference_numpy.prepare_data(point.data, setup_np).fft_order
+    setup = jax_peer.make_setup(point.npix, point.nzern)
+    function = jax_peer.bound(jax_peer.jitted_value_and_grad, setup, jnp.asarray(data_np), GAMMA, point.objective)
     field = jnp.zeros((3, setup.npix, setup.npix), dtype=jnp.complex128).at[..., 0, 0].set(1.0)
     floor = jax.jit(jnp.fft.ifft2)
     return {"floor_jax": lambda: floor(field).block_until_ready(),
-            "jax_value_and_grad": lambda: jax_peer.autograd_objective(truth, function)}
+            "jax_value_and_grad": lambda: jax_peer.autograd_objective(point.truth, function)}
+
+
+def public_steps(registration):
+    """The bench steps of a registration that declares none of its own: its objective and its value and gradient
+    (own gradient) through the public interface, on its device, as a user's script calls them."""
+    prefix = registration.name.replace("-", "_")
+
+    def steps(point):
+        impl = Implementation(registration.name)
+        setup = impl.make_setup(point.npix, point.nzern)
+        package, truth, objective = impl.package, point.truth, point.objective
+
+        def synchronized(function):
+            def call():
+                result = function()
+                impl.synchronize()
+                return result
+            return call
+
+        return {
+            f"{prefix}_nll": synchronized(lambda: package.negative_log_likelihood(truth, setup, point.data,
+                                                                                   objective=objective)),
+            f"{prefix}_value_and_grad": synchronized(lambda: package.value_and_grad(
+                truth, setup, point.data, objective=objective, gradient=impl.gradient_name)),
+        }
+
+    return steps
+
+
+def bench_steps(registration):
+    """The function making a registration's bench steps for a point (Registration.bench)."""
+    if registration.bench == "public":
+        return public_steps(registration)
+    module, name = registration.bench.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=False):
-    """The timed callables of one point, {name: function}, all on the same data and objective."""
+    """The timed callables of one point, {name: function}, of every registered implementation with bench steps
+    that this machine can run (the peers' only with peers), all on the same data and objective."""
     truth, data = data_for(npix, nzern)
-    setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
-    observed_t = torch_impl.prepare_data(data, setup_t)
-    data_np, data_t = reference_numpy.prepare_data(data, setup_np).fft_order, observed_t.fft_order
-    field_np = np.zeros((3, npix, npix), dtype=complex)
-    field_np[..., 0, 0] = 1.0
-    field_t = torch.as_tensor(field_np)
-
-    def torch_nll():
-        with torch.no_grad():
-            return float(TORCH_LIKELIHOOD.prepared_nll(torch.as_tensor(truth), setup_t, data_t, GAMMA, objective))
-
-    truth_t = torch.as_tensor(truth)
-    steps = {
-        "floor_numpy": lambda: scipy.fft.ifft2(field_np),
-        "floor_torch": lambda: torch.fft.ifft2(field_t),
-        "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup_np, data_np, GAMMA, objective),
-        "torch_nll": torch_nll,
-        "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup_t, data_t, GAMMA, objective),
-        "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup_np, data_np, GAMMA,
-                                                                                   objective),
-        "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup_t, data_t, GAMMA,
-                                                                                   objective),
-        "torch_public_adjoint": lambda: torch_impl.value_and_grad(truth, setup_t, data, GAMMA, objective, "adjoint"),
-        "torch_public_adjoint_prepared": lambda: torch_impl.value_and_grad(truth, setup_t, observed_t, GAMMA, objective,
-                                                                           "adjoint"),
-        "torch_public_autograd_prepared": lambda: torch_impl.value_and_grad(truth, setup_t, observed_t, GAMMA,
-                                                                            objective, "autograd"),
-        "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
-                                                              setup_np, data_np, GAMMA, objective),
-        "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
-                                                              setup_t, data_t, GAMMA, objective),
-    }
-    if compile_torch:
-        compiled = compiled_value_and_grad(setup_t, data_t, GAMMA)
-        steps["torch_compiled_value_and_grad"] = lambda: compiled(truth)
-    if peers:
-        steps |= jax_steps(truth, data_np, setup_np, objective)
+    point = BenchPoint(npix, nzern, truth, data, objective, compile_torch)
+    steps = {}
+    for registration in registry.registrations():
+        if registration.bench is not None and (peers or not registration.peer) and registration.available():
+            steps |= bench_steps(registration)(point)
     return steps, truth.size
 
 
@@ -196,7 +274,7 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
-            "x_own_floor": {name: value / ms[own_floor(name)] for name, value in ms.items()},
+            "x_own_floor": {name: value / ms[floor_step(name)] for name, value in ms.items()},
             "profile_ms": profiles(npix, nzern, repeats, objective),
             "numpy_over_torch_nll": ms["numpy_nll"] / ms["torch_nll"]}
 

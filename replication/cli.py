@@ -9,10 +9,11 @@ import sys
 import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES, TOL
-from replication import runs
+from replication import registry, runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
-from replication.series import GRADIENTS, IMPLEMENTATIONS
+from replication.records import load_json
+from replication.registry import GRADIENTS
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
             "one, made if there is none); reference runs are never written.")
@@ -104,7 +105,7 @@ def add_sweep_command(commands):
     sweep = commands.add_parser("sweep", help="time BFGS fits over grid sizes and Zernike orders (resumable)",
                                 description=RUN_HELP + " Profiles: " + describe_profiles())
     sweep.add_argument("--profile", choices=sorted(PROFILES), default="quick", help="the grid to sweep (default quick)")
-    sweep.add_argument("--impl", action="append", choices=list(IMPLEMENTATIONS), default=None,
+    sweep.add_argument("--impl", action="append", choices=list(registry.names()), default=None,
                        help="implementation to time, repeatable (default: all available; torch-cuda only where CUDA "
                             "exists, jax only where jax is installed: nox -s peers)")
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
@@ -246,6 +247,13 @@ def run_simulate(args):
     print(f"wrote {args.output}: (3, {args.npix}, {args.npix}) maps, seed {args.seed}")
 
 
+def machine_record():
+    """This machine as a writer records it (with its GPU: environment imports torch, which only writers need)."""
+    from replication.environment import machine_record
+
+    return machine_record()
+
+
 def writer_folder(args, kind):
     """(folder to write, folder to lock) of a writer, checked before any work: never a reference run."""
     if args.results is not None:
@@ -257,7 +265,7 @@ def writer_folder(args, kind):
         if args.new_run:
             raise runs.RunError("--run: give either --run or --new-run, not both")
         runs.check_writable(args.run)
-    run = runs.current_run(args.run, new=args.new_run)
+    run = runs.current_run(machine_record(), args.run, new=args.new_run)
     return run / kind, run
 
 
@@ -268,7 +276,6 @@ def already_done(path, what):
 
 
 def run_crosscheck_command(args):
-    from replication.analysis import load_json
     from replication.crosscheck import run_crosscheck
 
     results, lock = writer_folder(args, "crosscheck")
@@ -302,10 +309,11 @@ def sharded_run_folder(args):
         if args.new_run:
             raise runs.RunError("--run: give either --run or --new-run, not both")
         return runs.check_writable(args.run)
-    latest = None if args.new_run else runs.latest_run()
+    machine = machine_record()
+    latest = None if args.new_run else runs.latest_run(machine)
     if latest is not None and "sharded" in runs.read_run(latest):
         return latest
-    return runs.new_run()
+    return runs.new_run(machine)
 
 
 def run_sharded_sweep_command(args):
@@ -369,7 +377,6 @@ def bench_folder_name(compile_torch, peers=False):
 
 
 def run_bench_command(args):
-    from replication.analysis import load_json
     from replication.bench import cpp_compiler, run_bench
 
     if args.peers:
@@ -445,11 +452,10 @@ def run_report_command(args):
 
 def require_jax(prefix=""):
     """jax must be installed for the peer: say how to get it (nox -s peers installs the pinned version)."""
-    import importlib.util
-
-    if importlib.util.find_spec("jax") is None:
-        raise ValueError(f"{prefix}the JAX peer needs jax, which is not installed here; `nox -s peers` installs the "
-                         "pinned version and runs the peers")
+    reason = registry.JAX.why_unavailable()
+    if reason is not None:
+        raise ValueError(f"{prefix}the JAX peer cannot run here ({reason}); `nox -s peers` installs the pinned "
+                         "version and runs the peers")
 
 
 def run_peers_check_command(args):

@@ -2,83 +2,18 @@
 records, how each fit ended against a fit of the same data started at the truth, and the tables and claims the
 report shows. `replication.retrieval` runs the fits."""
 
-import dataclasses
 import math
 import statistics
 
-from replication.analysis import RULES, TORCH_ADJOINT, TORCH_ON_DEVICE, verdict_c3, verdict_c4
+from replication.analysis import RULES, verdict_c3, verdict_c4
 from replication.data import ended_at_optimum, judging_newton
-from replication.results import NUMBER, check_record, read_records
-from replication.series import NUMPY, TORCH_CPU, Series
-
-
-@dataclasses.dataclass(frozen=True)
-class RetrievalProfile:
-    """The truths of a retrieval run: (npix, nzern) points, rms phase errors over the dish (radians) of the random
-    aberrations, and the seeds (each seed draws one aberration pattern and the noise of its maps)."""
-
-    points: tuple
-    rms: tuple
-    seeds: tuple
-
-    def truths(self):
-        """Every (npix, nzern, rms, seed), smallest grid first."""
-        return [(npix, nzern, rms, seed) for npix, nzern in self.points for rms in self.rms for seed in self.seeds]
-
-
-RETRIEVAL_PROFILES = {
-    "smoke": RetrievalProfile(points=((32, 2), (32, 3)), rms=(0.5, 4.0), seeds=(1,)),
-    "quick": RetrievalProfile(points=((128, 2), (128, 4), (128, 6), (128, 8), (256, 4), (256, 6)),
-                              rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2)),
-    "full": RetrievalProfile(points=tuple((npix, nzern) for npix in (128, 256, 512) for nzern in (2, 4, 6, 8)),
-                             rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2, 3, 4, 5)),
-}
-
-FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
-"""How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
-Zernike orders 2, 3, ... up to the point's in turn, each from the last one's result (as OOF software does)."""
-STARTS = (FROM_TRUTH, PLAIN, STAGED)
-METHODS = ((NUMPY, PLAIN), (TORCH_CPU, PLAIN), (TORCH_ADJOINT, PLAIN), (TORCH_ON_DEVICE, PLAIN),
-           (TORCH_ADJOINT, STAGED))
-"""(series, start) of every cold-start fit, in the report's order; the judge is TORCH_ADJOINT from the truth."""
-JUDGE = (TORCH_ADJOINT, FROM_TRUTH)
+from replication.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES, RetrievalProfile  # noqa: F401 (read side's API)
+from replication.records import FROM_TRUTH, PLAIN, STAGED, STARTS, read_retrieval, record_key, truth_key  # noqa: F401
+from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE, Series  # noqa: F401
 
 SAME_OPTIMUM_NLL = 0.5
 """Largest objective (negative log-likelihood) above the truth-started fit's at which a fit that ended at a
 minimum counts as the same optimum: half a unit, under the change a single parameter's 1-sigma error makes."""
-
-RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms": NUMBER, "seed": int, "start": str,
-          "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER,
-                                          "x": list}, "phase_error_rms": (int, float, type(None))}
-"""What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
-
-
-def check_retrieval_record(path, number, record):
-    """Validate a retrieval record as read: an error names the file, the line and the key."""
-    check_record(path, number, record, RECORD)
-    if record["start"] not in STARTS:
-        raise ValueError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
-    Series.of(record)
-    if not record["total_s"] > 0:
-        raise ValueError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
-    if record["start"] == FROM_TRUTH:
-        check_record(path, number, record, {"phase_stderr_rms": NUMBER})
-
-
-def read_retrieval(path, repair=False):
-    """The validated records of a retrieval run's points.jsonl."""
-    return read_records(path, repair=repair, check=check_retrieval_record)
-
-
-def truth_key(record):
-    """The truth a record fitted: (npix, nzern, rms, seed)."""
-    return record["npix"], record["nzern"], record["rms"], record["seed"]
-
-
-def record_key(record):
-    """What identifies a record: its truth, series and start."""
-    return (*truth_key(record), Series.of(record), record["start"])
-
 
 def ending(record, judge):
     """How a cold-start fit ended against the truth-started fit of the same data: "global optimum" (at a

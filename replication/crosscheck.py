@@ -8,6 +8,7 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.constants import TOL
+from replication import registry
 from replication.data import (
     aberrated_params,
     bfgs_standard_errors,
@@ -18,9 +19,8 @@ from replication.data import (
     true_params,
 )
 from replication.environment import environment_record, thread_limits
-from replication.implementations import ALL, Implementation
+from replication.implementations import Implementation, every
 from replication.results import write_json
-from replication.series import NUMPY
 from replication.timing import data_for
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
@@ -80,15 +80,24 @@ def model_variants(impls):
     seen, chosen = set(), []
     for impl in impls:
         key = (impl.name, impl.dtype)
-        if impl.name != "numpy" and key not in seen:
+        if not impl.registration.reference and key not in seen:
             seen.add(key)
             chosen.append(Implementation(impl.name, impl.dtype))
     return chosen
 
 
+def exact_gradient(impl):
+    """The exact gradient an implementation is checked with against the reference's adjoint: its own where exact
+    (autograd in torch and JAX), else its adjoint where it has one, else None (not checked)."""
+    if impl.registration.exact_gradient:
+        return impl.registration.own_gradient
+    return registry.ADJOINT if registry.ADJOINT in impl.registration.gradients else None
+
+
 def model_checks(impls, npix, nzern, data, rng, objectives):
-    """Beams, objective, gradients and Hessian of every implementation against the NumPy reference."""
-    reference = Implementation("numpy")
+    """Beams, objective, gradients and Hessian of every implementation against the NumPy reference (the Hessian
+    of those whose registration declares one)."""
+    reference = Implementation(registry.reference().name)
     setup_np = reference.make_setup(npix, nzern)
     params = random_params(rng, setup_np.nparams)
     beams_np = reference.package.beam_maps(params, setup_np)
@@ -99,27 +108,30 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
         numeric = central_differences(functools.partial(reference.package.negative_log_likelihood, setup=setup_np,
                                                         data=data, objective=objective), params)
         error = float(np.max(np.abs(adjoint - numeric)) / np.max(np.abs(numeric)))
-        checks.append(check("gradient", npix, nzern, "numpy adjoint vs central differences", error, "gradient",
-                            objective))
+        checks.append(check("gradient", npix, nzern, f"{reference.label} adjoint vs central differences", error,
+                            "gradient", objective))
         for impl in model_variants(impls):
             setup = impl.make_setup(npix, nzern)
             suffix = "" if impl.dtype == "float64" else "_float32"
             nll = impl.package.negative_log_likelihood(params, setup, data, objective=objective)
-            compare = f"{impl.label} vs numpy"
+            compare = f"{impl.label} vs {reference.label}"
             checks.append(check("objective", npix, nzern, compare, abs(nll - nll_np) / abs(nll_np), "nll" + suffix,
                                 objective))
-            if impl.dtype == "float64":
-                _, grad = impl.package.value_and_grad(params, setup, data, objective=objective)
-                checks.append(check("gradient", npix, nzern, f"{impl.label} autograd vs numpy adjoint",
+            exact = exact_gradient(impl)
+            if impl.dtype == "float64" and exact is not None:
+                _, grad = impl.package.value_and_grad(params, setup, data, objective=objective, gradient=exact)
+                checks.append(check("gradient", npix, nzern, f"{impl.label} {exact} vs {reference.label} adjoint",
                                     relative(grad, adjoint), "adjoint", objective))
-                hessian = impl.package.hessian(params, setup, data, objective=objective)
-                hessian_np = reference.package.hessian(params, setup_np, data, objective=objective)
-                checks.append(check("hessian", npix, nzern, f"{impl.label} autograd vs numpy differences of adjoint",
-                                    relative(hessian_np, hessian), "hessian", objective))
+                if impl.registration.hessian:
+                    hessian = impl.package.hessian(params, setup, data, objective=objective)
+                    hessian_np = reference.package.hessian(params, setup_np, data, objective=objective)
+                    checks.append(check("hessian", npix, nzern, f"{impl.label} {impl.gradient_name} vs "
+                                        f"{reference.label} differences of adjoint", relative(hessian_np, hessian),
+                                        "hessian", objective))
     for impl in model_variants(impls):
         suffix = "" if impl.dtype == "float64" else "_float32"
         beams = to_numpy(impl.package.beam_maps(params, impl.make_setup(npix, nzern)))
-        checks.append(check("beams", npix, nzern, f"{impl.label} vs numpy", relative(beams, beams_np),
+        checks.append(check("beams", npix, nzern, f"{impl.label} vs {reference.label}", relative(beams, beams_np),
                             "beams" + suffix))
     return checks
 
@@ -162,16 +174,17 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
                            "convergence": convergence(result.x, npix, nzern, data, objective)})
-        reference = next(f for f in fitted if f["impl"] == NUMPY.label)
+        reference = next(f for f in fitted if f["impl"] == registry.reference().name)
         scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
         stderr = judging_stderr(reference["convergence"])
         for other in fitted:
             if other is not reference:
                 shift = float(np.max(np.abs(np.array(other["x"]) - np.array(reference["x"])) / stderr))
-                checks.append(check("fit parameters", npix, nzern, f"{other['impl']} vs numpy (in standard errors, "
-                                    "sandwich)", shift, "fit_stderr", objective))
-                checks.append(check("fit objective", npix, nzern, f"{other['impl']} vs numpy (log-likelihood units)",
-                                    abs(other["fun"] - reference["fun"]) / scale, "fit_nll", objective))
+                checks.append(check("fit parameters", npix, nzern, f"{other['impl']} vs {reference['impl']} (in "
+                                    "standard errors, sandwich)", shift, "fit_stderr", objective))
+                checks.append(check("fit objective", npix, nzern, f"{other['impl']} vs {reference['impl']} "
+                                    "(log-likelihood units)", abs(other["fun"] - reference["fun"]) / scale, "fit_nll",
+                                    objective))
         fits += fitted
     return checks, fits
 
@@ -182,7 +195,7 @@ EXAMPLE = {"npix": 128, "nzern": 4, "radians": 0.5, "seed": 3}
 
 def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
     """Fit an aberrated observation from zero with torch; save data, model beams and parameters (npz)."""
-    reference, impl = Implementation("numpy"), Implementation("torch-cpu")
+    reference, impl = Implementation(registry.reference().name), Implementation(registry.TORCH_CPU.name)
     setup_np = reference.make_setup(npix, nzern)
     truth = aberrated_params(setup_np, EXAMPLE["radians"])
     data = simulate_observation(setup_np, truth, EXAMPLE["seed"])
@@ -198,7 +211,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     An unfinished crosscheck.json of the same --points is resumed: its finished points are kept, not redone.
     Each point draws its random parameters from its own seeded generator, so a resumed run checks the same ones.
     """
-    impls = [impl for impl in ALL if impl.available()]
+    impls = [impl for impl in every() if impl.available()]
     path = results_dir / "crosscheck.json"
     previous = json.loads(path.read_text()) if path.is_file() else None
     with thread_limits(threads):
@@ -208,7 +221,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
             "environment": environment_record(threads), "schema": SCHEMA, "points": points,
             "objectives": list(objectives), "tolerances": TOLERANCES,
             "fd_step": CENTRAL_DIFFERENCE_STEP, "checks": [], "fits": [], "done": [], "complete": False,
-            "unavailable": [] if Implementation("torch-cuda").available() else ["torch-cuda"]}
+            "unavailable": [r.name for r in registry.registrations() if not r.peer and not r.available()]}
         for npix, nzern in POINTS[points]:
             if [npix, nzern] in content["done"]:
                 continue

@@ -2,14 +2,11 @@
 
 import contextlib
 import datetime
-import importlib.metadata
-import importlib.util
 import os
 import platform
 import subprocess
 import sys
 
-import numpy as np
 import scipy
 import scipy.fft
 import threadpoolctl
@@ -17,22 +14,12 @@ import torch
 
 import reference_numpy
 import torch_impl
+from replication import registry, runs
 from replication.paths import ROOT
+from replication.runs import cpu_model
 
 ALLOCATOR_VARIABLES = ("OOF_MALLOC", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "LD_PRELOAD", "OPENBLAS_CORETYPE")
 """Environment variables that change the speed of every implementation; recorded as found."""
-
-
-def cpu_model():
-    """The CPU's model name from /proc/cpuinfo, or platform's guess elsewhere."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def git_commit():
@@ -58,6 +45,11 @@ def gpu_name():
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
 
 
+def machine_record():
+    """This machine as a run records it: host name, CPU model, logical cores and the first CUDA device (or None)."""
+    return runs.host_record() | {"gpu": gpu_name()}
+
+
 @contextlib.contextmanager
 def thread_limits(threads):
     """Give torch, the BLAS libraries and scipy.fft (NumPy's FFT here) the same number of threads."""
@@ -68,6 +60,14 @@ def thread_limits(threads):
             yield
     finally:
         torch.set_num_threads(previous)
+
+
+def library_versions():
+    """{distribution ('_' for '-'): version or None} of every registered implementation's libraries and the extra
+    ones (registry.EXTRA_VERSIONS): an imported module's own __version__, else the installed distribution's."""
+    distributions = [name for r in registry.registrations() for name in r.versions] + list(registry.EXTRA_VERSIONS)
+    return {name.replace("-", "_"): getattr(sys.modules.get(name), "__version__", None) or
+            registry.installed_version(name) for name in dict.fromkeys(distributions)}
 
 
 def environment_record(threads):
@@ -81,11 +81,7 @@ def environment_record(threads):
         "cuda_available": torch.cuda.is_available(),
         "cuda_version": torch.version.cuda,
         "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "torch": torch.__version__,
-        "pytorch_minimize": importlib.metadata.version("pytorch-minimize"),
-        "jax": importlib.metadata.version("jax") if importlib.util.find_spec("jax") else None,
+        **library_versions(),
         "threads": threads,
         "torch_threads": torch.get_num_threads(),
         "scipy_fft_workers": scipy.fft.get_workers(),

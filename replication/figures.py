@@ -7,12 +7,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 
+from replication import registry
 from replication.analysis import (
-    CUDA_ON_DEVICE,
-    NUMPY_ADJOINT,
-    TORCH_ADJOINT,
-    TORCH_DIFFERENCES,
-    TORCH_ON_DEVICE,
     crosscheck_fits,
     decomposition,
     fit_series,
@@ -21,7 +17,22 @@ from replication.analysis import (
     speedups,
 )
 from replication.data import judging_stderr
-from replication.series import JAX, NUMPY, TORCH_CPU, TORCH_CUDA, Series
+from replication.series import (
+    CUDA_ADJOINT,
+    CUDA_DIFFERENCES,
+    CUDA_FLOAT32_ON_DEVICE,
+    CUDA_ON_DEVICE,
+    JAX,
+    NUMPY,
+    NUMPY_ADJOINT,
+    TORCH_ADJOINT,
+    TORCH_CPU,
+    TORCH_CPU_FLOAT32,
+    TORCH_CUDA,
+    TORCH_CUDA_FLOAT32,
+    TORCH_DIFFERENCES,
+    TORCH_ON_DEVICE,
+)
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -29,14 +40,27 @@ PAPER_ORDERS = (2, 3, 4)
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
          "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
 """The one place the figures' look is set; a fixed hash salt makes the SVG ids the same on every render."""
-SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", Series("torch-cpu", "float32"): "goldenrod",
-                  TORCH_CUDA: "tab:green", Series("torch-cuda", "float32"): "yellowgreen",
+SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", TORCH_CPU_FLOAT32: "goldenrod",
+                  TORCH_CUDA: "tab:green", TORCH_CUDA_FLOAT32: "yellowgreen",
                   NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
-                  Series("torch-cuda", gradient="adjoint"): "darkgreen",
-                  Series("torch-cuda", gradient="finite-differences"): "olive",
+                  CUDA_ADJOINT: "darkgreen", CUDA_DIFFERENCES: "olive",
                   TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
-                  Series("torch-cuda", "float32", minimizer="torchmin"): "cadetblue", JAX: "tab:purple"}
-"""Colour of each series, the same in every run."""
+                  CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple"}
+"""Colour of each series, the same in every run; a series not named here takes series_colour's."""
+SPARE_COLOURS = ("tab:olive", "tab:gray", "indigo", "maroon", "teal", "orchid", "sienna", "navy")
+"""Colours of the implementations registered beyond those above, in registry order."""
+
+
+def series_colour(series):
+    """A series' colour: SERIES_COLOURS's, else the spare colour of its implementation's place among the
+    registrations that have no colour of their own (the same in every run)."""
+    if series in SERIES_COLOURS:
+        return SERIES_COLOURS[series]
+    coloured = {known.impl for known in SERIES_COLOURS}
+    others = [name for name in registry.names() if name not in coloured]
+    if series.impl in others:
+        return SPARE_COLOURS[others.index(series.impl) % len(SPARE_COLOURS)]
+    return "grey"
 RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
                  (TORCH_CPU, TORCH_CUDA): "tab:purple"}
 RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
@@ -65,9 +89,8 @@ def run_style(index):
 PAPER_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
 """The series the paper drew: NumPy, and torch on the CPU and on the GPU."""
 OTHER_SERIES = (
-    ("precision", (TORCH_CPU, Series("torch-cpu", "float32"), TORCH_CUDA, Series("torch-cuda", "float32"))),
-    ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE,
-                   Series("torch-cuda", "float32", minimizer="torchmin"))),
+    ("precision", (TORCH_CPU, TORCH_CPU_FLOAT32, TORCH_CUDA, TORCH_CUDA_FLOAT32)),
+    ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE, CUDA_FLOAT32_ON_DEVICE)),
     ("gradient", (NUMPY, NUMPY_ADJOINT, TORCH_DIFFERENCES, TORCH_ADJOINT, TORCH_CPU)),
     ("peer", (TORCH_CPU, TORCH_ADJOINT, JAX)),
 )
@@ -94,7 +117,7 @@ def appendix_folder(folder, run):
 def plot_series(axis, points, name, x_of):
     """One series' times against x: solutions joined by a line (estimated points hollow), fits that are not
     solutions (analysis.how_it_ended) as crosses, off the line."""
-    colour = SERIES_COLOURS.get(name, "grey")
+    colour = series_colour(name)
     keys = sorted(points, key=x_of)
     solved = [key for key in keys if is_solution(points[key])]
     axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], "-", color=colour, linewidth=1.5,
@@ -110,7 +133,7 @@ def plot_series(axis, points, name, x_of):
 
 def series_legend(figure, names, marks):
     """One legend under the figure: the series' colours, then what the markers mean."""
-    handles = [Line2D([], [], color=SERIES_COLOURS.get(name, "grey"), linewidth=2) for name in names]
+    handles = [Line2D([], [], color=series_colour(name), linewidth=2) for name in names]
     labels = [str(name) for name in names]
     if marks:
         handles += [Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""),

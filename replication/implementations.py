@@ -1,107 +1,96 @@
-"""The implementations the experiment measures, each reached only through the packages' public interface."""
+"""The implementations the experiment measures, each reached only through its package's public interface, as
+the registry (replication.registry) declares it."""
+
+from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.util
 
-import torch
-
-import reference_numpy
-import torch_impl
-from replication.series import IMPLEMENTATIONS, Series
-
-DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
-
+from replication import registry
+from replication.registry import FINITE_DIFFERENCES, SCIPY, Registration
+from replication.series import Series
 
 
 @dataclasses.dataclass(frozen=True)
 class Implementation:
-    """One implementation in one precision, with one gradient and one minimizer: a package (NumPy, torch, or
-    the JAX peer), a device, a dtype name, a gradient name ("": the package's own, the paper's: finite
-    differences in NumPy, autograd in torch and JAX) and a minimizer ("scipy", or "torchmin": pytorch-minimize's
-    BFGS, on the device)."""
+    """One registered implementation in one precision, with one gradient and one minimizer: gradient "" is its
+    own (the paper's: finite differences in NumPy, autograd in torch and JAX), another name a variant; minimizer
+    "scipy", or "torchmin" (pytorch-minimize's BFGS, on the device)."""
 
     name: str
     dtype: str = "float64"
     gradient: str = ""
-    minimizer: str = "scipy"
+    minimizer: str = SCIPY
 
     @property
-    def fit_module(self):
-        """The package's fit module (the package re-exports a function named fit); the JAX peer is one module."""
-        if self.name == "jax":
-            return self.package
-        return importlib.import_module(f"{self.package.__name__}.fit")
-
-    @property
-    def gradient_name(self):
-        """The gradient its fits use (the JAX peer's is autograd; it is not imported to say so)."""
-        if self.name == "jax":
-            return self.gradient or "autograd"
-        return self.gradient or self.fit_module.DEFAULT_GRADIENT
+    def registration(self) -> Registration:
+        return registry.get(self.name)
 
     @property
     def package(self):
-        if self.name == "jax":
-            return importlib.import_module("replication.jax_peer")
-        return reference_numpy if self.name == "numpy" else torch_impl
+        """The module of the public interface (make_setup, negative_log_likelihood, value_and_grad, fit, ...)."""
+        return self.registration.module()
 
     @property
-    def device(self):
-        return self.series.device
+    def gradient_name(self) -> str:
+        """The gradient its fits use."""
+        return self.gradient or self.registration.own_gradient
 
     @property
-    def series(self):
+    def device(self) -> str:
+        return self.registration.device
+
+    @property
+    def series(self) -> Series:
         """The series its measurements belong to."""
         return Series(self.name, self.dtype, self.gradient, self.minimizer)
 
     @property
-    def label(self):
+    def label(self) -> str:
         return self.series.label
 
-    def available(self):
-        """Whether this machine can run it (torch-cuda needs a CUDA device, the JAX peer an installed jax)."""
-        if self.name == "jax":
-            return importlib.util.find_spec("jax") is not None
-        return self.name != "torch-cuda" or torch.cuda.is_available()
+    def available(self) -> bool:
+        """Whether this machine can run it (see Registration.available)."""
+        return self.registration.available()
 
-    def make_setup(self, npix, nzern):
-        if self.name in ("numpy", "jax"):
-            return self.package.make_setup(npix, nzern)
-        return torch_impl.make_setup(npix, nzern, device=self.device, dtype=DTYPES[self.dtype])
+    def make_setup(self, npix: int, nzern: int):
+        """The package's setup of an npix x npix problem of Zernike order nzern, on its device, in its dtype."""
+        registration = self.registration
+        if registration.setup_device:
+            dtype = getattr(importlib.import_module(registration.array_library), self.dtype)
+            return self.package.make_setup(npix, nzern, device=self.device, dtype=dtype)
+        return self.package.make_setup(npix, nzern)
 
-    def synchronize(self):
-        """Wait for queued GPU work before a clock is read."""
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-
-
-ALL = (
-    Implementation("numpy"),
-    Implementation("torch-cpu"),
-    Implementation("torch-cpu", "float32"),
-    Implementation("torch-cpu", minimizer="torchmin"),
-    Implementation("torch-cuda"),
-    Implementation("torch-cuda", "float32"),
-    Implementation("torch-cuda", minimizer="torchmin"),
-    Implementation("torch-cuda", "float32", minimizer="torchmin"),
-    Implementation("jax"),
-)
-"""Every implementation the sweep knows, the NumPy reference first; the JAX peer where jax is installed."""
+    def synchronize(self) -> None:
+        """Wait for queued device work before a clock is read (CUDA runs asynchronously)."""
+        if self.registration.cuda:
+            importlib.import_module("torch").cuda.synchronize()
 
 
-def select(names):
+def of(series: Series) -> Implementation:
+    """The Implementation that fits a series."""
+    return Implementation(series.impl, series.dtype, series.gradient, series.minimizer)
+
+
+def every() -> list[Implementation]:
+    """Every series the sweep knows, as implementations: each registration's (dtype, minimizer) pairs, in registry
+    order (the NumPy reference first); those not available here included (the sweep says so)."""
+    return [Implementation(r.name, dtype, minimizer=minimizer) for r in registry.registrations()
+            for dtype, minimizer in r.series]
+
+
+def select(names: tuple[str, ...] | list[str] | None) -> list[Implementation]:
     """The implementations whose name is in names (all of them for None)."""
-    unknown = set(names or ()) - {impl.name for impl in ALL}
+    unknown = set(names or ()) - set(registry.names())
     if unknown:
-        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(IMPLEMENTATIONS)}")
-    return [impl for impl in ALL if names is None or impl.name in names]
+        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(registry.names())}")
+    return [impl for impl in every() if names is None or impl.name in names]
 
 
-def with_gradients(impls, gradients):
+def with_gradients(impls: list[Implementation], gradients: tuple[str, ...] | None) -> list[Implementation]:
     """The implementations to time for the requested gradients: each one's own gradient as itself, any other
-    gradient its package offers as a float64 variant (None or empty: each one's own gradient only)."""
+    gradient its registration offers as a float64 variant with scipy's BFGS (None or empty: each one's own
+    gradient only)."""
     if not gradients:
         return list(impls)
     chosen = []
@@ -109,7 +98,16 @@ def with_gradients(impls, gradients):
         for gradient in gradients:
             if gradient == impl.gradient_name:
                 chosen.append(impl)
-            elif impl.name != "jax" and gradient in impl.fit_module.GRADIENTS and impl.dtype == "float64" \
-                    and impl.minimizer == "scipy":
+            elif gradient in impl.registration.gradients and impl.dtype == "float64" and impl.minimizer == SCIPY:
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen
+
+
+def informs_predictions(impl_name: str) -> bool:
+    """Whether an implementation's plain fits inform the predicted cost of finite-difference fits: a tree (not a
+    peer) whose own gradient is exact."""
+    registration = registry.get(impl_name)
+    return registration.exact_gradient and not registration.peer
+
+
+__all__ = ["FINITE_DIFFERENCES", "Implementation", "every", "informs_predictions", "of", "select", "with_gradients"]

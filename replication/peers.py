@@ -1,8 +1,7 @@
 """The peers' gate and reading: the JAX peer checked against NumPy before it is timed, and the peers table of
 the report (time-to-solution and per-evaluation cost of each way to fit, as ratios to the fastest)."""
 
-import importlib.metadata
-
+from replication import registry
 from replication.results import write_json
 
 CHECK_POINTS = ((16, 2), (33, 3), (64, 4), (128, 6), (256, 8))
@@ -24,9 +23,9 @@ def run_peers_check(results_dir, points=CHECK_POINTS):
                 passed, message = False, str(error)
             rows.append({"npix": npix, "nzern": nzern, "objective": objective, "objective_error": value_error,
                          "gradient_error": grad_error, "passed": passed, "message": message})
-            print(f"jax vs numpy npix={npix} nzern={nzern} {objective}: " +
+            print(f"{registry.JAX.name} vs {registry.reference().name} npix={npix} nzern={nzern} {objective}: " +
                   (f"objective {value_error:.1e}, gradient {grad_error:.1e}" if passed else f"FAILED: {message}"))
-    content = {"jax": importlib.metadata.version("jax"), "objective_tolerance": jax_peer.OBJECTIVE_TOLERANCE,
+    content = {**registry.JAX.installed_versions(), "objective_tolerance": jax_peer.OBJECTIVE_TOLERANCE,
                "gradient_tolerance": jax_peer.GRADIENT_TOLERANCE, "rows": rows,
                "passed": all(row["passed"] for row in rows)}
     write_json(results_dir / "check.json", content)

@@ -5,8 +5,8 @@ import dataclasses
 
 from reference_numpy.constants import TOL
 from replication.data import identifiable
-from replication.results import NUMBER, check_record, read_records
-from replication.series import Series
+from replication.records import FROM_TRUTH, PLAIN, STAGED
+from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,55 +86,35 @@ def sweep_folder_name(profile, objective):
     return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
 
 
-POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
-         "fit_s": {"median": NUMBER}}
-"""What every point record holds; a measured one also holds MEASURED."""
-MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
-            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER, "x": list,
-                        "stderr": list}}
-
-
-ACCOUNT = {"newton_stderr": NUMBER, "expected_decrease": NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
-           "stderr": list}
-"""What an exact account of how a fit ended holds (where the outcome has one)."""
-
-
-def check_point(path, number, record):
-    """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
-    check_record(path, number, record, POINT)
-    try:
-        Series.of(record)
-    except ValueError:
-        raise ValueError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
-                         f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
-                         f"{record.get('minimizer')!r})") from None
-    times = ["fit_s"]
-    if not record["estimated"]:
-        check_record(path, number, record, MEASURED)
-        times.append("total_s")
-        if record["outcome"].get("convergence") is not None:
-            check_record(path, number, record["outcome"]["convergence"], ACCOUNT)
-    for key in times:
-        if not record[key]["median"] > 0:
-            raise ValueError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
-                             f"{record[key]['median']}")
-
-
-def read_points(path, repair=False):
-    """The validated point records of a sweep's points.jsonl."""
-    return read_records(path, repair=repair, check=check_point)
-
-
-def point_key(record):
-    """What identifies a point: implementation, precision, gradient variant, minimizer (its Series, older names
-    read as today's), grid size and order."""
-    series = Series.of(record)
-    return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
-
-
 def describe_profiles():
     """One line per profile for --help."""
     return "; ".join(f"{name}: npix {p.npix}, nzern {p.nzern[0]}-{p.nzern[-1]}, {p.repeats} repeat(s), "
                      f"points over {p.budget_s:g} s estimated" for name, p in PROFILES.items())
 
 
+@dataclasses.dataclass(frozen=True)
+class RetrievalProfile:
+    """The truths of a retrieval run: (npix, nzern) points, rms phase errors over the dish (radians) of the random
+    aberrations, and the seeds (each seed draws one aberration pattern and the noise of its maps)."""
+
+    points: tuple
+    rms: tuple
+    seeds: tuple
+
+    def truths(self):
+        """Every (npix, nzern, rms, seed), smallest grid first."""
+        return [(npix, nzern, rms, seed) for npix, nzern in self.points for rms in self.rms for seed in self.seeds]
+
+
+RETRIEVAL_PROFILES = {
+    "smoke": RetrievalProfile(points=((32, 2), (32, 3)), rms=(0.5, 4.0), seeds=(1,)),
+    "quick": RetrievalProfile(points=((128, 2), (128, 4), (128, 6), (128, 8), (256, 4), (256, 6)),
+                              rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2)),
+    "full": RetrievalProfile(points=tuple((npix, nzern) for npix in (128, 256, 512) for nzern in (2, 4, 6, 8)),
+                             rms=(0.25, 0.5, 1.0, 2.0, 4.0), seeds=(1, 2, 3, 4, 5)),
+}
+
+METHODS = ((NUMPY, PLAIN), (TORCH_CPU, PLAIN), (TORCH_ADJOINT, PLAIN), (TORCH_ON_DEVICE, PLAIN),
+           (TORCH_ADJOINT, STAGED))
+"""(series, start) of every cold-start fit, in the report's order; the judge is TORCH_ADJOINT from the truth."""
+JUDGE = (TORCH_ADJOINT, FROM_TRUTH)

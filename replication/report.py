@@ -32,6 +32,8 @@ from replication.figures import (
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
+from replication.records import AUTOGRAD_PARTS
+from replication.registry import floor_step
 from replication.results import write_text_if_changed
 from replication.series import JAX, NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
 
@@ -314,7 +316,7 @@ def bench_targets(bench):
         for step, what, limit in TARGETS:
             if step not in row["ms"]:
                 continue  # a bench made before the step was timed
-            value = row["ms"][step] / row["ms"][analysis.own_floor(step)]
+            value = row["ms"][step] / row["ms"][floor_step(step)]
             targets.append({"target": f"{what}, npix {row['npix']}: <= {limit:g}x its library's floor",
                             "value": times(value), "torch_floor": times(row["x_floor"][step]),
                             "met": (value <= limit) if row["npix"] == 512 else None})
@@ -338,12 +340,12 @@ def bench_profiles(bench):
     rows = [row for row in (bench or {}).get("rows", []) if "profile_ms" in row]
     orders = sorted({row["nzern"] for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
-    order = {step: place for place, step in enumerate(STEPS + analysis.AUTOGRAD_PARTS)}
+    order = {step: place for place, step in enumerate(STEPS + AUTOGRAD_PARTS)}
     return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
              "walk": " ".join(RENAMED.get(word, word) for word in walk.split()),
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
-             "floor": row["ms"][analysis.own_floor(walk)]}
+             "floor": row["ms"][floor_step(walk)]}
             for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
 
 

@@ -73,6 +73,11 @@ def write_text_if_changed(path, text):
     return path
 
 
+class RunError(ValueError):
+    """A run folder or a record file cannot be used as asked (read-only, taken by another writer, not a run,
+    damaged)."""
+
+
 NUMBER = (int, float)
 
 

@@ -13,28 +13,16 @@ from tqdm import tqdm
 import reference_numpy
 from reference_numpy.constants import TOL
 from replication import runs
-from replication.cold_start import (
-    FROM_TRUTH,
-    JUDGE,
-    METHODS,
-    RETRIEVAL_PROFILES,
-    STAGED,
-    read_retrieval,
-    record_key,
-)
 from replication.data import covariance_scale, simulate_observation, true_params
 from replication.environment import environment_record, thread_limits
-from replication.implementations import Implementation
+from replication.implementations import of as implementation
+from replication.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
+from replication.records import FROM_TRUTH, STAGED, read_retrieval, record_key
 from replication.results import append_record, read_records, write_json
 from replication.timing import fingerprint, fit_outcome
 
 FIRST_STAGE = 2
 """The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""
-
-
-def implementation(series):
-    """The Implementation that fits a series."""
-    return Implementation(series.impl, series.dtype, series.gradient, series.minimizer)
 
 
 def aberrated_truth(setup, rms, seed):

@@ -16,6 +16,8 @@ import re
 import shutil
 
 from replication import paths
+from replication.records import read_points, read_retrieval
+from replication.results import RunError
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
 """What identifies a machine: a run is resumed only on the machine that started it."""
@@ -23,15 +25,22 @@ RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
 
 
-class RunError(ValueError):
-    """A run folder cannot be used as asked (read-only, taken by another writer, not a run)."""
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo, or platform's guess elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
-def machine_record():
-    """This machine: host name, CPU model, logical cores and the first CUDA device (or None)."""
-    from replication.environment import cpu_model, gpu_name
-
-    return {"hostname": platform.node(), "cpu": cpu_model(), "cpu_count": os.cpu_count(), "gpu": gpu_name()}
+def host_record():
+    """This host: name, CPU model and logical cores (no GPU: asking for one needs torch, which readers never
+    import; writers record the whole machine, environment.machine_record)."""
+    return {"hostname": platform.node(), "cpu": cpu_model(), "cpu_count": os.cpu_count()}
 
 
 def slug(text):
@@ -120,7 +129,9 @@ def read_run(folder):
 
 
 def same_machine(a, b):
-    return all(a.get(key) == b.get(key) for key in MACHINE_KEYS)
+    """Whether machine record a is the machine b describes (on the keys of MACHINE_KEYS that b holds: a host
+    record holds no GPU)."""
+    return all(a.get(key) == b.get(key) for key in MACHINE_KEYS if key in b)
 
 
 def runs_in(base):
@@ -133,29 +144,29 @@ def runs_in(base):
 
 
 def latest_run(machine=None, base=None):
-    """The newest of this machine's runs under base (results/runs/ by default), or None."""
-    machine = machine or machine_record()
+    """The newest of this machine's runs under base (results/runs/ by default), or None; machine: a machine or host
+    record (default: this host's)."""
+    machine = machine or host_record()
     mine = [folder for folder in runs_in(base or paths.RUNS) if same_machine(read_run(folder)["machine"], machine)]
     return mine[-1] if mine else None
 
 
-def create_run(folder, machine=None):
-    """Make folder a run of this machine (run.json written atomically); an existing run is left as it is."""
+def create_run(folder, machine):
+    """Make folder a run of machine (run.json written atomically); an existing run is left as it is."""
     folder = check_writable(folder)
     if read_run(folder):
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "machine": machine or machine_record()}
+            "machine": machine}
     temporary = folder / (RUN_FILE + ".tmp")
     temporary.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     os.replace(temporary, folder / RUN_FILE)
     return folder
 
 
-def new_run(base=None, machine=None):
-    """A fresh run folder of this machine under base, named after today's date and the machine."""
-    machine = machine or machine_record()
+def new_run(machine, base=None):
+    """A fresh run folder of machine under base, named after today's date and the machine."""
     base = pathlib.Path(base or paths.RUNS)
     name = run_name(machine, datetime.datetime.now(datetime.timezone.utc))
     folder, count = base / name, 1
@@ -165,15 +176,16 @@ def new_run(base=None, machine=None):
     return create_run(folder, machine)
 
 
-def current_run(run=None, new=False, base=None):
-    """The run a writer uses: the one named, a new one, or this machine's newest run (created if none)."""
+def current_run(machine, run=None, new=False, base=None):
+    """The run a writer on machine (environment.machine_record) uses: the one named, a new one, or the machine's
+    newest run (created if none)."""
     if run is not None:
-        return create_run(run)
+        return create_run(run, machine)
     if not new:
-        latest = latest_run(base=base)
+        latest = latest_run(machine=machine, base=base)
         if latest is not None:
             return check_writable(latest, "this machine's newest run")
-    return new_run(base)
+    return new_run(machine, base)
 
 
 @contextlib.contextmanager
@@ -241,12 +253,8 @@ def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
     if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
-        from replication.cold_start import read_retrieval  # a retrieval's records, not a sweep's points
-
-        read_retrieval(path)
+        read_retrieval(path)  # a retrieval's records, not a sweep's points
     elif path.name == "points.jsonl":
-        from replication.profiles import read_points  # the point schema lives with the profiles
-
         read_points(path)
     if path.name == RUN_FILE:
         read_run(path.parent)

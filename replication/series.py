@@ -4,26 +4,23 @@ The one place series get their display label; everything else selects series by 
 the read side (analysis, figures, report) uses it.
 """
 
+from __future__ import annotations
+
 import dataclasses
 
-IMPLEMENTATIONS = ("numpy", "torch-cpu", "torch-cuda", "jax")
-"""The implementations, in the order tables show them: the NumPy reference first."""
-DEVICES = {"numpy": "cpu", "torch-cpu": "cpu", "torch-cuda": "cuda", "jax": "cpu"}
-OWN_GRADIENTS = {"numpy": "finite-differences", "torch-cpu": "autograd", "torch-cuda": "autograd", "jax": "autograd"}
-"""Each implementation's own gradient, the paper's: finite differences in NumPy, autograd in torch (and JAX)."""
-MINIMIZER_LABELS = {"scipy": "", "torchmin": "on-device BFGS"}
+from replication import registry
+from replication.registry import ADJOINT, DTYPES, FINITE_DIFFERENCES, GRADIENTS, ON_DEVICE, SCIPY
+
+MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS"}
 """How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
-DTYPES = ("float64", "float32")
-GRADIENTS = ("finite-differences", "adjoint", "autograd")
-"""The gradients: scipy's two-point differences, the hand-written adjoint (reverse mode by hand), autograd (torch
-only)."""
 RENAMED = {"analytic": "adjoint"}
 """Names older records use for what is now called otherwise (the adjoint was "analytic" before 2026-12-01)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Series:
-    """One measured series. gradient "" is the implementation's own (the paper's; OWN_GRADIENTS), another name a
+    """One measured series. gradient "" is the implementation's own (the paper's: its registration's own_gradient),
+    another name a
     variant; minimizer "scipy" (on the host) or "torchmin" (pytorch-minimize, on the device). The objective is
     not a field: each sweep folder holds one objective, and series are compared within a sweep."""
 
@@ -33,7 +30,7 @@ class Series:
     minimizer: str = "scipy"
 
     def __post_init__(self):
-        if self.impl not in IMPLEMENTATIONS or self.dtype not in DTYPES or self.minimizer not in MINIMIZER_LABELS \
+        if self.impl not in registry.names() or self.dtype not in DTYPES or self.minimizer not in MINIMIZER_LABELS \
                 or self.gradient not in ("", *GRADIENTS):
             raise ValueError(f"not a series: {self!r}")
 
@@ -59,12 +56,12 @@ class Series:
 
     @property
     def device(self):
-        return DEVICES[self.impl]
+        return registry.get(self.impl).device
 
     @property
     def gradient_name(self):
         """The gradient its fits use."""
-        return self.gradient or OWN_GRADIENTS[self.impl]
+        return self.gradient or registry.get(self.impl).own_gradient
 
     @property
     def is_paper(self):
@@ -85,12 +82,19 @@ class Series:
     def sort_key(self):
         """The order tables and legends show series in: the paper's (NumPy, torch on the CPU, on the GPU, each in
         float64 then float32), then the on-device BFGS, the JAX peer, and the gradient variants."""
-        group = 3 if self.gradient else 2 if self.impl == "jax" else 1 if self.minimizer != "scipy" else 0
-        return group, IMPLEMENTATIONS.index(self.impl), self.dtype != "float64", self.label
+        group = 3 if self.gradient else 2 if registry.get(self.impl).peer else 1 if self.minimizer != SCIPY else 0
+        return group, registry.names().index(self.impl), self.dtype != "float64", self.label
 
 
-NUMPY, TORCH_CPU, TORCH_CUDA, JAX = (Series(name) for name in IMPLEMENTATIONS)
-"""The paper's series (and the JAX peer's), by name."""
+NUMPY, TORCH_CPU, TORCH_CUDA, JAX = (Series(r.name) for r in (registry.NUMPY, registry.TORCH_CPU, registry.TORCH_CUDA,
+                                                               registry.JAX))
+"""The paper's series (and the JAX peer's)."""
+TORCH_CPU_FLOAT32, TORCH_CUDA_FLOAT32 = (Series(s.impl, "float32") for s in (TORCH_CPU, TORCH_CUDA))
+NUMPY_ADJOINT, TORCH_ADJOINT, CUDA_ADJOINT = (Series(s.impl, gradient=ADJOINT) for s in (NUMPY, TORCH_CPU, TORCH_CUDA))
+"""The exact (hand-written adjoint) gradient in each tree: the speed-up decomposition's middle steps."""
+TORCH_DIFFERENCES, CUDA_DIFFERENCES = (Series(s.impl, gradient=FINITE_DIFFERENCES) for s in (TORCH_CPU, TORCH_CUDA))
+TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(s.impl, minimizer=ON_DEVICE) for s in (TORCH_CPU, TORCH_CUDA))
+CUDA_FLOAT32_ON_DEVICE = Series(TORCH_CUDA.impl, "float32", minimizer=ON_DEVICE)
 
 
 def ordered(series):

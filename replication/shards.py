@@ -26,8 +26,9 @@ import sys
 from tqdm import tqdm
 
 from replication import runs
+from replication.environment import machine_record
 from replication.implementations import select, with_gradients
-from replication.profiles import point_key, read_points
+from replication.records import point_key, read_points
 from replication.results import write_json
 from replication.sweep import run_sweep
 
@@ -87,7 +88,7 @@ def run_shard(run, index, nshards, settings, points):
     """The job of one shard, run on its node: the sweep of settings over its points into <shard>/<node>/<sweep>,
     skipping points another node of this shard already finished. Returns the number of points measured."""
     folder = shard_folder(pathlib.Path(run), index, nshards)
-    node = runs.create_run(folder / node_name())
+    node = runs.create_run(folder / node_name(), machine_record())
     sweep_name = settings.folder_name
     elsewhere = done_keys(folder, sweep_name) - {point_key(r) for r in read_points(node / sweep_name / "points.jsonl")}
     with runs.exclusive(node):
@@ -118,7 +119,7 @@ def executor_for(run, kind, partition=None, time_min=240, gpus=0, cpus=None):
 
 def sharded_run(run, sweep_name, settings):
     """The sharded run folder: made if new, the sweep's recorded settings checked if resumed."""
-    run = runs.create_run(run)
+    run = runs.create_run(run, machine_record())
     info = runs.read_run(run)
     previous = info.get("sharded", {}).get(sweep_name)
     if previous is None:

@@ -7,10 +7,11 @@ import uuid
 
 from tqdm import tqdm
 
-from replication import runs
+from replication import registry, runs
 from replication.environment import environment_record, thread_limits
-from replication.implementations import select, with_gradients
-from replication.profiles import PROFILES, Profile, SweepSettings, point_key, read_points  # noqa: F401 (sweep's API)
+from replication.implementations import informs_predictions, select, with_gradients
+from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
+from replication.records import point_key, read_points
 from replication.results import append_record, read_records, write_json
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -20,8 +21,9 @@ AUTOGRAD_COST = 3
 """Likelihood evaluations one autograd value-and-gradient call is taken to cost, for predictions."""
 
 
-MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", "numpy", "scipy", "torch")
-"""The machine and versions a sweep's series are measured on, part of its identity with the settings'."""
+MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
+"""The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its
+identity with the settings'."""
 
 
 def check_settings(runs_path, previous, current):
@@ -40,11 +42,12 @@ def evaluations_per_fit(impl, nparams, reference):
 
 
 def reference_fit(records, npix, nzern):
-    """A measured float64 torch fit of the point, the basis of predictions."""
+    """A measured plain float64 fit of the point by a tree whose own gradient is exact (torch's), the basis of
+    predictions."""
     for record in records:
         if (record["npix"], record["nzern"], record["dtype"]) == (npix, nzern, "float64") and \
-                record["impl"].startswith("torch") and not record["estimated"] and not record.get("gradient") and \
-                (record.get("minimizer") or "scipy") == "scipy":
+                informs_predictions(record["impl"]) and not record["estimated"] and not record.get("gradient") and \
+                (record.get("minimizer") or registry.SCIPY) == registry.SCIPY:
             return record
     return None
 
@@ -72,8 +75,9 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
 
 
 def plan(profile, impls, done, objective="cauchy"):
-    """Points still to run, smallest first; at each point torch before NumPy (its fit informs predictions)."""
-    ordered = sorted(impls, key=lambda impl: impl.name == "numpy")
+    """Points still to run, smallest first; at each point the NumPy reference last (torch's fits inform the
+    predictions of its finite-difference fits)."""
+    ordered = sorted(impls, key=lambda impl: impl.registration.reference)
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (npix, nzern) in profile.points(impl, objective)
             and (impl.name, impl.dtype, impl.gradient, impl.minimizer, npix, nzern) not in done]
@@ -104,9 +108,11 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     available = [impl for impl in impls if impl.available()]
     todo = [item for item in plan(profile, available, {point_key(record) for record in records} | set(skip), objective)
             if points is None or item[1:] in points]
-    unavailable = sorted({impl.label for impl in impls if not impl.available()})
-    for label in unavailable:
-        print(f"{label}: not available on this machine (torch.cuda.is_available() is False); skipped")
+    unavailable, printed = sorted({impl.label for impl in impls if not impl.available()}), set()
+    for impl in impls:
+        if impl.label in unavailable and impl.label not in printed:
+            printed.add(impl.label)
+            print(f"{impl.label}: not available on this machine ({impl.registration.why_unavailable()}); skipped")
     if not impls:
         print(f"nothing to measure: no requested implementation offers the gradient(s) {', '.join(gradients)}")
         return 0

@@ -15,6 +15,7 @@ import torch
 import reference_numpy
 import torch_impl
 from replication import analysis, bench, crosscheck, runs
+from replication.environment import machine_record
 from replication.paths import ROOT
 from replication.profiles import SweepSettings
 from replication.report import render, render_all
@@ -152,7 +153,7 @@ def test_a_fit_whose_objective_overflows_fails_and_says_why(package):
     ],
 )
 def test_malformed_point_records_are_errors_naming_file_line_and_key(line, words, tmp_path, empty_references):
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text(line + "\n" + '{"a": 1}\n')
     completed = cli("sweep", "--profile", "smoke", "--run", str(run), "--quiet")
@@ -173,7 +174,7 @@ def test_invalid_utf8_is_an_error_naming_the_file(tmp_path):
 def test_a_sweep_without_its_environment_record_says_so_in_the_report(tmp_path, empty_references):
     from replication import sweep
 
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     sweep.run_sweep(SweepSettings("smoke", impls=("torch-cpu",), threads=1), run / "sweep-smoke", quiet=True)
     (run / "sweep-smoke" / "runs.jsonl").unlink()
     text = render_all([run], empty_references, output=run, figures=run)["runs/your-run.md"]
@@ -198,7 +199,7 @@ def default_sigint():
 
 
 def test_ctrl_c_prints_one_line_saying_how_to_resume_and_exits_130(tmp_path):
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     points = run / "sweep-quick" / "points.jsonl"
     process = subprocess.Popen([sys.executable, "-m", "replication", "sweep", "--profile", "quick", "--impl", "numpy",
                                 "--run", str(run), "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from replication import runs
+from replication.environment import machine_record
 from replication.paths import FIGURES, PAPER, REFERENCE
 from tests.test_integrity import cli, one_line_error
 
@@ -41,7 +42,7 @@ def test_no_command_writes_into_a_reference_run(arguments, words):
 
 @pytest.mark.usefixtures("untouched")
 def test_your_report_never_overwrites_the_committed_one(tmp_path):
-    run = runs.create_run(tmp_path / "2026-01-01_mine")
+    run = runs.create_run(tmp_path / "2026-01-01_mine", machine_record())
     one_line_error(cli("report", "--run", str(run), "--output", str(PAPER)), "committed report")
     one_line_error(cli("figures", "--run", str(run), "--output", str(FIGURES)), "committed report")
 
@@ -49,9 +50,9 @@ def test_your_report_never_overwrites_the_committed_one(tmp_path):
 def test_a_link_to_a_reference_run_is_not_a_run_to_write(tmp_path, monkeypatch):
     link = tmp_path / "x"
     link.symlink_to(A_REFERENCE, target_is_directory=True)
-    monkeypatch.setattr(runs, "latest_run", lambda base=None: link)
+    monkeypatch.setattr(runs, "latest_run", lambda **options: link)
     with pytest.raises(runs.RunError, match="read-only"):
-        runs.current_run()
+        runs.current_run(machine_record())
 
 
 def test_contribute_refuses_a_link_and_a_damaged_record_naming_the_file_and_line(tmp_path):
@@ -179,7 +180,7 @@ def test_a_sweep_keeps_its_settings_even_without_its_runs_file(tmp_path):
 
 
 def test_one_run_has_one_lock_whatever_option_names_its_folder(tmp_path):
-    run = runs.create_run(tmp_path / "2026-01-04_run")
+    run = runs.create_run(tmp_path / "2026-01-04_run", machine_record())
     with runs.exclusive(run):
         completed = cli("sweep", "--profile", "smoke", "--results", str(run / "sweep-smoke"), "--threads", "1",
                         "--impl", "numpy")
@@ -190,7 +191,7 @@ def test_one_run_has_one_lock_whatever_option_names_its_folder(tmp_path):
 def test_a_plain_sweep_into_a_sharded_run_is_refused_before_measuring(tmp_path):
     import json
 
-    run = runs.create_run(tmp_path / "2026-01-05_sharded")
+    run = runs.create_run(tmp_path / "2026-01-05_sharded", machine_record())
     info = json.loads((run / "run.json").read_text())
     (run / "run.json").write_text(json.dumps(info | {"sharded": {"sweep-smoke": {"shards": 2}}}))
     one_line_error(cli("sweep", "--profile", "smoke", "--run", str(run), "--threads", "1"), "--shards 2")

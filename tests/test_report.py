@@ -6,6 +6,7 @@ import statistics
 import pytest
 
 from replication import analysis, crosscheck, runs, sweep
+from replication.environment import machine_record
 from replication.figures import draw_all
 from replication.paths import FIGURES, PAPER
 from replication.profiles import SweepSettings
@@ -16,7 +17,7 @@ from replication.series import NUMPY, TORCH_CPU, Series
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """A run folder with a smoke sweep and a smoke cross-check, made in-process once for the module."""
-    run = runs.create_run(tmp_path_factory.mktemp("runs") / "2026-01-01_test")
+    run = runs.create_run(tmp_path_factory.mktemp("runs") / "2026-01-01_test", machine_record())
     sweep.run_sweep(SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-smoke", quiet=True)
     crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1)
     return run
@@ -146,7 +147,7 @@ def test_c6_verdict_both_ways():
 
 def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monkeypatch):
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
@@ -185,7 +186,7 @@ def test_committed_figures_are_exactly_what_the_reference_runs_draw(tmp_path):
 @pytest.fixture(scope="module")
 def variants_run(tmp_path_factory):
     """A run with every gradient timed at npix 16 and 32, one order (so each median is the one ratio)."""
-    run = runs.create_run(tmp_path_factory.mktemp("variants") / "2026-01-02_test")
+    run = runs.create_run(tmp_path_factory.mktemp("variants") / "2026-01-02_test", machine_record())
     profile = sweep.Profile(npix=(16, 32), nzern=(2,), repeats=1, budget_s=30.0)
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sweep.PROFILES, "smoke", profile)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from replication import analysis, report, runs, timing
+from replication.environment import machine_record
 from replication.paths import PAPER, REFERENCE
 from replication.report import render_all
 from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
@@ -21,7 +22,7 @@ def records():
 
 def write_run(folder, points, threads=3, cores=7):
     """A run folder holding a quick Cauchy sweep of the given records, timed with `threads` of `cores`."""
-    runs.create_run(folder)
+    runs.create_run(folder, machine_record())
     sweep = folder / "sweep-quick"
     sweep.mkdir()
     environment = json.loads((SOURCE / "runs.jsonl").read_text().splitlines()[0])

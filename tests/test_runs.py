@@ -10,6 +10,7 @@ import time
 import pytest
 
 from replication import cli, paths, runs, sweep
+from replication.environment import machine_record
 from replication.paths import PAPER, REFERENCE, ROOT
 from replication.profiles import SweepSettings
 from replication.results import append_record, read_records
@@ -47,14 +48,14 @@ def test_a_run_is_named_after_its_date_and_machine():
 
 
 def test_writers_resume_this_machines_newest_run_and_start_one_when_asked(own_runs):
-    first = runs.current_run()
+    first = runs.current_run(machine_record())
     assert first.parent == own_runs
-    assert runs.read_run(first)["machine"] == runs.machine_record()
-    assert runs.current_run() == first
-    second = runs.current_run(new=True)
+    assert runs.read_run(first)["machine"] == machine_record()
+    assert runs.current_run(machine_record()) == first
+    second = runs.current_run(machine_record(), new=True)
     assert second != first
     assert second.name.startswith(first.name)
-    assert runs.current_run() == second
+    assert runs.current_run(machine_record()) == second
     other = runs.create_run(own_runs / "2099-01-01_elsewhere", machine=MACHINE)
     assert runs.latest_run() == second  # another machine's run is never resumed here
     assert runs.latest_run(machine=MACHINE) == other
@@ -77,10 +78,10 @@ def test_reference_runs_are_shipped_and_complete():
 def test_no_run_is_ever_made_inside_the_reference_runs(own_runs):
     reference = runs.reference_runs()[0]
     with pytest.raises(runs.RunError, match="read-only"):
-        runs.create_run(reference)
+        runs.create_run(reference, machine_record())
     with pytest.raises(runs.RunError, match="read-only"):
         runs.check_writable(reference / "sweep-quick", "--results")
-    assert not runs.is_reference(runs.current_run())
+    assert not runs.is_reference(runs.current_run(machine_record()))
 
 
 @pytest.mark.parametrize("option", ["--run", "--results"])
@@ -97,7 +98,7 @@ def test_commands_refuse_to_write_into_a_reference_run(command, option):
 
 
 def test_a_second_writer_is_refused_at_once_and_a_killed_writer_leaves_no_lock(tmp_path):
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     points = run / "sweep-quick" / "points.jsonl"
     first = subprocess.Popen([sys.executable, "-m", "replication", "sweep", "--profile", "quick", "--impl", "numpy",
                               "--run", str(run), "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -129,7 +130,7 @@ def test_resuming_a_sweep_under_other_settings_is_refused_naming_the_setting(tmp
 
 
 def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
-    run = runs.create_run(tmp_path / "run")
+    run = runs.create_run(tmp_path / "run", machine_record())
     (run / "crosscheck").mkdir()
     finished = json.dumps({"points": "smoke", "checks": []})
     (run / "crosscheck" / "crosscheck.json").write_text(finished)
@@ -144,7 +145,7 @@ def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
 
 def test_report_of_your_run_goes_into_the_run_and_leaves_the_committed_report_alone(own_runs, tmp_path, capsys):
     committed = (PAPER / "REPORT.md").read_bytes()
-    run = runs.current_run()
+    run = runs.current_run(machine_record())
     (tmp_path / "no-references").mkdir()
     assert cli.main(["report", "--reference", str(tmp_path / "no-references")]) == 0
     assert (run / "REPORT.md").is_file()
@@ -170,7 +171,7 @@ def test_bad_run_options_are_one_line_errors(args, message):
 
 
 def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp_path):
-    run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7_xeon-32c")
+    run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7_xeon-32c", machine_record())
     point = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl").read_text()
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text(point.splitlines(keepends=True)[0])  # a valid record

@@ -1,0 +1,113 @@
+"""The records the harness writes and reads, validated as read: sweep points, retrieval fits, and the JSON files
+of the cross-check, the bench and the peers' gate. Writers and readers share these definitions; nothing here
+measures (no torch, no model package)."""
+
+import json
+
+from replication.results import NUMBER, RunError, check_record, read_records
+from replication.series import Series
+
+POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
+         "fit_s": {"median": NUMBER}}
+"""What every point record holds; a measured one also holds MEASURED."""
+MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
+            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER, "x": list,
+                        "stderr": list}}
+
+ACCOUNT = {"newton_stderr": NUMBER, "expected_decrease": NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
+           "stderr": list}
+"""What an exact account of how a fit ended holds (where the outcome has one)."""
+
+
+def check_point(path, number, record):
+    """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
+    check_record(path, number, record, POINT)
+    try:
+        Series.of(record)
+    except ValueError:
+        raise ValueError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
+                         f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
+                         f"{record.get('minimizer')!r})") from None
+    times = ["fit_s"]
+    if not record["estimated"]:
+        check_record(path, number, record, MEASURED)
+        times.append("total_s")
+        if record["outcome"].get("convergence") is not None:
+            check_record(path, number, record["outcome"]["convergence"], ACCOUNT)
+    for key in times:
+        if not record[key]["median"] > 0:
+            raise ValueError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
+                             f"{record[key]['median']}")
+
+
+def read_points(path, repair=False):
+    """The validated point records of a sweep's points.jsonl."""
+    return read_records(path, repair=repair, check=check_point)
+
+
+def point_key(record):
+    """What identifies a point: implementation, precision, gradient variant, minimizer (its Series, older names
+    read as today's), grid size and order."""
+    series = Series.of(record)
+    return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
+
+
+FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
+"""How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
+Zernike orders 2, 3, ... up to the point's in turn, each from the last one's result (as OOF software does)."""
+STARTS = (FROM_TRUTH, PLAIN, STAGED)
+
+
+RETRIEVAL_RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms": NUMBER, "seed": int, "start": str,
+          "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER,
+                                          "x": list}, "phase_error_rms": (int, float, type(None))}
+"""What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
+
+
+def check_retrieval_record(path, number, record):
+    """Validate a retrieval record as read: an error names the file, the line and the key."""
+    check_record(path, number, record, RETRIEVAL_RECORD)
+    if record["start"] not in STARTS:
+        raise ValueError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
+    Series.of(record)
+    if not record["total_s"] > 0:
+        raise ValueError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
+    if record["start"] == FROM_TRUTH:
+        check_record(path, number, record, {"phase_stderr_rms": NUMBER})
+
+
+def read_retrieval(path, repair=False):
+    """The validated records of a retrieval run's points.jsonl."""
+    return read_records(path, repair=repair, check=check_retrieval_record)
+
+
+def truth_key(record):
+    """The truth a record fitted: (npix, nzern, rms, seed)."""
+    return record["npix"], record["nzern"], record["rms"], record["seed"]
+
+
+def record_key(record):
+    """What identifies a record: its truth, series and start."""
+    return (*truth_key(record), Series.of(record), record["start"])
+
+
+def load_json(path, lists=()):
+    """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
+    produced; a damaged one is an error naming the file and what is wrong."""
+    if not path.exists():
+        return None
+    try:
+        content = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(content, dict):
+        raise RunError(f"{path}: not a record (got {type(content).__name__})")
+    for key in lists:
+        if not isinstance(content.get(key, []), list) or not all(isinstance(item, dict) for item in content.get(
+                key, [])):
+            raise RunError(f"{path}: key {key!r} must be a list of records")
+    return content
+
+
+AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
+"""The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""
