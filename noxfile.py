@@ -1,4 +1,7 @@
-"""Sessions of the replication: `nox -l` lists them; every session installs from constraints.txt.
+"""Sessions of the replication: `nox -l` lists them. Every session installs the project itself (not editable) with
+the extras it needs, pinned by constraints.txt; the dependencies are listed once, in pyproject.toml. Sessions run
+the installed packages, never the source tree's (PYTHONSAFEPATH keeps the current folder off sys.path), against
+this repository's results and templates (OOF_REPLICATION_ROOT).
 
 Routine sessions (lint, tests) run by default; the experiment's sessions are named explicitly.
 """
@@ -11,8 +14,9 @@ import nox
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-RUNTIME = ["numpy", "scipy", "torch", "matplotlib", "jinja2", "tqdm", "threadpoolctl", "pytorch-minimize", "submitit"]
 CONSTRAINTS = ("-c", "constraints.txt")
+HARNESS = "harness,cluster"
+"""The extras of every experiment session: the torch tree, the harness, and submitit for sharded sweeps."""
 GRADIENTS = ("finite-differences", "adjoint", "autograd")
 """Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
 DEFAULT_MALLOC = {"OOF_MALLOC": "default"}
@@ -20,9 +24,17 @@ DEFAULT_MALLOC = {"OOF_MALLOC": "default"}
 allocator comparison. Every other session measures what a plain script gets."""
 
 
-def install_runtime(session, *extra):
-    """Install the pinned runtime dependencies (the packages run from the repository root)."""
-    session.install(*CONSTRAINTS, *RUNTIME, *extra)
+def install_project(session, extras=HARNESS):
+    """Install the project (this checkout, not editable) with extras, every dependency pinned by constraints.txt;
+    its packages are installed anew each time, so a session always runs the tree as it is now."""
+    session.install(*CONSTRAINTS, f".[{extras}]")
+    session.install("--no-deps", "--force-reinstall", ".")
+    session.env.update(installed_environment())
+
+
+def installed_environment():
+    """Run the installed packages (no current folder on sys.path) against this repository's files."""
+    return {"PYTHONSAFEPATH": "1", "OOF_REPLICATION_ROOT": os.path.dirname(os.path.abspath(__file__))}
 
 
 def replication(session, *args, env=None):
@@ -37,13 +49,13 @@ def cuda_available(session):
 @nox.session
 def tests(session):
     """Run the test suite (under 5 minutes on 2 cores)."""
-    install_runtime(session, "pytest")
+    install_project(session, "test")
     session.run("python", "-m", "pytest", *session.posargs)
 
 
 @nox.session
 def lint(session):
-    """Lint the code with ruff."""
+    """Lint the code with ruff (the rules in pyproject.toml)."""
     session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", ".", *session.posargs)
 
@@ -51,21 +63,21 @@ def lint(session):
 @nox.session(default=False)
 def crosscheck(session):
     """Check that NumPy, torch-cpu (and torch-cuda) agree: model, gradient, fits; into your run."""
-    install_runtime(session)
+    install_project(session)
     replication(session, "crosscheck", *session.posargs)
 
 
 @nox.session(default=False)
 def timing_cpu(session):
     """Time NumPy and torch-cpu fits over the quick profile into your run (-- --profile paper: the paper's grid)."""
-    install_runtime(session)
+    install_project(session)
     replication(session, "sweep", "--impl", "numpy", "--impl", "torch-cpu", *session.posargs)
 
 
 @nox.session(default=False)
 def timing_cuda(session):
     """Time torch-cuda fits (float64 and float32) into your run; says so and succeeds where there is no CUDA."""
-    install_runtime(session)
+    install_project(session)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; the CUDA sweep is not measured here.")
         return
@@ -77,7 +89,7 @@ def timing_cluster(session):
     """A sharded sweep on a SLURM cluster through submitit (docs/gpu-and-cluster.md), e.g.
     `nox -s timing_cluster -- --partition gpu --shards 16 --gpus-per-task 1`; the paper's grid unless
     --profile is given. Run the same command again to resubmit only what did not finish."""
-    install_runtime(session)
+    install_project(session)
     options = list(session.posargs)
     defaults = {"--profile": "paper", "--shards": "16"}
     for flag, value in defaults.items():
@@ -90,7 +102,7 @@ def timing_cluster(session):
 def bench(session):
     """Time one evaluation of each implementation against the 3-FFT floor, into your run; then the same with
     glibc's default malloc settings (bench-default-allocator), for the allocator comparison."""
-    install_runtime(session)
+    install_project(session)
     replication(session, "bench", *session.posargs)
     replication(session, "bench", *session.posargs, env=DEFAULT_MALLOC)
 
@@ -103,7 +115,7 @@ def peers(session):
     parser = argparse.ArgumentParser(prog="nox -s peers --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     args = parser.parse_args(session.posargs)
-    install_runtime(session, "pytest", "jax", "jaxlib")
+    install_project(session, "test,jax")
     session.run("python", "-m", "pytest", "-q", "tests/test_peers.py")
     replication(session, "peers-check")
     replication(session, "sweep", "--profile", args.profile, "--impl", "jax")
@@ -121,7 +133,7 @@ def retrieval(session):
     parser = argparse.ArgumentParser(prog="nox -s retrieval --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
     args = parser.parse_args(session.posargs)
-    install_runtime(session)
+    install_project(session)
     replication(session, "retrieve", "--profile", args.profile)
     replication(session, "figures")
     replication(session, "report")
@@ -130,14 +142,14 @@ def retrieval(session):
 @nox.session(default=False)
 def figures(session):
     """Redraw the figures: your newest run beside the reference runs (none: the committed figures/)."""
-    install_runtime(session)
+    install_project(session)
     replication(session, "figures", *session.posargs)
 
 
 @nox.session(default=False)
 def report(session):
     """Render REPORT.md: your newest run beside the reference runs (none: paper/REPORT.md); -- --check compares."""
-    install_runtime(session)
+    install_project(session)
     replication(session, "report", *session.posargs)
 
 
@@ -149,7 +161,7 @@ def replicate(session):
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
     args = parser.parse_args(session.posargs)
-    install_runtime(session)
+    install_project(session)
     replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
     replication(session, "sweep", "--profile", args.profile)
     replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares")

@@ -2,6 +2,7 @@
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -96,6 +97,21 @@ def check_choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+
+RENAMED_GRADIENTS = {"analytic": "adjoint"}
+"""Gradient names of earlier versions, still accepted with a DeprecationWarning (the adjoint was "analytic" until
+2026-12-01)."""
+
+
+def check_gradient(gradient, choices):
+    """The gradient asked for under its current name (an earlier name warns), or a ValueError naming the choices."""
+    if isinstance(gradient, str) and gradient in RENAMED_GRADIENTS:
+        current = RENAMED_GRADIENTS[gradient]
+        warnings.warn(f"gradient={gradient!r} is deprecated and will be removed; use gradient={current!r}",
+                      DeprecationWarning, stacklevel=3)
+        gradient = current
+    return check_choice("gradient", gradient, choices)
 
 
 def check_positive(name, value):

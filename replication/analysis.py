@@ -17,7 +17,7 @@ from replication.data import (
     judging_stderr,
 )
 from replication.profiles import sweep_folder_name
-from replication.records import load_json, read_points, read_retrieval
+from replication.records import crosscheck_fits, fit_series, load_json, read_points, read_retrieval
 from replication.registry import GRADIENTS
 from replication.results import read_records
 from replication.series import (
@@ -408,22 +408,6 @@ def crosscheck_differences(crosscheck, objective):
         rows.append({"series": fit_series(fit), "npix": fit["npix"], "nzern": fit["nzern"], "max_stderr": shift,
                      "basis": "exact", "comparable": bool(comparable), "source": "cross-check"})
     return rows
-
-
-def fit_series(fit):
-    """The series a cross-check fit belongs to (its record keeps the label)."""
-    return Series.parse(fit["impl"])
-
-
-def crosscheck_fits(crosscheck):
-    """The cross-check's fits that ran as labelled: files before schema 2 fitted every float64 series with
-    scipy's BFGS, so their fits labelled with another minimizer are repeats of the scipy fit, left out."""
-    if not crosscheck:
-        return []
-    fits = crosscheck.get("fits", [])
-    if crosscheck.get("schema", 1) >= 2:
-        return fits
-    return [fit for fit in fits if fit_series(fit).minimizer == "scipy"]
 
 
 def compared_series(check):

@@ -205,7 +205,7 @@ def jax_steps(point):
 def public_steps(registration):
     """The bench steps of a registration that declares none of its own: its objective and its value and gradient
     (own gradient) through the public interface, on its device, as a user's script calls them."""
-    prefix = registration.name.replace("-", "_")
+    prefix = registration.name  # its first word before "_" names no library's floor: torch's floor is its unit
 
     def steps(point):
         impl = Implementation(registration.name)

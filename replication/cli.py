@@ -322,7 +322,7 @@ def run_sharded_sweep_command(args):
     from replication.shards import plan_shards, run_sharded_sweep
 
     if args.executor == "slurm" and importlib.util.find_spec("submitit") is None:
-        raise ValueError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
+        raise runs.RunError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
     plan_shards(sweep_settings(args), args.shards)  # refused before any folder is made
     run = sharded_run_folder(args)
     gpus = args.gpus_per_task if args.gpus_per_task is not None else (
@@ -454,7 +454,7 @@ def require_jax(prefix=""):
     """jax must be installed for the peer: say how to get it (nox -s peers installs the pinned version)."""
     reason = registry.JAX.why_unavailable()
     if reason is not None:
-        raise ValueError(f"{prefix}the JAX peer cannot run here ({reason}); `nox -s peers` installs the pinned "
+        raise runs.RunError(f"{prefix}the JAX peer cannot run here ({reason}); `nox -s peers` installs the pinned "
                          "version and runs the peers")
 
 
@@ -480,12 +480,29 @@ def run_contribute_command(args):
     return 0
 
 
+OWN_PACKAGES = ("replication", "reference_numpy", "torch_impl")
+
+
+def is_refusal(error):
+    """Whether an error is a refusal of bad input (a RunError, an OSError on a path, or a ValueError raised by
+    the harness's or the packages' own checks), not a fault inside a library that should show its traceback."""
+    if isinstance(error, (runs.RunError, OSError)):
+        return True
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    module = frame.tb_frame.f_globals.get("__name__", "") if frame is not None else ""
+    return isinstance(error, ValueError) and module.split(".")[0] in OWN_PACKAGES
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
-    except (ValueError, OSError) as error:  # bad input or an unusable path: one line, argparse's exit status
+    except (ValueError, OSError) as error:
+        if not is_refusal(error):
+            raise  # a fault, not bad input: its traceback is what a bug report needs
         print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -20,7 +20,9 @@ from replication.data import (
 )
 from replication.environment import environment_record, thread_limits
 from replication.implementations import Implementation, every
+from replication.records import CROSSCHECK_SCHEMA, fit_series
 from replication.results import write_json
+from replication.series import Series
 from replication.timing import data_for
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
@@ -38,9 +40,9 @@ hessian: the NumPy Hessian is central differences of the exact gradient, good to
 
 beams_float32: the defocus screens reach 2 pi dz / wavelength = 286 rad, which float32 holds to about
 1.7e-5 rad; beam errors of a few 1e-5 are that rounding, not a fault (seen: 1.1e-5 at npix 16)."""
-SCHEMA = 2
-"""Version of crosscheck.json: 2 checks each model once and fits each implementation with its own minimizer and
-gradient, labelled as it ran; files without it (1) fitted every float64 series with scipy's BFGS under its label."""
+SCHEMA = CROSSCHECK_SCHEMA
+"""Version of crosscheck.json (records.CROSSCHECK_SCHEMA): since 2 each model is checked once and each
+implementation fitted with its own minimizer and gradient."""
 CENTRAL_DIFFERENCE_STEP = 1e-6
 """Step of the central differences the autograd gradient is checked against (parameter units)."""
 
@@ -125,9 +127,8 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
                 if impl.registration.hessian:
                     hessian = impl.package.hessian(params, setup, data, objective=objective)
                     hessian_np = reference.package.hessian(params, setup_np, data, objective=objective)
-                    checks.append(check("hessian", npix, nzern, f"{impl.label} {impl.gradient_name} vs "
-                                        f"{reference.label} differences of adjoint", relative(hessian_np, hessian),
-                                        "hessian", objective))
+                    checks.append(check("hessian", npix, nzern, f"{impl.label} {exact} vs {reference.label} "
+                                        "differences of adjoint", relative(hessian_np, hessian), "hessian", objective))
     for impl in model_variants(impls):
         suffix = "" if impl.dtype == "float64" else "_float32"
         beams = to_numpy(impl.package.beam_maps(params, impl.make_setup(npix, nzern)))
@@ -168,21 +169,23 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                                       gradient=impl.gradient_name, minimizer=impl.minimizer)
             impl.synchronize()
             seconds = time.perf_counter() - start
-            fitted.append({"impl": impl.label, "minimizer": impl.minimizer, "gradient": impl.gradient_name,
+            fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
+                           "minimizer": impl.minimizer, "gradient": impl.gradient_name,
                            "npix": npix, "nzern": nzern, "objective": objective, "tol": tolerance,
                            "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
                            "convergence": convergence(result.x, npix, nzern, data, objective)})
-        reference = next(f for f in fitted if f["impl"] == registry.reference().name)
+        reference = next(f for f in fitted if fit_series(f) == Series(registry.reference().name))
         scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
         stderr = judging_stderr(reference["convergence"])
         for other in fitted:
             if other is not reference:
                 shift = float(np.max(np.abs(np.array(other["x"]) - np.array(reference["x"])) / stderr))
-                checks.append(check("fit parameters", npix, nzern, f"{other['impl']} vs {reference['impl']} (in "
+                other_label, reference_label = fit_series(other).label, fit_series(reference).label
+                checks.append(check("fit parameters", npix, nzern, f"{other_label} vs {reference_label} (in "
                                     "standard errors, sandwich)", shift, "fit_stderr", objective))
-                checks.append(check("fit objective", npix, nzern, f"{other['impl']} vs {reference['impl']} "
+                checks.append(check("fit objective", npix, nzern, f"{other_label} vs {reference_label} "
                                     "(log-likelihood units)", abs(other["fun"] - reference["fun"]) / scale, "fit_nll",
                                     objective))
         fits += fitted

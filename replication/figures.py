@@ -343,7 +343,7 @@ def agreement(fits, folder, title):
         stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
         shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr, dtype=float)
         axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
-                  label=f"numpy - {fit['impl']}, npix {fit['npix']}, n {fit['nzern']}")
+                  label=f"numpy - {fit_series(fit).label}, npix {fit['npix']}, n {fit['nzern']}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
              title=f"Same data, NumPy vs torch, Cauchy likelihood (cross-check)\n{title}")

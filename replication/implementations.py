@@ -8,6 +8,7 @@ import importlib
 
 from replication import registry
 from replication.registry import FINITE_DIFFERENCES, SCIPY, Registration
+from replication.results import RunError
 from replication.series import Series
 
 
@@ -83,7 +84,7 @@ def select(names: tuple[str, ...] | list[str] | None) -> list[Implementation]:
     """The implementations whose name is in names (all of them for None)."""
     unknown = set(names or ()) - set(registry.names())
     if unknown:
-        raise ValueError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(registry.names())}")
+        raise RunError(f"--impl: unknown implementation(s) {sorted(unknown)}; use {', '.join(registry.names())}")
     return [impl for impl in every() if names is None or impl.name in names]
 
 

@@ -7,14 +7,19 @@ import json
 from replication.results import NUMBER, RunError, check_record, read_records
 from replication.series import Series
 
+MAYBE_NUMBER = (int, float, type(None))
+"""A number the writer may have recorded as null because it was not finite (results.strict): a standard error or
+Newton step of an indefinite Hessian, the objective of a fit that diverged. Read back as null and judged as such
+(data.judging_newton reads it as NaN: not at a minimum)."""
+
 POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
          "fit_s": {"median": NUMBER}}
 """What every point record holds; a measured one also holds MEASURED."""
 MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
-            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER, "x": list,
+            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": MAYBE_NUMBER, "x": list,
                         "stderr": list}}
 
-ACCOUNT = {"newton_stderr": NUMBER, "expected_decrease": NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
+ACCOUNT = {"newton_stderr": MAYBE_NUMBER, "expected_decrease": MAYBE_NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
            "stderr": list}
 """What an exact account of how a fit ended holds (where the outcome has one)."""
 
@@ -59,8 +64,8 @@ STARTS = (FROM_TRUTH, PLAIN, STAGED)
 
 
 RETRIEVAL_RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms": NUMBER, "seed": int, "start": str,
-          "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": NUMBER,
-                                          "x": list}, "phase_error_rms": (int, float, type(None))}
+          "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str,
+                                          "fun": MAYBE_NUMBER, "x": list}, "phase_error_rms": MAYBE_NUMBER}
 """What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
 
 
@@ -89,6 +94,35 @@ def truth_key(record):
 def record_key(record):
     """What identifies a record: its truth, series and start."""
     return (*truth_key(record), Series.of(record), record["start"])
+
+
+CROSSCHECK_SCHEMA = 3
+"""Version of crosscheck.json: 3 names each fit's series by its fields (impl: the implementation's name, dtype,
+variant: "" or the gradient of a variant, minimizer; gradient: the gradient it ran with); 2 named it by its display
+label under "impl"; 1 (no "schema") also fitted every float64 series with scipy's BFGS under its label."""
+
+
+def fit_series(fit):
+    """The series of a cross-check fit (as crosscheck_fits returns it: read as schema 3)."""
+    return Series(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
+
+
+def crosscheck_fits(crosscheck):
+    """The cross-check's fits that ran as recorded, read as schema 3: the one conversion of older files. Schemas
+    1-2 named a fit's series by its label, parsed back here into the fields; schema 1 fitted every float64 series
+    with scipy's BFGS, so its fits labelled with another minimizer are repeats of the scipy fit, left out."""
+    if not crosscheck:
+        return []
+    fits, schema = crosscheck.get("fits", []), crosscheck.get("schema", 1)
+    if schema >= CROSSCHECK_SCHEMA:
+        return fits
+    converted = []
+    for fit in fits:
+        series = Series.parse(fit["impl"])
+        if schema >= 2 or series.minimizer == "scipy":
+            converted.append(fit | {"impl": series.impl, "dtype": series.dtype, "variant": series.gradient,
+                                    "minimizer": series.minimizer})
+    return converted
 
 
 def load_json(path, lists=()):

@@ -402,8 +402,9 @@ def fit_row(fit):
     scale = covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]), fit["objective"])
     ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"], dtype=float) / np.array(account["stderr"], dtype=float)
     finite = ratio[np.isfinite(ratio)]
-    return {"impl": fit["impl"], "npix": fit["npix"], "nzern": fit["nzern"], "objective": fit["objective"],
-            "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"], "message": fit["message"],
+    return {"impl": analysis.fit_series(fit).label, "npix": fit["npix"], "nzern": fit["nzern"],
+            "objective": fit["objective"], "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"],
+            "message": fit["message"],
             "grad_norm": account["grad_norm"], "newton": judging_newton(account),
             "decrease": account["expected_decrease"], "rounding": account["rounding"],
             "at_optimum": judging_newton(account) <= STOPPED_AT_OPTIMUM,

@@ -74,8 +74,9 @@ def write_text_if_changed(path, text):
 
 
 class RunError(ValueError):
-    """A run folder or a record file cannot be used as asked (read-only, taken by another writer, not a run,
-    damaged)."""
+    """Input the harness refuses: a run folder, a record file or an option that cannot be used as asked
+    (read-only, taken by another writer, not a run, damaged, out of range). The command line prints it as one
+    line (exit status 2)."""
 
 
 NUMBER = (int, float)
@@ -85,6 +86,13 @@ def is_a(value, kind):
     """isinstance, except that a bool is neither an int nor a float here."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
+
+
+def kind_name(kind):
+    """'int', 'a number', 'a number or null': what a schema entry admits, in words."""
+    if isinstance(kind, tuple):
+        return "a number or null" if type(None) in kind else "a number"
+    return kind.__name__
 
 
 def check_record(path, number, record, schema):
@@ -98,8 +106,7 @@ def check_record(path, number, record, schema):
         if isinstance(kind, dict):
             check_record(path, number, value, kind)
         elif not is_a(value, kind):
-            raise ValueError(f"{path}: line {number}, key {key!r}: expected {getattr(kind, '__name__', 'a number')}, "
-                             f"got {json.dumps(value)}")
+            raise ValueError(f"{path}: line {number}, key {key!r}: expected {kind_name(kind)}, got {json.dumps(value)}")
     return record
 
 

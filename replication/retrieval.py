@@ -3,24 +3,22 @@ aberration by each implementation, each judged against a fit of the same data st
 (replication.cold_start). Resumable truth by truth; deterministic from the seeds."""
 
 import dataclasses
-import json
-import time
-import uuid
 
 import numpy as np
-from tqdm import tqdm
 
 import reference_numpy
 from reference_numpy.constants import TOL
-from replication import runs
+from replication import measurement, registry, timing
 from replication.data import covariance_scale, simulate_observation, true_params
 from replication.environment import environment_record, thread_limits
 from replication.implementations import of as implementation
 from replication.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.records import FROM_TRUTH, STAGED, read_retrieval, record_key
-from replication.results import append_record, read_records, write_json
+from replication.results import append_record
 from replication.timing import fingerprint, fit_outcome
 
+IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
+"""What a retrieval folder's fits are measured under: its settings, the host and the trees' versions."""
 FIRST_STAGE = 2
 """The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""
 
@@ -61,13 +59,9 @@ def staged_start(previous, nparams):
 
 
 def timed_fit(impl, npix, nzern, data, p0, tol):
-    """(seconds for setup + fit, scipy result) of one fit."""
-    impl.synchronize()
-    start = time.perf_counter()
-    setup = impl.make_setup(npix, nzern)
-    result = impl.package.fit(setup, data, p0, tol=tol, gradient=impl.gradient_name, minimizer=impl.minimizer)
-    impl.synchronize()
-    return time.perf_counter() - start, result
+    """(seconds for setup + fit, scipy result) of one fit (timing.timed_fit)."""
+    setup_s, fit_s, result = timing.timed_fit(impl, npix, nzern, data, p0, tol)
+    return setup_s + fit_s, result
 
 
 def staged_fit(impl, npix, nzern, data, tol):
@@ -101,7 +95,7 @@ def fit_truth(truth_point, todo, tol, warmed):
     for series, start in todo:
         impl = implementation(series)
         if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval
-            impl.package.value_and_grad(truth, impl.make_setup(npix, nzern), data, gradient=impl.gradient_name)
+            timing.warm_up(impl, npix, nzern, data, truth)
             warmed.add((impl, npix, nzern))
         if start == STAGED:
             seconds, result = staged_fit(impl, npix, nzern, data, tol)
@@ -116,17 +110,13 @@ def fit_truth(truth_point, todo, tol, warmed):
 
 def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False):
     """Run (or resume) the retrieval profile into results_dir/points.jsonl; returns the number of fits made now."""
-    points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
+    points_path = results_dir / "points.jsonl"
     with thread_limits(threads):
         environment = environment_record(threads) | {
             "kind": "retrieval", "profile": profile, "tol": tol,
             "profile_settings": dataclasses.asdict(RETRIEVAL_PROFILES[profile])}
-    identity = {key: environment[key] for key in ("profile", "tol", "threads", "hostname", "cpu", "torch")}
-    settings_path = results_dir / "settings.json"
-    if settings_path.is_file():
-        runs.check_same_settings(results_dir, json.loads(settings_path.read_text()), identity)
-    for record in read_records(runs_path, repair=True):
-        runs.check_same_settings(runs_path.parent, record, identity, tuple(identity))
+    identity = {key: environment[key] for key in IDENTITY}
+    measurement.check_identity(results_dir, identity)
     done = {record_key(record) for record in read_retrieval(points_path, repair=True)}
     methods = [JUDGE, *METHODS]
     todo = {point: [m for m in methods if (*point, *m) not in done]
@@ -136,18 +126,14 @@ def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False)
     if not count:
         print(f"{points_path}: all fits of the {profile} retrieval profile are done; nothing to run")
         return 0
-    if not settings_path.is_file():
-        write_json(settings_path, identity)
-    run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    measurement.record_identity(results_dir, identity)
     warmed = set()
-    with thread_limits(threads):
-        append_record(runs_path, environment | {"run_id": run_id})
-        bar = tqdm(total=count, disable=quiet, unit="fit", desc=f"retrieval {profile}")
+    with measurement.measuring(results_dir, environment, threads, count, f"retrieval {profile}", "fit",
+                               quiet) as (run_id, bar):
         for point, fits in todo.items():
             bar.set_postfix_str(f"npix={point[0]} nzern={point[1]} rms={point[2]:g} seed={point[3]}")
             for record in fit_truth(point, fits, tol, warmed):
                 append_record(points_path, record | {"run_id": run_id})
                 bar.update()
-        bar.close()
     return count
 

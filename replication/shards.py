@@ -55,7 +55,7 @@ def plan_shards(settings, nshards):
     plan = shard_points(settings.grid, impls, settings.objective, nshards)
     if not all(plan):
         count = sum(len(part) for part in plan)
-        raise ValueError(f"--shards {nshards}: the {settings.profile} profile has {count} point(s) to shard; give "
+        raise runs.RunError(f"--shards {nshards}: the {settings.profile} profile has {count} point(s) to shard; give "
                          f"at most {count}")
     return plan
 
@@ -107,7 +107,7 @@ def executor_for(run, kind, partition=None, time_min=240, gpus=0, cpus=None):
         try:
             executor = submitit.SlurmExecutor(folder=folder)
         except RuntimeError as error:  # no srun on this machine
-            raise ValueError(f"--executor slurm: SLURM is not reachable from here ({error}); submit from a login "
+            raise runs.RunError(f"--executor slurm: SLURM is not reachable from here ({error}); submit from a login "
                              "node of the cluster, or use --executor local") from None
         executor.update_parameters(time=time_min, gpus_per_node=gpus, cpus_per_task=cpus or 2, ntasks_per_node=1,
                                    job_name="oof-sweep-shard", **({"partition": partition} if partition else {}))

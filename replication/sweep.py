@@ -1,18 +1,13 @@
 """The timing sweep: time-to-solution over grid sizes and Zernike orders, resumable point by point."""
 
 import dataclasses
-import json
-import time
-import uuid
 
-from tqdm import tqdm
-
-from replication import registry, runs
+from replication import measurement, registry
 from replication.environment import environment_record, thread_limits
 from replication.implementations import informs_predictions, select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.records import point_key, read_points
-from replication.results import append_record, read_records, write_json
+from replication.results import append_record
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
 DEFAULT_ITERATIONS = 30
@@ -24,12 +19,6 @@ AUTOGRAD_COST = 3
 MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
 """The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its
 identity with the settings'."""
-
-
-def check_settings(runs_path, previous, current):
-    """Refuse to resume a sweep under other settings or on another machine, naming the first that differs."""
-    for record in previous:
-        runs.check_same_settings(runs_path.parent, record, current, SweepSettings.IDENTITY + MACHINE)
 
 
 def evaluations_per_fit(impl, nparams, reference):
@@ -91,18 +80,14 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     another node of the same shard), not measured again.
     """
     profile, objective, gradients = settings.grid, settings.objective, settings.gradients
-    points_path, runs_path = results_dir / "points.jsonl", results_dir / "runs.jsonl"
+    points_path = results_dir / "points.jsonl"
     with thread_limits(settings.threads):
         environment = environment_record(settings.threads) | {
             "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
             "profile_settings": dataclasses.asdict(profile)}
-    check_settings(runs_path, read_records(runs_path, repair=True), environment)
-    recorded = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
-    settings_path = results_dir / "settings.json"
-    if settings_path.is_file():
-        runs.check_same_settings(results_dir, json.loads(settings_path.read_text()), recorded)
-    else:
-        write_json(settings_path, recorded)  # before the first point: the sweep's identity survives runs.jsonl
+    identity = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
+    measurement.check_identity(results_dir, identity)
+    measurement.record_identity(results_dir, identity)
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]
@@ -123,13 +108,12 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     if not todo:
         print(f"{points_path}: all {len(records)} points of the {settings.profile} profile are done; nothing to run")
         return 0
-    run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    with thread_limits(settings.threads):
-        append_record(runs_path, environment | {"run_id": run_id, "unavailable": unavailable})
-        bar = tqdm(todo, disable=quiet, unit="point", desc=f"sweep {settings.profile} {objective}")
-        for impl, npix, nzern in bar:
+    with measurement.measuring(results_dir, environment | {"unavailable": unavailable}, settings.threads, len(todo),
+                               f"sweep {settings.profile} {objective}", "point", quiet) as (run_id, bar):
+        for impl, npix, nzern in todo:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
             record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective)
             append_record(points_path, record)
             records.append(record)
+            bar.update()
     return len(todo)

@@ -39,24 +39,34 @@ def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
     return statistics.median(times)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy"):
-    """Run `repeats` timed fits (setup + fit) after a warm-up objective call; the last fit's outcome."""
-    # warm-up of what a fit calls: CUDA context, FFT plans, JAX's compilation of its value and gradient
+def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy"):
+    """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result). The one
+    place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
+    impl.synchronize()
+    start = time.perf_counter()
+    setup = impl.make_setup(npix, nzern)
+    impl.synchronize()
+    built = time.perf_counter()
+    result = impl.package.fit(setup, data, p0, tol=tol, objective=objective, gradient=impl.gradient_name,
+                              minimizer=impl.minimizer)
+    impl.synchronize()
+    return built - start, time.perf_counter() - built, result
+
+
+def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
+    """One value-and-gradient call of what a fit calls (CUDA context, FFT plans, JAX's compilation), untimed."""
     impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective=objective,
                                 gradient=impl.gradient_name)
+
+
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy"):
+    """Run `repeats` timed fits (setup + fit) after a warm-up call; the last fit's outcome."""
+    warm_up(impl, npix, nzern, data, p0, objective)
     setup_s, fit_s = [], []
     for _ in range(repeats):
-        impl.synchronize()
-        start = time.perf_counter()
-        setup = impl.make_setup(npix, nzern)
-        impl.synchronize()
-        built = time.perf_counter()
-        result = impl.package.fit(setup, data, p0, tol=tol, objective=objective, gradient=impl.gradient_name,
-                                  minimizer=impl.minimizer)
-        impl.synchronize()
-        done = time.perf_counter()
-        setup_s.append(built - start)
-        fit_s.append(done - built)
+        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective)
+        setup_s.append(built_s)
+        fit_s.append(fitted_s)
     return setup_s, fit_s, result
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+import reference_numpy
 import torch_impl
 from replication.data import true_params
 
@@ -105,3 +106,18 @@ def test_unknown_devices_are_value_errors(device):
 def test_unsupported_dtypes_are_value_errors(dtype):
     with pytest.raises(ValueError, match="dtype"):
         torch_impl.make_setup(*GOOD, dtype=dtype)
+
+
+@pytest.mark.parametrize("package", [reference_numpy, torch_impl])
+def test_the_gradient_s_former_name_still_works_with_a_deprecation_warning(package):
+    setup = package.make_setup(16, 2)
+    params, data = np.zeros(setup.nparams), np.ones((3, 16, 16))
+    params[-1] = 1.0
+    with pytest.warns(DeprecationWarning, match="gradient='analytic' is deprecated.*gradient='adjoint'"):
+        old = package.value_and_grad(params, setup, data, gradient="analytic")
+    new = package.value_and_grad(params, setup, data, gradient="adjoint")
+    assert old[0] == new[0]
+    np.testing.assert_array_equal(old[1], new[1])
+    with pytest.warns(DeprecationWarning, match="analytic"):
+        fitted = package.fit(setup, data, params, gradient="analytic")
+    assert fitted.nit == package.fit(setup, data, params, gradient="adjoint").nit

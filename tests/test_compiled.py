@@ -6,11 +6,11 @@ import os
 
 import numpy as np
 import pytest
+from test_harness import cli
 
 import torch_impl
 from replication import bench
 from replication.timing import data_for
-from tests.test_harness import cli
 
 needs_a_compiler = pytest.mark.skipif(bench.cpp_compiler() is None, reason="torch.compile's CPU backend needs a "
                                       "C++ compiler (g++); none here, so the compiled variant is not offered")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import torch
+from conftest import random_params
 
 import reference_numpy
 import torch_impl
 from replication.data import simulate_observation
-from tests.conftest import random_params
 from torch_impl.backend import to_fft_order
 from torch_impl.beams import model_power
 from torch_impl.likelihood import cauchy_nll

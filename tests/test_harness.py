@@ -205,13 +205,13 @@ def test_crosscheck_checks_each_thing_once_under_the_label_of_what_ran(tmp_path)
     content = run_crosscheck(tmp_path, points="smoke", threads=1)
     keys = [(c["check"], c["npix"], c["nzern"], c["compare"], c["objective"]) for c in content["checks"]]
     assert len(keys) == len(set(keys))
-    fits = [(f["impl"], f["minimizer"], f["gradient"], f["objective"], f["npix"]) for f in content["fits"]]
+    fits = [(f["impl"], f["dtype"], f["variant"], f["minimizer"], f["objective"], f["npix"]) for f in content["fits"]]
     assert len(fits) == len(set(fits))
     for fit in content["fits"]:
-        ran = Implementation(fit["impl"].split()[0], minimizer=fit["minimizer"])
-        assert fit["impl"] == ran.label
+        ran = Implementation(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
         assert fit["gradient"] == ran.gradient_name
-    assert {f["impl"] for f in content["fits"]} >= {"numpy", "torch-cpu", "torch-cpu [on-device BFGS]"}
+    labels = {Implementation(f["impl"], f["dtype"], f["variant"], f["minimizer"]).label for f in content["fits"]}
+    assert labels >= {"numpy", "torch-cpu", "torch-cpu [on-device BFGS]"}
     assert not any("on-device" in c["compare"] for c in content["checks"] if not c["check"].startswith("fit"))
 
 

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from conftest import to_numpy
 
 from reference_numpy.aperture import aperture_grid, dish_mask, illumination
 from reference_numpy.zernike import zernike_basis
 from replication.data import true_params
-from tests.conftest import to_numpy
 
 
 def negate_frequencies(power):

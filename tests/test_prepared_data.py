@@ -6,10 +6,10 @@ import importlib
 import numpy as np
 import pytest
 import torch
+from conftest import random_params
 
 import reference_numpy
 from replication.data import simulate_observation
-from tests.conftest import random_params
 
 TREES = ("reference_numpy", "torch_impl")
 

@@ -6,11 +6,11 @@ import shutil
 
 import numpy as np
 import pytest
+from test_integrity import cli, one_line_error
 
 from replication import runs
 from replication.environment import machine_record
 from replication.paths import FIGURES, PAPER, REFERENCE
-from tests.test_integrity import cli, one_line_error
 
 A_REFERENCE = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-1]
 """The newest reference run with a cross-check and a quick sweep (what these tests damage copies of)."""

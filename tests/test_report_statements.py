@@ -218,8 +218,9 @@ def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
 
 
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
+    from test_retrieval import record
+
     from replication import cold_start
-    from tests.test_retrieval import record
 
     run_folder, references = synthetic
     fits = []

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import torch
+from conftest import to_numpy
 
 import reference_numpy
 import torch_impl
 from reference_numpy.zernike import radial_polynomial, zernike_indices
-from tests.conftest import to_numpy
 
 
 def basis_numpy(nmax, x, y):

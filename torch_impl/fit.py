@@ -18,7 +18,7 @@ from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
 from .likelihood import data_in_fft_order, prepared_nll
 from .setup import check_setup
-from .validation import check_choice, check_params, check_positive, check_start
+from .validation import check_choice, check_gradient, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -101,7 +101,8 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     params = check_params(params, setup.nparams)
     data = data_in_fft_order(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
+    gradient = check_gradient(gradient, tuple(GRADIENTS))
+    function, with_gradient = GRADIENTS[gradient]
     if with_gradient:
         return function(params, setup, data, gamma, objective)
     value = function(params, setup, data, gamma, objective)
@@ -145,7 +146,8 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     data = data_in_fft_order(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
-    function, with_gradient = GRADIENTS[check_choice("gradient", gradient, tuple(GRADIENTS))]
+    gradient = check_gradient(gradient, tuple(GRADIENTS))
+    function, with_gradient = GRADIENTS[gradient]
     if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin":
         if gradient != "autograd":
             raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "

@@ -1,0 +1,75 @@
+"""Records: what the harness writes it reads back; older records read through their one conversion."""
+
+import json
+
+import pytest
+
+from replication import analysis, runs, sweep
+from replication.environment import machine_record
+from replication.paths import REFERENCE
+from replication.profiles import SweepSettings
+from replication.records import CROSSCHECK_SCHEMA, crosscheck_fits, fit_series, read_points
+from replication.report import render_all
+from replication.series import Series
+
+
+@pytest.fixture(scope="module")
+def least_squares_run(tmp_path_factory):
+    """A run holding a least-squares smoke sweep of the NumPy reference: at npix 16 some Hessians are not
+    positive definite, so its accounts hold standard errors recorded as null."""
+    run = runs.create_run(tmp_path_factory.mktemp("ls") / "2026-01-04_ls", machine_record())
+    settings = SweepSettings("smoke", objective="least-squares", impls=("numpy",), threads=1)
+    sweep.run_sweep(settings, run / "sweep-smoke-least-squares", quiet=True)
+    return run
+
+
+def test_a_least_squares_smoke_sweep_reads_back_with_its_undefined_numbers_as_null(least_squares_run):
+    path = least_squares_run / "sweep-smoke-least-squares" / "points.jsonl"
+    records = read_points(path)
+    assert len(records) == 4
+    assert len(path.read_text().splitlines()) == 4
+    undefined = [r for r in records if r["outcome"]["convergence"]["newton_stderr"] is None]
+    assert {(r["npix"], r["nzern"]) for r in undefined} == {(16, 2), (16, 3)}  # indefinite Hessians
+    assert all(analysis.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
+
+
+def test_a_least_squares_smoke_sweep_resumes_and_renders(least_squares_run, tmp_path):
+    settings = SweepSettings("smoke", objective="least-squares", impls=("numpy",), threads=1)
+    assert sweep.run_sweep(settings, least_squares_run / "sweep-smoke-least-squares", quiet=True) == 0
+    (tmp_path / "reference").mkdir()
+    texts = render_all([least_squares_run], tmp_path / "reference", output=tmp_path / "out",
+                       figures=tmp_path / "out" / "figures")
+    assert "least-squares" in texts["runs/your-2026-01-04_ls.md"]
+
+
+def test_a_null_where_a_number_is_required_is_refused_naming_file_line_and_key(least_squares_run, tmp_path):
+    path = least_squares_run / "sweep-smoke-least-squares" / "points.jsonl"
+    record = json.loads(path.read_text().splitlines()[0])
+    record["fit_s"]["median"] = None
+    damaged = tmp_path / "points.jsonl"
+    damaged.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=r"points.jsonl: line 1, key 'median': expected a number, got null"):
+        read_points(damaged)
+
+
+def test_older_cross_checks_read_as_todays_fields():
+    files = sorted(REFERENCE.glob("*/crosscheck/crosscheck.json"))
+    assert files, "the reference runs hold cross-checks"
+    for path in files:
+        content = json.loads(path.read_text())
+        assert content.get("schema", 1) < CROSSCHECK_SCHEMA  # made before the fields: read through the conversion
+        fits = crosscheck_fits(content)
+        labels = [fit["impl"] for fit in content["fits"]]
+        if content.get("schema", 1) >= 2:
+            assert [fit_series(fit).label for fit in fits] == labels
+        for fit in fits:
+            assert fit_series(fit) == Series(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
+
+
+def test_a_schema_one_cross_check_drops_the_repeats_under_another_minimizer():
+    fit = {"npix": 32, "nzern": 3}
+    content = {"fits": [fit | {"impl": "torch-cpu"}, fit | {"impl": "torch-cpu [on-device BFGS]"}]}
+    assert [fit_series(f).label for f in crosscheck_fits(content)] == ["torch-cpu"]
+    assert [fit_series(f).label for f in crosscheck_fits(content | {"schema": 2})] == [
+        "torch-cpu", "torch-cpu [on-device BFGS]"]
+    assert analysis.crosscheck_fits is crosscheck_fits
