@@ -1,10 +1,10 @@
 """The figures, one function per figure, drawn only from recorded results."""
 
 import matplotlib
-
-matplotlib.use("agg")
-import matplotlib.pyplot as plt
+import matplotlib.figure
+import matplotlib.ticker
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.lines import Line2D
 
 from replication import registry
@@ -70,6 +70,14 @@ METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 """No date or library version in the files: the same results always give the same bytes."""
 
 
+def subplots(*args, **options):
+    """A figure and its axes, as pyplot.subplots makes them, but owned by no GUI: drawing the figures changes no
+    global state (no backend chosen at import, no window)."""
+    figure = matplotlib.figure.Figure(figsize=options.pop("figsize", None))
+    FigureCanvasAgg(figure)  # the raster canvas every figure is drawn on, whatever pyplot's backend is
+    return figure, figure.subplots(*args, **options)
+
+
 def save(figure, folder, name):
     """Write a figure in every format; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -78,7 +86,6 @@ def save(figure, folder, name):
         path = folder / f"{name}.{extension}"
         figure.savefig(path, bbox_inches="tight", metadata=METADATA[extension])
         paths.append(path)
-    plt.close(figure)
     return paths
 
 
@@ -145,7 +152,7 @@ def series_legend(figure, names, marks):
 
 def plot_panels(run, names, fixed, values, x_label):
     """A row of panels of one run: the points whose key[fixed] is each value, against the other key."""
-    figure, axes = plt.subplots(1, len(values), figsize=(3.6 * len(values), 3.3), squeeze=False, sharey=True)
+    figure, axes = subplots(1, len(values), figsize=(3.6 * len(values), 3.3), squeeze=False, sharey=True)
     for axis, value in zip(axes.flat, values, strict=True):
         for name in names:
             selected = {k: v for k, v in run.series.get(name, {}).items() if k[fixed] == value}
@@ -206,7 +213,7 @@ def other_series(run, folder):
         return []
     orders = {k[1] for title, names in panels for n in names for k in run.series[n]}
     nzern = 4 if 4 in orders else min(orders)
-    figure, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.3), squeeze=False, sharey=True)
+    figure, axes = subplots(1, len(panels), figsize=(3.8 * len(panels), 3.3), squeeze=False, sharey=True)
     for axis, (title, names) in zip(axes.flat, panels, strict=True):
         sizes = set()
         for name in names:
@@ -227,7 +234,7 @@ SPEED_UPS = tuple(RATIO_COLOURS)
 
 def speedup_vs_grid_size(all_runs, folder):
     """Figure 3: speed-up ratios against grid size (median over Zernike orders), with the paper's 10x, 100x."""
-    figure, axis = plt.subplots(figsize=(6.5, 4.0))
+    figure, axis = subplots(figsize=(6.5, 4.0))
     for index, run in enumerate(all_runs):
         for slow, fast in SPEED_UPS:
             ratios = speedups(run.series, slow, fast)
@@ -262,7 +269,7 @@ def speedup_decomposition(run, folder):
     result = decomposition(run.series)
     names = [name for name, *_ in result["factors"]] + ["whole"]
     sizes = list(result["rows"])
-    figure, axis = plt.subplots(figsize=(6.5, 3.8))
+    figure, axis = subplots(figsize=(6.5, 3.8))
     width = 0.8 / len(names)
     for offset, name in enumerate(names):
         values = [result["rows"][npix][name] or np.nan for npix in sizes]
@@ -296,7 +303,7 @@ def example_fit(example, folder, title):
     npix, nzern = int(example["npix"]), int(example["nzern"])
     crop = slice(3 * npix // 8, npix - 3 * npix // 8)  # the central quarter holds the beams
     data, model = example["data"][:, crop, crop], example["model"][:, crop, crop]
-    figure, axes = plt.subplots(3, 4, figsize=(12, 8.4))
+    figure, axes = subplots(3, 4, figsize=(12, 8.4))
     titles = ("in focus", "defocus -dz", "defocus +dz")
     peak = data.max()
     for k in range(3):
@@ -333,7 +340,7 @@ def agreement(fits, folder, title):
     """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
     error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
     fits = [fit for fit in fits if fit.get("objective", "cauchy") == "cauchy"]
-    figure, axis = plt.subplots(figsize=(6.5, 3.6))
+    figure, axis = subplots(figsize=(6.5, 3.6))
     for fit in fits:
         if fit_series(fit) == NUMPY:
             continue
@@ -363,7 +370,7 @@ def retrieval(run, folder):
     name, records = run.retrieval_shown
     success, points = success_table(records), point_table(records)
     largest = max((row["npix"], row["nzern"]) for row in points)
-    figure, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    figure, axes = subplots(1, 3, figsize=(12, 3.6))
     methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
     for series, start in methods:
         style = {"color": SERIES_COLOURS.get(series, "black"), "linestyle": METHOD_STYLES.get(start, "-"),
@@ -457,7 +464,7 @@ def draw_all(all_runs, output):
     runs/<its appendix's name>/.
     """
     paths = []
-    with plt.rc_context(STYLE):
+    with matplotlib.rc_context(STYLE):
         shown = figure_run(all_runs)
         if shown is not None:
             paths += time_vs_grid_size(shown, output)

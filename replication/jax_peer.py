@@ -5,6 +5,9 @@ A peer, not a third implementation tree: it answers "would JAX have done better?
 what an evaluation computes, step for step as reference_numpy does, in float64. Its fit hands scipy's BFGS
 the jitted value and gradient (jac=True), as torch_impl.fit does with autograd. Installed only by the nox
 sessions that measure it (`nox -s peers`); `check_against_numpy` is its gate before any timing.
+
+Importing it switches jax to float64 for the whole process (`jax_enable_x64`): its one side effect, needed before
+any jax array is made.
 """
 
 import dataclasses
