@@ -16,7 +16,7 @@ import re
 import shutil
 
 from replication import paths
-from replication.records import read_points, read_retrieval
+from replication.records import load_json, read_points, read_retrieval
 from replication.results import RunError
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
@@ -111,11 +111,8 @@ def read_run(folder):
     path = pathlib.Path(folder) / RUN_FILE
     if not path.is_file():
         return None
-    try:
-        info = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RunError(f"{path}: not a valid run record ({error})") from None
-    if not isinstance(info, dict) or not isinstance(info.get("machine"), dict):
+    info = load_json(path)
+    if not isinstance(info.get("machine"), dict):
         raise RunError(f"{path}: not a valid run record (no 'machine')")
     created = info.get("created")
     try:
