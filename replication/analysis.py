@@ -17,7 +17,7 @@ from replication.data import (
     judging_stderr,
 )
 from replication.profiles import sweep_folder_name
-from replication.records import crosscheck_fits, fit_series, load_json, read_points, read_retrieval
+from replication.records import crosscheck_fits, fit_series, load_json, read_bench, read_points, read_retrieval
 from replication.registry import GRADIENTS
 from replication.results import read_records
 from replication.series import (
@@ -169,10 +169,10 @@ def load_run(folder, own):
         raise runs.RunError(f"{folder}: {clash[0]} is both a sweep and a sharded sweep of this run; keep one")
     return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes,
                crosscheck=load_json(folder / "crosscheck" / "crosscheck.json", ("checks", "fits")),
-               bench=load_json(folder / "bench" / "bench.json", ("rows", "environments")),
-               bench_default=load_json(folder / "bench-default-allocator" / "bench.json", ("rows", "environments")),
-               bench_compile=load_json(folder / "bench-compile" / "bench.json", ("rows", "environments")),
-               bench_peers=load_json(folder / "bench-peers" / "bench.json", ("rows", "environments")),
+               bench=read_bench(folder / "bench" / "bench.json"),
+               bench_default=read_bench(folder / "bench-default-allocator" / "bench.json"),
+               bench_compile=read_bench(folder / "bench-compile" / "bench.json"),
+               bench_peers=read_bench(folder / "bench-peers" / "bench.json"),
                peers_check=load_json(folder / "peers" / "check.json"),
                retrieval={sub.name: read_retrieval(sub / "points.jsonl") for sub in sorted(folder.glob("retrieval-*"))
                           if (sub / "points.jsonl").is_file()})

@@ -20,7 +20,7 @@ from replication import registry, runs
 from replication.environment import environment_record, thread_limits
 from replication.implementations import Implementation
 from replication.profiles import BENCH_NPIX, BENCH_NZERN
-from replication.records import AUTOGRAD_PARTS, load_json
+from replication.records import AUTOGRAD_PARTS, read_bench
 from replication.registry import floor_step
 from replication.results import write_json
 from replication.timing import data_for
@@ -144,7 +144,7 @@ def numpy_steps(point):
     return {
         "floor_numpy": lambda: scipy.fft.ifft2(field),
         "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup, data, GAMMA, objective),
-        "numpy_analytic_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup, data, GAMMA,
+        "numpy_adjoint_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup, data, GAMMA,
                                                                                    objective),
         "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
                                                               setup, data, GAMMA, objective),
@@ -169,7 +169,7 @@ def torch_steps(point):
         "floor_torch": lambda: torch.fft.ifft2(field),
         "torch_nll": torch_nll,
         "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup, data, GAMMA, objective),
-        "torch_analytic_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup, data, GAMMA,
+        "torch_adjoint_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup, data, GAMMA,
                                                                                    objective),
         "torch_public_adjoint": lambda: torch_impl.value_and_grad(truth, setup, raw, GAMMA, objective, "adjoint"),
         "torch_public_adjoint_prepared": lambda: torch_impl.value_and_grad(truth, setup, observed, GAMMA, objective,
@@ -288,7 +288,7 @@ def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, 
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
                 "compile": compile_torch, "objective": objective, "peers": peers}
-    previous = load_json(path, ("rows", "environments"))  # a damaged file is refused, named
+    previous = read_bench(path)  # a damaged file is refused, named; older step names read as today's
     if previous:
         runs.check_same_settings(path, previous.get("settings") or {}, settings)
     content = previous or {"environments": [], "rows": [], "floor": "3 complex inverse FFTs, torch.fft.ifft2",

@@ -143,5 +143,25 @@ def load_json(path, lists=()):
     return content
 
 
+BENCH_RENAMED = {"numpy_analytic_value_and_grad": "numpy_adjoint_value_and_grad",
+                 "torch_analytic_value_and_grad": "torch_adjoint_value_and_grad"}
+"""Bench steps named otherwise before 2026-12-02 (the adjoint was called "analytic")."""
+BENCH_ROW_TABLES = ("ms", "x_floor", "x_own_floor", "repeats", "warm_up_s")
+"""The keys of a bench row that map step names to numbers."""
+
+
+def read_bench(path):
+    """A bench.json (or None where the bench was not run), its steps under today's names: the one conversion of
+    older bench records (BENCH_RENAMED)."""
+    content = load_json(path, ("rows", "environments"))
+    if content is None:
+        return None
+    for row in content.get("rows", []):
+        for table in BENCH_ROW_TABLES:
+            if isinstance(row.get(table), dict):
+                row[table] = {BENCH_RENAMED.get(step, step): value for step, value in row[table].items()}
+    return content
+
+
 AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
 """The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""

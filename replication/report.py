@@ -291,13 +291,13 @@ def answer(table, all_runs):
 
 TARGET_POINT = (2, 5)
 """(threads, nzern) of the bench's performance targets, reported at every npix, judged at npix 512."""
-TARGETS = (("numpy_analytic_value_and_grad", "NumPy value + exact (adjoint) gradient", 2.5),
-           ("torch_analytic_value_and_grad", "torch value + exact (adjoint) gradient", 2.5),
+TARGETS = (("numpy_adjoint_value_and_grad", "NumPy value + exact (adjoint) gradient", 2.5),
+           ("torch_adjoint_value_and_grad", "torch value + exact (adjoint) gradient", 2.5),
            ("torch_value_and_grad", "torch value + autograd gradient", 5.0),
            ("torch_public_adjoint_prepared", "public value_and_grad, adjoint, prepared data", 3.0),
            ("torch_public_autograd_prepared", "public value_and_grad, autograd, prepared data", 5.0))
 """(step, what, limit): each step's multiple of its own library's 3-FFT floor must be <= limit."""
-PUBLIC_OVERHEAD = (("torch_public_adjoint_prepared", "torch_analytic_value_and_grad", 1.10, 256),)
+PUBLIC_OVERHEAD = (("torch_public_adjoint_prepared", "torch_adjoint_value_and_grad", 1.10, 256),)
 """(public step, internal step, limit, smallest npix judged): a user's loop over the public API against the
 internal path it calls, the same data already prepared."""
 LIKELIHOOD_TARGET = 1.5
@@ -311,7 +311,7 @@ def bench_targets(bench):
         return []
     targets = []
     for row in bench["rows"]:
-        if (row["threads"], row["nzern"]) != TARGET_POINT or "numpy_analytic_value_and_grad" not in row["ms"]:
+        if (row["threads"], row["nzern"]) != TARGET_POINT or "numpy_adjoint_value_and_grad" not in row["ms"]:
             continue
         for step, what, limit in TARGETS:
             if step not in row["ms"]:
@@ -351,8 +351,8 @@ def bench_profiles(bench):
 
 ALLOCATOR_STEPS = {"numpy_nll": "NumPy objective", "torch_nll": "torch objective",
                    "torch_value_and_grad": "torch value + autograd gradient",
-                   "numpy_analytic_value_and_grad": "NumPy value + adjoint gradient",
-                   "torch_analytic_value_and_grad": "torch value + adjoint gradient"}
+                   "numpy_adjoint_value_and_grad": "NumPy value + adjoint gradient",
+                   "torch_adjoint_value_and_grad": "torch value + adjoint gradient"}
 """The bench steps the allocator comparison shows: {record key: what it is}."""
 
 
@@ -390,7 +390,7 @@ def compiled_reading(bench_compile):
         return points([r for r in rows if wins(r["ms"])]), points([r for r in rows if not wins(r["ms"])])
 
     faster, slower = split(lambda ms: ms["torch_compiled_value_and_grad"] < ms["torch_value_and_grad"])
-    adjoint_fastest, adjoint_not_fastest = split(lambda ms: ms["torch_analytic_value_and_grad"] < min(
+    adjoint_fastest, adjoint_not_fastest = split(lambda ms: ms["torch_adjoint_value_and_grad"] < min(
         ms["torch_compiled_value_and_grad"], ms["torch_value_and_grad"]))
     return {"rows": rows, "faster": faster, "slower": slower, "adjoint_fastest": adjoint_fastest,
             "adjoint_not_fastest": adjoint_not_fastest}

@@ -46,8 +46,8 @@ def test_the_step_profile_walks_every_step_of_the_adjoint_and_both_autograd_pass
 
 def test_targets_are_judged_at_npix_512_only_and_against_each_librarys_own_floor():
     def row(npix, numpy_ms):
-        ms = {"floor_numpy": 10.0, "floor_torch": 2.0, "numpy_analytic_value_and_grad": numpy_ms,
-              "torch_analytic_value_and_grad": 6.0, "torch_value_and_grad": 9.0}
+        ms = {"floor_numpy": 10.0, "floor_torch": 2.0, "numpy_adjoint_value_and_grad": numpy_ms,
+              "torch_adjoint_value_and_grad": 6.0, "torch_value_and_grad": 9.0}
         return {"threads": 2, "npix": npix, "nzern": 5, "ms": ms, "x_floor": {k: v / 2.0 for k, v in ms.items()},
                 "profile_ms": {"numpy adjoint": {"a": 1.0, "b": 2.0}}}
 

@@ -51,3 +51,15 @@ def test_bad_input_is_named():
         jax_peer.negative_log_likelihood(true_params(setup.nparams), setup, np.zeros((3, 8, 8)))
     with pytest.raises(ValueError, match=r"setup must be made by replication\.jax_peer\.make_setup"):
         jax_peer.fit(reference_numpy.make_setup(16, 2), np.zeros((3, 16, 16)), true_params(setup.nparams))
+
+
+def test_the_cross_check_passes_with_jax_installed_and_asks_the_peer_for_no_hessian(tmp_path):
+    from replication import crosscheck, registry
+
+    assert registry.JAX.available()
+    assert not registry.JAX.hessian
+    content = crosscheck.run_crosscheck(tmp_path, points="smoke", threads=1)
+    peer = [check for check in content["checks"] if check["compare"].startswith(registry.JAX.name)]
+    assert {check["check"] for check in peer} >= {"objective", "gradient", "beams", "fit parameters"}
+    assert not any(check["check"] == "hessian" for check in peer)
+    assert all(check["passed"] for check in content["checks"])

@@ -8,7 +8,7 @@ from replication import analysis, runs, sweep
 from replication.environment import machine_record
 from replication.paths import REFERENCE
 from replication.profiles import SweepSettings
-from replication.records import CROSSCHECK_SCHEMA, crosscheck_fits, fit_series, read_points
+from replication.records import BENCH_RENAMED, CROSSCHECK_SCHEMA, crosscheck_fits, fit_series, read_bench, read_points
 from replication.report import render_all
 from replication.series import Series
 
@@ -73,3 +73,16 @@ def test_a_schema_one_cross_check_drops_the_repeats_under_another_minimizer():
     assert [fit_series(f).label for f in crosscheck_fits(content | {"schema": 2})] == [
         "torch-cpu", "torch-cpu [on-device BFGS]"]
     assert analysis.crosscheck_fits is crosscheck_fits
+
+
+def test_older_bench_steps_read_under_todays_names():
+    files = sorted(REFERENCE.glob("*/bench*/bench.json"))
+    assert files
+    for path in files:
+        raw, read = json.loads(path.read_text()), read_bench(path)
+        for before, after in zip(raw["rows"], read["rows"], strict=True):
+            assert not any("analytic" in step for step in after["ms"])
+            for old, new in BENCH_RENAMED.items():
+                if old in before["ms"]:
+                    assert after["ms"][new] == before["ms"][old]
+                    assert after["x_own_floor"][new] == before["x_own_floor"][old]

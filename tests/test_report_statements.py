@@ -257,7 +257,7 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
 
     def row(npix, eager, compiled, adjoint):
         ms = {"floor_torch": 1.0, "torch_value_and_grad": eager, "torch_compiled_value_and_grad": compiled,
-              "torch_analytic_value_and_grad": adjoint}
+              "torch_adjoint_value_and_grad": adjoint}
         return {"npix": npix, "nzern": 5, "threads": 2, "ms": ms, "x_floor": dict(ms),
                 "warm_up_s": {"torch_compiled_value_and_grad": 3.0}}
 
