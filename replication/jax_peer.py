@@ -19,7 +19,7 @@ import numpy as np
 import scipy.optimize
 
 import reference_numpy
-from reference_numpy.backend import to_fft_order
+from reference_numpy.backend import from_fft_order, to_fft_order
 from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES, TOL
 from reference_numpy.validation import check_choice, check_data, check_params, check_positive
 
@@ -100,6 +100,15 @@ def prepared(setup, data, gamma, objective):
         raise ValueError(f"setup must be made by {__name__}.make_setup, got {type(setup).__qualname__}")
     data = jnp.asarray(to_fft_order(check_data(data, setup.npix)))
     return data, check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+
+
+def beam_maps(params, setup):
+    """The (3, npix, npix) model beams, centred (natural order), as a float64 NumPy array."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be made by {__name__}.make_setup, got {type(setup).__qualname__}")
+    params = jnp.asarray(check_params(params, setup.nparams))
+    power = model_power(params, setup.arrays, setup.npix, setup.box, setup.sigma, setup.rho, setup.diff)
+    return from_fft_order(np.asarray(power, dtype=np.float64))
 
 
 def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"):

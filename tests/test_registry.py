@@ -169,7 +169,8 @@ def test_the_harness_has_no_import_cycle():
 
 READ_SIDE = ("analysis", "cold_start", "figures", "report", "records", "registry", "runs", "series", "results",
              "profiles", "mirror", "paths")
-WRITERS = ("sweep", "shards", "bench", "crosscheck", "retrieval", "timing", "peers", "environment", "implementations")
+WRITERS = ("sweep", "shards", "bench", "crosscheck", "retrieval", "timing", "peers", "environment", "implementations",
+           "measurement")
 
 
 def test_writers_do_not_import_the_read_side():
