@@ -9,6 +9,9 @@ import sys
 
 import numpy as np
 
+Array = np.ndarray
+"""The model's array type (what setups hold and beam_maps returns)."""
+
 MALLOC_VARIABLE = "OOF_MALLOC"
 """Set to "default" to leave glibc's malloc settings alone (keep_freed_memory then does nothing)."""
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt's parameter numbers, from glibc's malloc.h

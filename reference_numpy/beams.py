@@ -1,13 +1,15 @@
 """The far field: the three power beam maps of the model, |inverse FFT of the aperture field|^2."""
 
+from __future__ import annotations
+
 import numpy as np
 import scipy.fft
 
 from .aperture import aperture_field, aperture_phase, illumination
-from .backend import as_model_array, from_fft_order
+from .backend import Array, as_model_array, from_fft_order
 from .constants import N_ILLUMINATION
-from .setup import check_setup
-from .validation import check_params
+from .setup import Setup, check_setup
+from .validation import ArrayLike, check_params
 
 
 def place_on_grid(values, index, box):
@@ -50,7 +52,7 @@ def model_power(params, setup):
     return far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
 
 
-def beam_maps(params, setup):
+def beam_maps(params: ArrayLike, setup: Setup) -> Array:
     """The (3, npix, npix) model beams, centred as in paper/MODEL.md: fftshift(|ifft2(ifftshift(field))|^2)."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)

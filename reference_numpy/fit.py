@@ -1,6 +1,8 @@
 """Maximum-likelihood fit with scipy's BFGS; the gradient by finite differences (the paper's NumPy) or the
 hand-written adjoint."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
 
@@ -10,9 +12,9 @@ import scipy.optimize
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import data_in_fft_order, prepared_nll
-from .setup import check_setup
-from .validation import check_choice, check_gradient, check_params, check_positive, check_start
+from .likelihood import ObservedMaps, data_in_fft_order, prepared_nll
+from .setup import Setup, check_setup
+from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -76,7 +78,8 @@ DEFAULT_GRADIENT = "finite-differences"
 """The paper's NumPy gradient: scipy's two-point differences of the objective."""
 
 
-def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+def value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+                   objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT) -> tuple[float, np.ndarray]:
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
@@ -94,7 +97,9 @@ MINIMIZERS = ("scipy",)
 """Whose BFGS runs the fit: scipy's, on the host (the only one for NumPy arrays)."""
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
+def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
+        objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
+        minimizer: str = "scipy") -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"))

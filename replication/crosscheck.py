@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import TOL
+from reference_numpy.constants import N_ILLUMINATION, TOL
 from replication import registry
 from replication.data import (
     aberrated_params,
@@ -60,7 +60,7 @@ def to_numpy(values):
 def random_params(rng, nparams):
     """Aberrations of a few tenths of a radian and an offset illumination."""
     params = 0.3 * rng.standard_normal(nparams)
-    params[-3:] = [0.05, -0.05, 1.1]
+    params[-N_ILLUMINATION:] = [0.05, -0.05, 1.1]
     return params
 
 

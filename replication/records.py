@@ -2,7 +2,10 @@
 of the cross-check, the bench and the peers' gate. Writers and readers share these definitions; nothing here
 measures (no torch, no model package)."""
 
+from __future__ import annotations
+
 import json
+import pathlib
 
 from replication.results import NUMBER, RunError, check_record, read_records
 from replication.series import Series
@@ -24,7 +27,7 @@ ACCOUNT = {"newton_stderr": MAYBE_NUMBER, "expected_decrease": MAYBE_NUMBER, "ro
 """What an exact account of how a fit ended holds (where the outcome has one)."""
 
 
-def check_point(path, number, record):
+def check_point(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
     check_record(path, number, record, POINT)
     try:
@@ -45,12 +48,12 @@ def check_point(path, number, record):
                              f"{record[key]['median']}")
 
 
-def read_points(path, repair=False):
+def read_points(path: pathlib.Path, repair: bool = False) -> list[dict]:
     """The validated point records of a sweep's points.jsonl."""
     return read_records(path, repair=repair, check=check_point)
 
 
-def point_key(record):
+def point_key(record: dict) -> tuple:
     """What identifies a point: implementation, precision, gradient variant, minimizer (its Series, older names
     read as today's), grid size and order."""
     series = Series.of(record)
@@ -69,7 +72,7 @@ RETRIEVAL_RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms":
 """What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
 
 
-def check_retrieval_record(path, number, record):
+def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a retrieval record as read: an error names the file, the line and the key."""
     check_record(path, number, record, RETRIEVAL_RECORD)
     if record["start"] not in STARTS:
@@ -81,17 +84,17 @@ def check_retrieval_record(path, number, record):
         check_record(path, number, record, {"phase_stderr_rms": NUMBER})
 
 
-def read_retrieval(path, repair=False):
+def read_retrieval(path: pathlib.Path, repair: bool = False) -> list[dict]:
     """The validated records of a retrieval run's points.jsonl."""
     return read_records(path, repair=repair, check=check_retrieval_record)
 
 
-def truth_key(record):
+def truth_key(record: dict) -> tuple:
     """The truth a record fitted: (npix, nzern, rms, seed)."""
     return record["npix"], record["nzern"], record["rms"], record["seed"]
 
 
-def record_key(record):
+def record_key(record: dict) -> tuple:
     """What identifies a record: its truth, series and start."""
     return (*truth_key(record), Series.of(record), record["start"])
 
@@ -102,12 +105,12 @@ variant: "" or the gradient of a variant, minimizer; gradient: the gradient it r
 label under "impl"; 1 (no "schema") also fitted every float64 series with scipy's BFGS under its label."""
 
 
-def fit_series(fit):
+def fit_series(fit: dict) -> Series:
     """The series of a cross-check fit (as crosscheck_fits returns it: read as schema 3)."""
     return Series(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
 
 
-def crosscheck_fits(crosscheck):
+def crosscheck_fits(crosscheck: dict | None) -> list[dict]:
     """The cross-check's fits that ran as recorded, read as schema 3: the one conversion of older files. Schemas
     1-2 named a fit's series by its label, parsed back here into the fields; schema 1 fitted every float64 series
     with scipy's BFGS, so its fits labelled with another minimizer are repeats of the scipy fit, left out."""
@@ -125,7 +128,7 @@ def crosscheck_fits(crosscheck):
     return converted
 
 
-def load_json(path, lists=()):
+def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
     """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
     produced; a damaged one is an error naming the file and what is wrong."""
     if not path.exists():
@@ -150,7 +153,7 @@ BENCH_ROW_TABLES = ("ms", "x_floor", "x_own_floor", "repeats", "warm_up_s")
 """The keys of a bench row that map step names to numbers."""
 
 
-def read_bench(path):
+def read_bench(path: pathlib.Path) -> dict | None:
     """A bench.json (or None where the bench was not run), its steps under today's names: the one conversion of
     older bench records (BENCH_RENAMED)."""
     content = load_json(path, ("rows", "environments"))

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import TOL
+from reference_numpy.constants import N_ILLUMINATION, TOL
 from replication import measurement, registry, timing
 from replication.data import covariance_scale, simulate_observation, true_params
 from replication.environment import environment_record, thread_limits
@@ -28,13 +28,13 @@ def aberrated_truth(setup, rms, seed):
     rms phase over the dish pixels; illumination as the paper's truth (centred, amplitude 1)."""
     params = true_params(setup.nparams)
     coeffs = np.random.default_rng(seed).standard_normal(setup.basis.shape[0])
-    params[:-3] = coeffs * rms / np.sqrt(np.mean((coeffs @ setup.basis) ** 2))
+    params[:-N_ILLUMINATION] = coeffs * rms / np.sqrt(np.mean((coeffs @ setup.basis) ** 2))
     return params
 
 
 def phase_error_rms(x, truth, basis):
     """Radians rms over the dish pixels of the fitted phase minus the true one."""
-    error = (np.asarray(x[:-3]) - truth[:-3]) @ basis
+    error = (np.asarray(x[:-N_ILLUMINATION]) - truth[:-N_ILLUMINATION]) @ basis
     return float(np.sqrt(np.mean(error**2))) if np.all(np.isfinite(error)) else None
 
 
@@ -45,7 +45,7 @@ def phase_stderr_rms(x, setup, data):
     hessian = reference_numpy.hessian(x, setup, data)
     inverse = np.linalg.inv(hessian)
     covariance = inverse @ reference_numpy.score_covariance(x, setup, data) @ inverse
-    zernike = covariance[:-3, :-3] * covariance_scale(0.0, data.size, len(x), "cauchy")
+    zernike = covariance[:-N_ILLUMINATION, :-N_ILLUMINATION] * covariance_scale(0.0, data.size, len(x), "cauchy")
     return float(np.sqrt(np.mean(np.einsum("ip,ij,jp->p", setup.basis, zernike, setup.basis))))
 
 
@@ -53,8 +53,8 @@ def staged_start(previous, nparams):
     """The start of the next order's fit from the last one's parameters: its coefficients, zeros for the new
     terms, its illumination."""
     start = np.zeros(nparams)
-    start[:len(previous) - 3] = previous[:-3]
-    start[-3:] = previous[-3:]
+    start[:len(previous) - N_ILLUMINATION] = previous[:-N_ILLUMINATION]
+    start[-N_ILLUMINATION:] = previous[-N_ILLUMINATION:]
     return start
 
 

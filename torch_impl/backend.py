@@ -12,6 +12,9 @@ import torch
 
 MODEL_DTYPES = (torch.float64, torch.float32)  # the geometry is always computed in float64, then cast
 
+Array = torch.Tensor
+"""The model's array type (what setups hold and beam_maps returns)."""
+
 MALLOC_VARIABLE = "OOF_MALLOC"
 """Set to "default" to leave glibc's malloc settings alone (keep_freed_memory then does nothing)."""
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # mallopt's parameter numbers, from glibc's malloc.h

@@ -1,6 +1,8 @@
 """Maximum-likelihood fit with scipy's BFGS, the gradient by autograd (the paper's PyTorch), the hand-written
 adjoint, or finite differences; or with pytorch-minimize's BFGS, which keeps the whole minimisation on the device."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import warnings
@@ -16,9 +18,9 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import data_in_fft_order, prepared_nll
-from .setup import check_setup
-from .validation import check_choice, check_gradient, check_params, check_positive, check_start
+from .likelihood import ObservedMaps, data_in_fft_order, prepared_nll
+from .setup import Setup, check_setup
+from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -95,7 +97,8 @@ DEFAULT_GRADIENT = "autograd"
 """The paper's PyTorch gradient: reverse-mode automatic differentiation."""
 
 
-def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+def value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+                   objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT) -> tuple[float, np.ndarray]:
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
@@ -138,7 +141,9 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
         "values far out of range")
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
+def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
+        objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
+        minimizer: str = "scipy") -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)

@@ -1,5 +1,7 @@
 """The objective of a fit: the robust (Cauchy) negative log-likelihood of the beam maps, or least squares."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
 
@@ -8,8 +10,8 @@ import torch
 from .backend import as_model_array, to_fft_order
 from .beams import model_power
 from .constants import GAMMA, OBJECTIVES
-from .setup import check_setup
-from .validation import check_choice, check_data, check_params, check_positive
+from .setup import Setup, check_setup
+from .validation import ArrayLike, check_choice, check_data, check_params, check_positive
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -25,7 +27,7 @@ class ObservedMaps:
     device: torch.device
 
 
-def prepare_data(data, setup):
+def prepare_data(data: ArrayLike, setup: Setup) -> ObservedMaps:
     """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model."""
     setup = check_setup(setup)
     maps = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
@@ -73,7 +75,8 @@ def prepared_nll(params, setup, data, gamma, objective="cauchy"):
     return objective_value(model_power(params, setup), data, gamma, objective)
 
 
-def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"):
+def negative_log_likelihood(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+                            objective: str = "cauchy") -> float:
     """The objective (Cauchy negative log-likelihood by default) of the observed (3, npix, npix) maps, a float."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)

@@ -1,5 +1,7 @@
 """Everything about one problem that does not depend on the fitted parameters, computed once."""
 
+from __future__ import annotations
+
 import dataclasses
 
 import torch
@@ -88,8 +90,9 @@ def design_rank(x, y, basis, sigma):
     return int(torch.linalg.matrix_rank(basis)) + int(torch.linalg.matrix_rank(illumination))
 
 
-def make_setup(npix, nzern, *, oversamp=OVERSAMP, dz=DZ, wavelength=WAVELENGTH, focal_length=FOCAL_LENGTH,
-               radius=RADIUS, sigma=SIGMA, device="cpu", dtype=torch.float64):
+def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float = DZ, wavelength: float = WAVELENGTH,
+               focal_length: float = FOCAL_LENGTH, radius: float = RADIUS, sigma: float = SIGMA,
+               device: str | torch.device = "cpu", dtype: torch.dtype = torch.float64) -> Setup:
     """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
     check_grid_size(npix, nzern)
     settings = {name: check_positive(name, value) for name, value in

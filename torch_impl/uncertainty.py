@@ -1,17 +1,20 @@
 """The curvature of the objective at a fit, and the standard errors it implies."""
 
+from __future__ import annotations
+
 import numpy as np
 import torch
 
 from .backend import as_model_array, to_numpy
 from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores
-from .likelihood import data_in_fft_order, prepared_nll
-from .setup import check_setup
-from .validation import check_choice, check_matrix, check_params, check_positive
+from .likelihood import ObservedMaps, data_in_fft_order, prepared_nll
+from .setup import Setup, check_setup
+from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 
-def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
+def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+            objective: str = "cauchy") -> np.ndarray:
     """The (P, P) Hessian of the objective at params, a float64 NumPy array (units: objective per parameter^2).
 
     By autograd: a second reverse pass through the model, exact to rounding; symmetrised.
@@ -25,7 +28,8 @@ def hessian(params, setup, data, gamma=GAMMA, objective="cauchy"):
     return check_matrix("the Hessian at params", (matrix + matrix.T) / 2)
 
 
-def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
+def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+                     objective: str = "cauchy") -> np.ndarray:
     """J = sum over pixels of s s^T, s a pixel's score dL_pixel/dparams (gradient.power_scores): the spread of
     the per-pixel contributions to the gradient, the middle of the sandwich covariance (objective^2 per
     parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
@@ -37,7 +41,7 @@ def score_covariance(params, setup, data, gamma=GAMMA, objective="cauchy"):
     return to_numpy(scores @ scores.T)
 
 
-def standard_errors(hessian, scale=1.0, scores=None):
+def standard_errors(hessian: ArrayLike, scale: float = 1.0, scores: ArrayLike | None = None) -> np.ndarray:
     """Square roots of the diagonal of scale times the inverse Hessian (the parameters' units); NaN where the
     Hessian is not positive definite, i.e. not at a minimum.
 

@@ -5,6 +5,7 @@ import numbers
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike  # noqa: F401 (the public API's input type)
 
 from .constants import MAX_NPIX, MAX_NZERN, MAX_SETUP_BYTES, MIN_NPIX
 

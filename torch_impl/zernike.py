@@ -4,9 +4,13 @@ Order: for n in 0..nmax, for l in -n, -n+2, ..., n; index 0 is the piston. With 
 Z_{n,l} = R_n^m(r) cos(l phi) for l > 0, R_n^m(r) sin(m phi) for l < 0 and R_n^0(r) for l = 0.
 """
 
+from __future__ import annotations
+
 import math
 
 import torch
+
+from .backend import Array
 
 
 def zernike_indices(nmax):
@@ -40,7 +44,7 @@ def azimuthal_factor(l, phi):
     return torch.ones_like(phi)
 
 
-def zernike_basis(nmax, x, y):
+def zernike_basis(nmax: int, x: Array, y: Array) -> Array:
     """Zernike polynomials up to order nmax at points (x, y) in dish radii: shape (N, *x.shape)."""
     r = torch.hypot(x, y)
     phi = torch.atan2(y, x)
