@@ -17,9 +17,17 @@ from replication.data import (
     judging_stderr,
 )
 from replication.profiles import sweep_folder_name
-from replication.records import crosscheck_fits, fit_series, load_json, read_bench, read_points, read_retrieval
+from replication.records import (
+    crosscheck_fits,
+    fit_series,
+    read_bench,
+    read_crosscheck,
+    read_peers_check,
+    read_points,
+    read_retrieval,
+)
 from replication.registry import GRADIENTS
-from replication.results import read_records
+from replication.results import read_records, refuse_links_inside
 from replication.series import (
     CUDA_ON_DEVICE,
     JAX,
@@ -162,18 +170,19 @@ def load_run(folder, own):
     info = runs.read_run(folder)
     if info is None:
         raise runs.RunError(f"{folder}: not a run folder (no {runs.RUN_FILE}); `python -m replication sweep` makes one")
+    refuse_links_inside(folder)  # a run's records are its own files: a link could bring in another run's
     sweeps = {sub.name: load_sweep(sub) for sub in sorted(folder.glob("sweep-*")) if sub.is_dir()}
     sharded, nodes = load_sharded_sweeps(folder)
     clash = sorted(set(sweeps) & set(sharded))
     if clash:
         raise runs.RunError(f"{folder}: {clash[0]} is both a sweep and a sharded sweep of this run; keep one")
     return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes,
-               crosscheck=load_json(folder / "crosscheck" / "crosscheck.json", ("checks", "fits")),
+               crosscheck=read_crosscheck(folder / "crosscheck" / "crosscheck.json"),
                bench=read_bench(folder / "bench" / "bench.json"),
                bench_default=read_bench(folder / "bench-default-allocator" / "bench.json"),
                bench_compile=read_bench(folder / "bench-compile" / "bench.json"),
                bench_peers=read_bench(folder / "bench-peers" / "bench.json"),
-               peers_check=load_json(folder / "peers" / "check.json"),
+               peers_check=read_peers_check(folder / "peers" / "check.json"),
                retrieval={sub.name: read_retrieval(sub / "points.jsonl") for sub in sorted(folder.glob("retrieval-*"))
                           if (sub / "points.jsonl").is_file()})
 

@@ -12,8 +12,9 @@ from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES,
 from replication import registry, runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
-from replication.records import load_json
+from replication.records import read_bench, read_crosscheck
 from replication.registry import GRADIENTS
+from replication.results import check_target, writing_into
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
             "one, made if there is none); reference runs are never written.")
@@ -240,7 +241,8 @@ def run_simulate(args):
     truth = true_params(setup.nparams)
     data = simulate_observation(setup, truth, args.seed)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = args.output.with_name(args.output.name + ".tmp")
+    check_target(args.output)
+    temporary = check_target(args.output.with_name(args.output.name + ".tmp"))
     with temporary.open("wb") as stream:  # a file object: savez then keeps the name as given, with no .npz added
         np.savez(stream, data=data, truth=truth, npix=args.npix, nzern=args.nzern, seed=args.seed)
     os.replace(temporary, args.output)
@@ -280,14 +282,14 @@ def run_crosscheck_command(args):
 
     results, lock = writer_folder(args, "crosscheck")
     with runs.exclusive(lock):
-        previous = load_json(results / "crosscheck.json") if (results / "crosscheck.json").is_file() else None
+        previous = read_crosscheck(results / "crosscheck.json")
         if previous is not None:
             runs.check_same_settings(results, previous, {"points": args.points,
                                                          "objectives": list(once(args.objective) or OBJECTIVES)},
                                      keys=("points", "objectives"))
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
-            print(f"{results / 'crosscheck.json'}: resuming after {len(previous['done'])} finished point(s)")
+            print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
         content = run_crosscheck(results, points=args.points, threads=args.threads,
                                  objectives=once(args.objective) or OBJECTIVES)
     failed = [c for c in content["checks"] if not c["passed"]]
@@ -385,7 +387,7 @@ def run_bench_command(args):
         raise runs.RunError("--compile: torch.compile's CPU backend needs a C++ compiler ($CXX or g++); none found")
     results, lock = writer_folder(args, bench_folder_name(args.compile, args.peers))
     with runs.exclusive(lock):
-        previous = load_json(results / "bench.json") if (results / "bench.json").is_file() else None
+        previous = read_bench(results / "bench.json")
         if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
         run_bench(results, once(args.npix), once(args.nzern), once(args.threads), args.repeats,
@@ -430,16 +432,17 @@ def run_figures_command(args):
 
     own, _, figures = report_folders(args)
     target = args.output if args.output is not None else figures
-    drawn = draw_all(load_runs(own, args.reference), target)
-    for path in drawn:
-        print(f"wrote {path}")
-    for stale in sorted(set((target / "runs").glob("*/*")) - set(drawn)):
-        if stale.suffix in (".png", ".svg"):
-            stale.unlink()  # a figure of a run no longer shown
-            print(f"removed {stale}")
-    for folder in (target / "runs").glob("*"):
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
+    with writing_into(target, committed=not own):
+        drawn = draw_all(load_runs(own, args.reference), target)
+        for path in drawn:
+            print(f"wrote {path}")
+        for stale in sorted(set((target / "runs").glob("*/*")) - set(drawn)):
+            if stale.suffix in (".png", ".svg"):
+                check_target(stale).unlink()  # a figure of a run no longer shown
+                print(f"removed {stale}")
+        for folder in (target / "runs").glob("*"):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
     return 0
 
 

@@ -1,7 +1,6 @@
 """Cross-checks: the implementations compute the same model, the same gradient and the same fit."""
 
 import functools
-import json
 import time
 
 import numpy as np
@@ -20,8 +19,8 @@ from replication.data import (
 )
 from replication.environment import environment_record, thread_limits
 from replication.implementations import Implementation, every
-from replication.records import CROSSCHECK_SCHEMA, fit_series
-from replication.results import write_json
+from replication.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck
+from replication.results import check_target, write_json
 from replication.series import Series
 from replication.timing import data_for
 
@@ -204,7 +203,7 @@ def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
     data = simulate_observation(setup_np, truth, EXAMPLE["seed"])
     result = impl.package.fit(impl.make_setup(npix, nzern), data, true_params(setup_np.nparams))
     model = reference.package.beam_maps(result.x, setup_np)
-    np.savez_compressed(results_dir / "example.npz", data=data, model=model, truth=truth, fitted=result.x,
+    np.savez_compressed(check_target(results_dir / "example.npz"), data=data, model=model, truth=truth, fitted=result.x,
                         stderr=bfgs_standard_errors(result), npix=npix, nzern=nzern, nit=result.nit)
 
 
@@ -216,7 +215,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     """
     impls = [impl for impl in every() if impl.available()]
     path = results_dir / "crosscheck.json"
-    previous = json.loads(path.read_text()) if path.is_file() else None
+    previous = read_crosscheck(path)
     with thread_limits(threads):
         resumable = previous and (previous.get("points"), previous.get("schema"), previous.get("objectives")) == (
             points, SCHEMA, list(objectives))

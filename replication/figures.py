@@ -17,6 +17,7 @@ from replication.analysis import (
     speedups,
 )
 from replication.data import judging_stderr
+from replication.results import check_target
 from replication.series import (
     CUDA_ADJOINT,
     CUDA_DIFFERENCES,
@@ -83,7 +84,7 @@ def save(figure, folder, name):
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for extension in FORMATS:
-        path = folder / f"{name}.{extension}"
+        path = check_target(folder / f"{name}.{extension}")
         figure.savefig(path, bbox_inches="tight", metadata=METADATA[extension])
         paths.append(path)
     return paths

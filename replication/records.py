@@ -5,9 +5,10 @@ measures (no torch, no model package)."""
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 
-from replication.results import NUMBER, RunError, check_record, read_records
+from replication.results import NUMBER, RunError, check_record, is_a, read_records
 from replication.series import Series
 
 MAYBE_NUMBER = (int, float, type(None))
@@ -48,9 +49,41 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
                              f"{record[key]['median']}")
 
 
-def read_points(path: pathlib.Path, repair: bool = False) -> list[dict]:
-    """The validated point records of a sweep's points.jsonl."""
-    return read_records(path, repair=repair, check=check_point)
+def once_each(key_of, what, identical_too=False):
+    """A read_records check that refuses a second record of the same key (a point and series, a fit), naming both
+    lines: a different one always (which would the report use?), an identical one where identical_too (a reference
+    run holds each record once)."""
+    seen = {}
+
+    def check(path, number, record):
+        key = key_of(record)
+        if key not in seen:
+            seen[key] = (number, record)
+            return
+        first, earlier = seen[key]
+        if identical_too or earlier != record:
+            same = "the same record twice" if earlier == record else "two different records"
+            raise RunError(f"{path}: lines {first} and {number} hold {same} of one {what} ({describe_key(key)}); "
+                           "a run holds one record of each: keep the right one")
+
+    return check
+
+
+def describe_key(key):
+    """A record's key in words: its parts joined, empty ones left out."""
+    return ", ".join(str(part) for part in key if part not in ("", None))
+
+
+def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The validated point records of a sweep's points.jsonl; two different records of one point and series are
+    refused (identical ones too where strict: a contributed run)."""
+    unique = once_each(point_key, "point and series", identical_too=strict)
+
+    def check(path, number, record):
+        check_point(path, number, record)
+        unique(path, number, record)
+
+    return read_records(path, repair=repair, check=check)
 
 
 def point_key(record: dict) -> tuple:
@@ -84,9 +117,16 @@ def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> Non
         check_record(path, number, record, {"phase_stderr_rms": NUMBER})
 
 
-def read_retrieval(path: pathlib.Path, repair: bool = False) -> list[dict]:
-    """The validated records of a retrieval run's points.jsonl."""
-    return read_records(path, repair=repair, check=check_retrieval_record)
+def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The validated records of a retrieval run's points.jsonl; two different fits of one truth, series and start
+    are refused (identical ones too where strict)."""
+    unique = once_each(record_key, "truth, series and start", identical_too=strict)
+
+    def check(path, number, record):
+        check_retrieval_record(path, number, record)
+        unique(path, number, record)
+
+    return read_records(path, repair=repair, check=check)
 
 
 def truth_key(record: dict) -> tuple:
@@ -128,6 +168,58 @@ def crosscheck_fits(crosscheck: dict | None) -> list[dict]:
     return converted
 
 
+CHECK = {"check": str, "npix": int, "nzern": int, "compare": str, "value": MAYBE_NUMBER, "tolerance": NUMBER,
+         "passed": bool}
+"""What every check of a cross-check holds."""
+CROSSCHECK_FIT = {"impl": str, "npix": int, "nzern": int, "x": list, "fun": MAYBE_NUMBER, "nit": int, "nfev": int,
+                  "success": bool, "message": str}
+"""What every fit of a cross-check holds (schema 3 adds its series' fields, CROSSCHECK_SERIES)."""
+CROSSCHECK_SERIES = {"dtype": str, "variant": str, "minimizer": str}
+
+
+def read_crosscheck(path: pathlib.Path) -> dict | None:
+    """A crosscheck.json (or None where the cross-check was not run), validated: its checks and fits each hold
+    what the report reads, each fit names a known series; an error names the file, the item and the key."""
+    content = load_json(path, ("checks", "fits"))
+    if content is None:
+        return None
+    for key, kind in (("checks", list), ("environment", dict)):
+        if not isinstance(content.get(key), kind):
+            raise RunError(f"{path}: key {key!r} must be {'a list of checks' if kind is list else 'a record'}")
+    for number, check in enumerate(content["checks"], 1):
+        check_record(path, number, check, CHECK, "checks item")
+    schema = content.get("schema", 1)
+    if not is_a(schema, int):
+        raise RunError(f"{path}: key 'schema' must be an integer, got {json.dumps(schema)[:80]}")
+    for number, fit in enumerate(content.get("fits", []), 1):
+        check_record(path, number, fit, CROSSCHECK_FIT | (CROSSCHECK_SERIES if schema >= CROSSCHECK_SCHEMA else {}),
+                     "fits item")
+        if fit.get("convergence") is not None:
+            check_record(path, number, fit["convergence"], ACCOUNT, "fits item")
+        try:
+            fit_series(fit) if schema >= CROSSCHECK_SCHEMA else Series.parse(fit["impl"])
+        except ValueError:
+            raise RunError(f"{path}: fits item {number}: names no known series ({fit['impl']!r})") from None
+    return content
+
+
+PEERS_CHECK = {"passed": bool, "rows": list}
+PEERS_ROW = {"npix": int, "nzern": int, "objective": str, "passed": bool, "objective_error": MAYBE_NUMBER,
+             "gradient_error": MAYBE_NUMBER}
+"""What the peers' gate (peers/check.json) holds, and each of its rows."""
+
+
+def read_peers_check(path: pathlib.Path) -> dict | None:
+    """The peers' gate (peers/check.json), validated, or None where it was not run."""
+    content = load_json(path, ("rows",))
+    if content is None:
+        return None
+    check_record(path, 1, content, PEERS_CHECK, "record")
+    for number, row in enumerate(content["rows"], 1):
+        check_record(path, number, row, PEERS_ROW, "rows item")
+    return content
+
+
 def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
     """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
     produced; a damaged one is an error naming the file and what is wrong."""
@@ -153,12 +245,23 @@ BENCH_ROW_TABLES = ("ms", "x_floor", "x_own_floor", "repeats", "warm_up_s")
 """The keys of a bench row that map step names to numbers."""
 
 
+BENCH_ROW = {"npix": int, "nzern": int, "threads": int, "ms": dict, "x_floor": dict, "x_own_floor": dict}
+"""What every bench row holds (each step's milliseconds, and its multiple of the floors)."""
+
+
 def read_bench(path: pathlib.Path) -> dict | None:
-    """A bench.json (or None where the bench was not run), its steps under today's names: the one conversion of
-    older bench records (BENCH_RENAMED)."""
+    """A bench.json (or None where the bench was not run), validated, its steps under today's names: the one
+    conversion of older bench records (BENCH_RENAMED)."""
     content = load_json(path, ("rows", "environments"))
     if content is None:
         return None
+    for number, row in enumerate(content.get("rows", []), 1):
+        check_record(path, number, row, BENCH_ROW, "rows item")
+        for table in ("ms", "x_floor", "x_own_floor"):
+            for step, value in row[table].items():
+                if not is_a(value, NUMBER) or not math.isfinite(value) or value < 0:
+                    raise RunError(f"{path}: rows item {number}, key '{table}.{step}': expected a finite time or "
+                                   f"ratio, got {json.dumps(value)[:80]}")
     for row in content.get("rows", []):
         for table in BENCH_ROW_TABLES:
             if isinstance(row.get(table), dict):

@@ -34,7 +34,7 @@ from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.records import AUTOGRAD_PARTS
 from replication.registry import floor_step
-from replication.results import write_text_if_changed
+from replication.results import check_target, write_text_if_changed, writing_into
 from replication.series import JAX, NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
 
 CLAIMS = {
@@ -608,18 +608,20 @@ def render_command(own_runs, reference, output, figures, check=False):
     """Write (or with check, compare) REPORT.md, the runs' appendices and the side-by-side diff; prints the
     claims tables."""
     texts = render_all(own_runs, reference, output, figures)
+    committed = not own_runs and output.resolve() == PAPER.resolve()
     if check:
         stale = [name for name, text in texts.items()
                  if not (output / name).exists() or (output / name).read_text() != text]
         for name in texts:
             print(f"{output / name}: {'DIFFERS FROM' if name in stale else 'matches'} a fresh rendering")
         return 1 if stale else 0
-    for name, text in texts.items():
-        (output / name).parent.mkdir(parents=True, exist_ok=True)
-        write_text_if_changed(output / name, text)
-    for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
-        stale.unlink()  # the appendix of a run no longer shown
-    side_by_side_html(output / "mirror_diff.html")
+    with writing_into(output, figures, committed=committed):
+        for name, text in texts.items():
+            (output / name).parent.mkdir(parents=True, exist_ok=True)
+            write_text_if_changed(output / name, text)
+        for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
+            check_target(stale).unlink()  # the appendix of a run no longer shown
+        side_by_side_html(output / "mirror_diff.html")
     print(claims_summary(texts["REPORT.md"]))
     print(f"wrote {output / 'REPORT.md'}, {len(texts) - 1} appendix(es) under {output / 'runs'} and "
           f"{output / 'mirror_diff.html'}")

@@ -1,10 +1,91 @@
 """Results as JSON lines: each finished point appended and flushed at once, read back with resume in mind."""
 
+import contextlib
+import dataclasses
 import json
 import math
 import os
 import pathlib
 import warnings
+
+from replication import paths
+
+
+class RunError(ValueError):
+    """Input the harness refuses: a run folder, a record file or an option that cannot be used as asked
+    (read-only, taken by another writer, not a run, damaged, out of range, a link). The command line prints it as
+    one line (exit status 2)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Guard:
+    """Where the harness may write now: inside these folders (resolved), and into the committed report's and
+    figures' folders only where committed (the rendering of the reference runs alone)."""
+
+    folders: tuple
+    committed: bool = False
+
+
+_GUARDS = []
+"""The guards in force, innermost last (writing_into)."""
+
+
+def resolved(path):
+    """path resolved through every link, or a RunError naming it (a link loop, an unreadable link)."""
+    try:
+        return pathlib.Path(path).resolve()
+    except (OSError, RuntimeError) as error:
+        raise RunError(f"{path}: cannot be followed ({error}); a link loop or a broken link?") from None
+
+
+def links_inside(folder):
+    """Every symbolic link inside folder (files and folders, not followed), sorted."""
+    found = []
+    for parent, folders, files in os.walk(folder, followlinks=False):
+        found += [pathlib.Path(parent) / name for name in folders + files if os.path.islink(os.path.join(parent, name))]
+    return sorted(found)
+
+
+def refuse_links_inside(folder):
+    """Refuse a folder holding a link anywhere inside it: a run holds its own files only, and a link would let a
+    writer change a file elsewhere (a reference run's) or a reader take another run's records for this one's."""
+    found = links_inside(folder)
+    if found:
+        raise RunError(f"{found[0]}: a link inside {folder}; a run folder holds its own files only (remove the link)")
+
+
+@contextlib.contextmanager
+def writing_into(*folders, committed=False):
+    """Within the block every file the harness writes is checked first (check_target): it must lie, through every
+    link, inside one of folders, outside the reference runs, and outside the committed report and figures unless
+    committed. The folders are checked for links at once."""
+    for folder in folders:
+        if pathlib.Path(folder).exists():
+            refuse_links_inside(folder)
+    _GUARDS.append(Guard(tuple(resolved(folder) for folder in folders), committed))
+    try:
+        yield
+    finally:
+        _GUARDS.pop()
+
+
+def check_target(path):
+    """Refuse to write or replace the file at path where it, resolved through every link, lies inside the
+    reference runs, inside the committed report or figures (unless the guard in force is the committed rendering),
+    or outside the folders of the guard in force; or where path is itself a link. Returns path."""
+    path = pathlib.Path(path)
+    target = resolved(path)
+    guard = _GUARDS[-1] if _GUARDS else Guard(())
+    if path.is_symlink():
+        raise RunError(f"{path}: a link; the harness writes only files of its own (remove the link)")
+    if target.is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{path}: leads into the reference runs ({paths.REFERENCE}), which are read-only")
+    if not guard.committed and any(target.is_relative_to(folder.resolve()) for folder in (paths.PAPER, paths.FIGURES)):
+        raise RunError(f"{path}: leads into the committed report or figures, which only their rendering from the "
+                       "reference runs writes (--reference-only)")
+    if guard.folders and not any(target.is_relative_to(folder) for folder in guard.folders):
+        raise RunError(f"{path}: leads outside {', '.join(map(str, guard.folders))}, the folder(s) being written")
+    return path
 
 
 def strict(value):
@@ -29,7 +110,7 @@ def dumps(content, **options):
 
 def append_record(path, record):
     """Append one JSON record as a line and push it to disk before returning."""
-    path = pathlib.Path(path)
+    path = check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as stream:
         stream.write(dumps(record) + "\n")
@@ -39,9 +120,9 @@ def append_record(path, record):
 
 def write_json(path, content):
     """Write a JSON file atomically: the old content or the new one, never half of either."""
-    path = pathlib.Path(path)
+    path = check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
+    temporary = check_target(path.with_name(path.name + ".tmp"))
     with temporary.open("w") as stream:
         stream.write(dumps(content, indent=1))
         stream.flush()
@@ -52,8 +133,8 @@ def write_json(path, content):
 def replace_text(path, text):
     """Replace a file's content with text through a temporary file renamed over it: where the write fails (a
     full disk, a file-size limit) the original is left exactly as it was, and the error says so."""
-    path = pathlib.Path(path)
-    temporary = path.with_name(path.name + ".repair")
+    path = check_target(path)
+    temporary = check_target(path.with_name(path.name + ".repair"))
     try:
         with temporary.open("w", encoding="utf-8") as stream:
             stream.write(text)
@@ -67,16 +148,10 @@ def replace_text(path, text):
 
 def write_text_if_changed(path, text):
     """Write text to path unless it already holds exactly that (the file and its date then stay)."""
-    path = pathlib.Path(path)
+    path = check_target(path)
     if not (path.exists() and path.read_text() == text):
         path.write_text(text)
     return path
-
-
-class RunError(ValueError):
-    """Input the harness refuses: a run folder, a record file or an option that cannot be used as asked
-    (read-only, taken by another writer, not a run, damaged, out of range). The command line prints it as one
-    line (exit status 2)."""
 
 
 NUMBER = (int, float)
@@ -95,18 +170,20 @@ def kind_name(kind):
     return kind.__name__
 
 
-def check_record(path, number, record, schema):
-    """A record with every key of schema, each of its type ({key: type, or (type, ...), or a nested schema})."""
+def check_record(path, number, record, schema, place="line"):
+    """A record with every key of schema, each of its type ({key: type, or (type, ...), or a nested schema}); an
+    error names the file, the place (a line of a JSON-lines file, an item of a list) and the key."""
+    where = f"{path}: {place} {number}"
     if not isinstance(record, dict):
-        raise ValueError(f"{path}: line {number} is not a record (got {json.dumps(record)})")
+        raise RunError(f"{where} is not a record (got {json.dumps(record)[:80]})")
     for key, kind in schema.items():
         if key not in record:
-            raise ValueError(f"{path}: line {number} has no key {key!r}")
+            raise RunError(f"{where} has no key {key!r}")
         value = record[key]
         if isinstance(kind, dict):
-            check_record(path, number, value, kind)
+            check_record(path, number, value, kind, place)
         elif not is_a(value, kind):
-            raise ValueError(f"{path}: line {number}, key {key!r}: expected {kind_name(kind)}, got {json.dumps(value)}")
+            raise RunError(f"{where}, key {key!r}: expected {kind_name(kind)}, got {json.dumps(value)[:80]}")
     return record
 
 

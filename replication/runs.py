@@ -15,7 +15,7 @@ import platform
 import re
 import shutil
 
-from replication import paths
+from replication import paths, results
 from replication.records import load_json, read_points, read_retrieval
 from replication.results import RunError
 
@@ -156,7 +156,8 @@ def create_run(folder, machine):
     folder.mkdir(parents=True, exist_ok=True)
     info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine}
-    temporary = folder / (RUN_FILE + ".tmp")
+    temporary = results.check_target(folder / (RUN_FILE + ".tmp"))
+    results.check_target(folder / RUN_FILE)
     temporary.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     os.replace(temporary, folder / RUN_FILE)
     return folder
@@ -194,8 +195,11 @@ def exclusive(folder):
     import fcntl
 
     folder = pathlib.Path(folder)
+    if results.resolved(folder).is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{folder}: inside the reference runs ({paths.REFERENCE}), which are read-only")
     folder.mkdir(parents=True, exist_ok=True)
-    with (folder / LOCK_FILE).open("a+") as stream:
+    results.refuse_links_inside(folder)  # before the lock file is opened: it must not be a link either
+    with (folder / LOCK_FILE).open("a+") as stream, results.writing_into(folder):
         try:
             fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -250,9 +254,9 @@ def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
     if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
-        read_retrieval(path)  # a retrieval's records, not a sweep's points
+        read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
     elif path.name == "points.jsonl":
-        read_points(path)
+        read_points(path, strict=True)
     if path.name == RUN_FILE:
         read_run(path.parent)
     text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None

@@ -50,14 +50,14 @@ def shard_points(profile, impls, objective, nshards):
 
 
 def plan_shards(settings, nshards):
-    """The points of each shard, or a ValueError where some shard would get none (more shards than points)."""
+    """The points of each shard, or a RunError where some shard would get none (more shards than points), said
+    before anything is allocated for the shards."""
     impls = with_gradients(select(settings.impls), settings.gradients)
-    plan = shard_points(settings.grid, impls, settings.objective, nshards)
-    if not all(plan):
-        count = sum(len(part) for part in plan)
+    count = len({point for impl in impls for point in settings.grid.points(impl, settings.objective)})
+    if nshards > count:
         raise runs.RunError(f"--shards {nshards}: the {settings.profile} profile has {count} point(s) to shard; give "
-                         f"at most {count}")
-    return plan
+                            f"at most {count}")
+    return shard_points(settings.grid, impls, settings.objective, nshards)
 
 
 def shard_folder(run, index, nshards):
@@ -140,6 +140,9 @@ def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, tim
                 "gradients": list(settings.gradients) if settings.gradients else None, "tol": settings.tol,
                 "threads": settings.threads}
     plan = plan_shards(settings, nshards)
+    if (pathlib.Path(run) / sweep_name).exists():  # the same series measured twice, the report would refuse the run
+        raise runs.RunError(f"{run}: this run holds the plain (unsharded) {sweep_name}; a sharded {sweep_name} goes "
+                            "into a run of its own (--new-run)")
     executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=settings.threads)
     run = sharded_run(run, sweep_name, recorded)
     plan_path = run / f"shards-{sweep_name}.json"
