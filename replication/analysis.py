@@ -25,9 +25,10 @@ from replication.records import (
     read_peers_check,
     read_points,
     read_retrieval,
+    read_run_records,
 )
 from replication.registry import GRADIENTS
-from replication.results import read_records, refuse_links_inside
+from replication.results import refuse_links_inside
 from replication.series import (
     CUDA_ON_DEVICE,
     JAX,
@@ -54,7 +55,7 @@ C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
 
 def load_sweep(folder):
     """{Series: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
-    points, environments = read_points(folder / "points.jsonl"), read_records(folder / "runs.jsonl")
+    points, environments = read_points(folder / "points.jsonl"), read_run_records(folder / "runs.jsonl")
     series = {}
     for record in points:
         series.setdefault(Series.of(record), {})[(record["npix"], record["nzern"])] = record

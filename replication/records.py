@@ -28,25 +28,35 @@ ACCOUNT = {"newton_stderr": MAYBE_NUMBER, "expected_decrease": MAYBE_NUMBER, "ro
 """What an exact account of how a fit ended holds (where the outcome has one)."""
 
 
+def series_of(path, number, record):
+    """The series a point or retrieval record names, or a RunError naming the file and the line."""
+    try:
+        return Series.of(record)
+    except (ValueError, TypeError):
+        raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
+                       f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
+                       f"{record.get('minimizer')!r})") from None
+
+
 def check_point(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
     check_record(path, number, record, POINT)
-    try:
-        Series.of(record)
-    except ValueError:
-        raise ValueError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
-                         f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
-                         f"{record.get('minimizer')!r})") from None
+    series_of(path, number, record)
     times = ["fit_s"]
     if not record["estimated"]:
         check_record(path, number, record, MEASURED)
         times.append("total_s")
-        if record["outcome"].get("convergence") is not None:
-            check_record(path, number, record["outcome"]["convergence"], ACCOUNT)
+        outcome = record["outcome"]
+        vectors = {"outcome.x": outcome["x"], "outcome.stderr": outcome["stderr"]}
+        if outcome.get("convergence") is not None:
+            check_record(path, number, outcome["convergence"], ACCOUNT)
+            vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
+                        for key in ("stderr", "stderr_sandwich")}
+        check_vectors(path, number, vectors, record["nparams"])
     for key in times:
         if not record[key]["median"] > 0:
-            raise ValueError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
-                             f"{record[key]['median']}")
+            raise RunError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
+                           f"{record[key]['median']}")
 
 
 def once_each(key_of, what, identical_too=False):
@@ -74,6 +84,18 @@ def describe_key(key):
     return ", ".join(str(part) for part in key if part not in ("", None))
 
 
+def check_vectors(path, number, vectors, size, place="line"):
+    """Each of vectors ({key: list or None}) a list of size numbers (null for a number that was not finite, read
+    back as NaN in place)."""
+    for key, vector in vectors.items():
+        if vector is None:
+            continue
+        if not isinstance(vector, list) or len(vector) != size or not all(is_a(v, MAYBE_NUMBER) for v in vector):
+            raise RunError(f"{path}: {place} {number}, key {key!r}: expected {size} numbers (one per parameter), "
+                           f"got {json.dumps(vector)[:80]}")
+        vector[:] = [math.nan if value is None else value for value in vector]  # recorded null: not finite
+
+
 def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
     """The validated point records of a sweep's points.jsonl; two different records of one point and series are
     refused (identical ones too where strict: a contributed run)."""
@@ -93,6 +115,23 @@ def point_key(record: dict) -> tuple:
     return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
 
 
+RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_count": int, "gpu": (str, type(None)),
+              "threads": int, "torch_threads": int, "python": str, "numpy": str, "scipy": str, "torch": str,
+              "git_commit": (str, type(None))}
+"""What every session's record in a runs.jsonl holds (environment.environment_record and the run id): what the
+appendices print of each session."""
+
+
+def check_run_record(path, number, record):
+    """Validate a session's record of a runs.jsonl: an error names the file, the line and the key."""
+    check_record(path, number, record, RUN_RECORD)
+
+
+def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
+    """The validated session records of a sweep's or a retrieval's runs.jsonl."""
+    return read_records(path, repair=repair, check=check_run_record)
+
+
 FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
 """How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
 Zernike orders 2, 3, ... up to the point's in turn, each from the last one's result (as OOF software does)."""
@@ -109,10 +148,17 @@ def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> Non
     """Validate a retrieval record as read: an error names the file, the line and the key."""
     check_record(path, number, record, RETRIEVAL_RECORD)
     if record["start"] not in STARTS:
-        raise ValueError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
-    Series.of(record)
+        raise RunError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
+    series_of(path, number, record)
+    outcome = record["outcome"]
+    vectors = {"truth": record.get("truth"), "outcome.x": outcome["x"], "outcome.stderr": outcome.get("stderr")}
+    if outcome.get("convergence") is not None:
+        check_record(path, number, outcome["convergence"], ACCOUNT)
+        vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
+                    for key in ("stderr", "stderr_sandwich")}
+    check_vectors(path, number, vectors, len(outcome["x"]))
     if not record["total_s"] > 0:
-        raise ValueError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
+        raise RunError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
     if record["start"] == FROM_TRUTH:
         check_record(path, number, record, {"phase_stderr_rms": NUMBER})
 
@@ -194,8 +240,12 @@ def read_crosscheck(path: pathlib.Path) -> dict | None:
     for number, fit in enumerate(content.get("fits", []), 1):
         check_record(path, number, fit, CROSSCHECK_FIT | (CROSSCHECK_SERIES if schema >= CROSSCHECK_SCHEMA else {}),
                      "fits item")
+        vectors = {"x": fit["x"], "stderr_bfgs": fit.get("stderr_bfgs"), "stderr": fit.get("stderr")}
         if fit.get("convergence") is not None:
-            check_record(path, number, fit["convergence"], ACCOUNT, "fits item")
+            check_record(path, number, fit, {"objective": str, "stderr_bfgs": list, "convergence": ACCOUNT},
+                         "fits item")
+            vectors |= {f"convergence.{key}": fit["convergence"].get(key) for key in ("stderr", "stderr_sandwich")}
+        check_vectors(path, number, vectors, len(fit["x"]), "fits item")
         try:
             fit_series(fit) if schema >= CROSSCHECK_SCHEMA else Series.parse(fit["impl"])
         except ValueError:
@@ -255,13 +305,25 @@ def read_bench(path: pathlib.Path) -> dict | None:
     content = load_json(path, ("rows", "environments"))
     if content is None:
         return None
+    steps = None
     for number, row in enumerate(content.get("rows", []), 1):
         check_record(path, number, row, BENCH_ROW, "rows item")
+        steps = set(row["ms"]) if steps is None else steps
+        for table in ("ms", "x_floor", "x_own_floor"):
+            if set(row[table]) != steps or "floor_torch" not in steps:
+                raise RunError(f"{path}: rows item {number}, key {table!r}: expected the steps of the first row "
+                               f"(floor_torch among them), got {', '.join(sorted(row[table]))[:80]}")
         for table in ("ms", "x_floor", "x_own_floor"):
             for step, value in row[table].items():
                 if not is_a(value, NUMBER) or not math.isfinite(value) or value < 0:
                     raise RunError(f"{path}: rows item {number}, key '{table}.{step}': expected a finite time or "
                                    f"ratio, got {json.dumps(value)[:80]}")
+        profile = row.get("profile_ms", {})
+        if not isinstance(profile, dict) or not all(
+                isinstance(steps, dict) and all(is_a(value, NUMBER) for value in steps.values())
+                for steps in profile.values()):
+            raise RunError(f"{path}: rows item {number}, key 'profile_ms': expected each walk's milliseconds by "
+                           f"step, got {json.dumps(profile)[:80]}")
     for row in content.get("rows", []):
         for table in BENCH_ROW_TABLES:
             if isinstance(row.get(table), dict):

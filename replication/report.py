@@ -5,6 +5,7 @@ Without runs of your own it renders the committed reference runs into paper/; wi
 beside the references in a report written into your run's folder.
 """
 
+import functools
 import os
 import pathlib
 
@@ -579,8 +580,10 @@ def retrieval_figure(all_runs, figures, output):
             "caption": f"Figure 8: retrieval from zero aberration; {shown_run.title}"}
 
 
+@functools.cache
 def environment():
-    """The jinja2 environment of the report's templates."""
+    """The jinja2 environment of the report's templates (made once: it compiles each template once, and again
+    only where the template file changed)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(number=number, times=times, sci=sci, all=all)

@@ -201,7 +201,7 @@ def read_records(path, repair=False, schema=None, check=None):
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); the file is damaged"
+        raise RunError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); the file is damaged"
                          ) from None
     lines = text.split("\n")
     records = []
@@ -212,7 +212,7 @@ def read_records(path, repair=False, schema=None, check=None):
             record = json.loads(line)
         except json.JSONDecodeError:
             if number != len(lines):
-                raise ValueError(f"{path}: line {number} is not valid JSON") from None
+                raise RunError(f"{path}: line {number} is not valid JSON") from None
             warnings.warn(f"{path}: ignored a truncated last line ({len(line)} characters) left by an interrupted run",
                           stacklevel=2)
             if repair:

@@ -17,7 +17,7 @@ import shutil
 
 from replication import paths, results
 from replication.records import load_json, read_points, read_retrieval
-from replication.results import RunError
+from replication.results import RunError, is_a
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
 """What identifies a machine: a run is resumed only on the machine that started it."""
@@ -119,9 +119,13 @@ def read_run(folder):
         datetime.datetime.fromisoformat(created)
     except (TypeError, ValueError):
         raise RunError(f"{path}: key 'created' must be the run's start as an ISO date, got {created!r}") from None
-    for key in ("cpu", "cpu_count", "hostname"):
-        if key not in info["machine"]:
-            raise RunError(f"{path}: key 'machine.{key}' is missing")
+    for key, kind in (("cpu", str), ("cpu_count", int), ("hostname", str)):
+        if not is_a(info["machine"].get(key), kind):
+            raise RunError(f"{path}: key 'machine.{key}' must be {kind.__name__}, got "
+                           f"{json.dumps(info['machine'].get(key))[:80]}")
+    gpu = info["machine"].setdefault("gpu", None)  # runs of CPU-only machines recorded before the GPU was
+    if gpu is not None and not isinstance(gpu, str):
+        raise RunError(f"{path}: key 'machine.gpu' must be a GPU's name or null, got {json.dumps(gpu)[:80]}")
     return info
 
 

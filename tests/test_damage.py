@@ -1,0 +1,112 @@
+"""Damaged records, made by a seeded generator from copies of the committed reference runs: every reader renders
+the run or refuses it with a RunError (one line on the command line), never another exception, and no committed
+file changes."""
+
+import json
+import random
+import shutil
+
+import pytest
+from test_read_only import checksums
+
+from replication.paths import REFERENCE
+from replication.report import render_all
+from replication.results import RunError
+
+RUNS = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-2:]
+"""Two reference runs with a cross-check, sweeps, benches (and, for one, retrieval and peers' records)."""
+KINDS = ("run.json", "sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json",
+         "crosscheck/crosscheck.json", "bench*/bench.json", "retrieval-*/points.jsonl", "peers/check.json")
+DAMAGES_PER_FILE = 12
+ODD_VALUES = (None, "", "text", "é\u202e\U0001f600", -1, 0, 1e308, float("nan"), float("inf"), [], {}, [None], True,
+              {"median": None})
+
+
+def record_files(run):
+    """The record files of a run, one of each name per kind (the first in name order)."""
+    return [sorted(run.glob(kind))[0] for kind in KINDS if list(run.glob(kind))]
+
+
+def values_in(node, path=()):
+    """Every (path, value) inside a JSON value, depth first."""
+    yield path, node
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from values_in(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from values_in(value, (*path, index))
+
+
+def replaced(node, path, value, drop=False):
+    """A copy of a JSON value with the value at path replaced (or, where drop, removed)."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    if drop and not rest:
+        del copy[head]
+        return copy
+    copy[head] = replaced(node[head], rest, value, drop)
+    return copy
+
+
+def damage_json(text, rng):
+    """One damage of one JSON document: a value replaced by an odd one, a key dropped, or the text cut."""
+    how = rng.choice(("replace", "drop", "cut"))
+    if how == "cut":
+        return text[: rng.randrange(len(text))]
+    content = json.loads(text)
+    places = [path for path, _ in values_in(content) if path]
+    if not places:
+        return text[: len(text) // 2]
+    path = rng.choice(places)
+    if how == "drop":
+        return json.dumps(replaced(content, path, None, drop=True))
+    return json.dumps(replaced(content, path, rng.choice(ODD_VALUES)))
+
+
+def damage(path, rng):
+    """Damage one file in place: a JSON file as a whole, a JSON-lines file one of its lines (or a line repeated
+    with another value, or the file cut)."""
+    text = path.read_text()
+    if path.suffix == ".json":
+        path.write_text(damage_json(text, rng))
+        return
+    lines = text.splitlines()
+    index = rng.randrange(len(lines))
+    if rng.random() < 0.2:
+        lines.append(damage_json(lines[index], rng))  # a repeat of a record, changed
+    else:
+        lines[index] = damage_json(lines[index], rng).replace("\n", " ")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def cases():
+    """(run, record file, seed) of every damage made."""
+    return [(run, relative, seed) for run in RUNS for relative in [f.relative_to(run) for f in record_files(run)]
+            for seed in range(DAMAGES_PER_FILE)]
+
+
+@pytest.fixture(scope="module")
+def untouched():
+    before = checksums()
+    yield
+    assert checksums() == before, "a reader wrote into the reference runs or the committed report"
+
+
+@pytest.mark.usefixtures("untouched")
+@pytest.mark.parametrize(("run", "relative", "seed"), cases(),
+                         ids=[f"{run.name[:16]}-{relative}-{seed}" for run, relative, seed in cases()])
+def test_a_damaged_record_renders_or_is_refused_in_one_line(run, relative, seed, tmp_path):
+    copy = tmp_path / "2026-01-08_damaged"
+    shutil.copytree(run, copy)
+    rng = random.Random(f"{run.name}/{relative}/{seed}")
+    damage(copy / relative, rng)
+    (tmp_path / "reference").mkdir()
+    try:
+        render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    except RunError as error:
+        message = str(error)
+        assert "\n" not in message
+        assert str(relative.name) in message or "run.json" in message, message
