@@ -8,6 +8,7 @@ import json
 import math
 import pathlib
 
+from replication import registry
 from replication.results import NUMBER, RunError, check_record, is_a, read_records
 from replication.series import Series
 
@@ -96,16 +97,21 @@ def check_vectors(path, number, vectors, size, place="line"):
         vector[:] = [math.nan if value is None else value for value in vector]  # recorded null: not finite
 
 
-def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The validated point records of a sweep's points.jsonl; two different records of one point and series are
-    refused (identical ones too where strict: a contributed run)."""
-    unique = once_each(point_key, "point and series", identical_too=strict)
+def read_keyed(path, validate, key_of, what, repair, strict):
+    """The records of a JSON-lines file, each validated, at most one per key (once_each)."""
+    unique = once_each(key_of, what, identical_too=strict)
 
     def check(path, number, record):
-        check_point(path, number, record)
+        validate(path, number, record)
         unique(path, number, record)
 
     return read_records(path, repair=repair, check=check)
+
+
+def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The validated point records of a sweep's points.jsonl; two different records of one point and series are
+    refused (identical ones too where strict: a contributed run)."""
+    return read_keyed(path, check_point, point_key, "point and series", repair, strict)
 
 
 def point_key(record: dict) -> tuple:
@@ -116,8 +122,8 @@ def point_key(record: dict) -> tuple:
 
 
 RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_count": int, "gpu": (str, type(None)),
-              "threads": int, "torch_threads": int, "python": str, "numpy": str, "scipy": str, "torch": str,
-              "git_commit": (str, type(None))}
+              "threads": int, "torch_threads": int, "python": str, "git_commit": (str, type(None)),
+              **dict.fromkeys(registry.version_keys(), str)}
 """What every session's record in a runs.jsonl holds (environment.environment_record and the run id): what the
 appendices print of each session."""
 
@@ -166,13 +172,7 @@ def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> Non
 def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
     """The validated records of a retrieval run's points.jsonl; two different fits of one truth, series and start
     are refused (identical ones too where strict)."""
-    unique = once_each(record_key, "truth, series and start", identical_too=strict)
-
-    def check(path, number, record):
-        check_retrieval_record(path, number, record)
-        unique(path, number, record)
-
-    return read_records(path, repair=repair, check=check)
+    return read_keyed(path, check_retrieval_record, record_key, "truth, series and start", repair, strict)
 
 
 def truth_key(record: dict) -> tuple:
@@ -295,7 +295,7 @@ BENCH_ROW_TABLES = ("ms", "x_floor", "x_own_floor", "repeats", "warm_up_s")
 """The keys of a bench row that map step names to numbers."""
 
 
-BENCH_ROW = {"npix": int, "nzern": int, "threads": int, "ms": dict, "x_floor": dict, "x_own_floor": dict}
+BENCH_ROW = {"npix": int, "nzern": int, "threads": int, "ms": dict, "x_floor": dict}
 """What every bench row holds (each step's milliseconds, and its multiple of the floors)."""
 
 
@@ -309,11 +309,11 @@ def read_bench(path: pathlib.Path) -> dict | None:
     for number, row in enumerate(content.get("rows", []), 1):
         check_record(path, number, row, BENCH_ROW, "rows item")
         steps = set(row["ms"]) if steps is None else steps
-        for table in ("ms", "x_floor", "x_own_floor"):
-            if set(row[table]) != steps or "floor_torch" not in steps:
+        for table in ("ms", "x_floor", *(["x_own_floor"] if "x_own_floor" in row else [])):
+            if not isinstance(row[table], dict) or set(row[table]) != steps or "floor_torch" not in steps:
                 raise RunError(f"{path}: rows item {number}, key {table!r}: expected the steps of the first row "
                                f"(floor_torch among them), got {', '.join(sorted(row[table]))[:80]}")
-        for table in ("ms", "x_floor", "x_own_floor"):
+        for table in ("ms", "x_floor", *(["x_own_floor"] if "x_own_floor" in row else [])):
             for step, value in row[table].items():
                 if not is_a(value, NUMBER) or not math.isfinite(value) or value < 0:
                     raise RunError(f"{path}: rows item {number}, key '{table}.{step}': expected a finite time or "

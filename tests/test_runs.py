@@ -132,7 +132,7 @@ def test_resuming_a_sweep_under_other_settings_is_refused_naming_the_setting(tmp
 def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
     run = runs.create_run(tmp_path / "run", machine_record())
     (run / "crosscheck").mkdir()
-    finished = json.dumps({"points": "smoke", "checks": []})
+    finished = json.dumps({"points": "smoke", "checks": [], "environment": {}})
     (run / "crosscheck" / "crosscheck.json").write_text(finished)
     completed = cli_run("crosscheck", "--points", "smoke", "--run", str(run))
     assert completed.returncode == 0
