@@ -5,15 +5,26 @@ import json
 import shutil
 
 import pytest
-from test_integrity import cli, one_line_error
 from test_read_only import A_REFERENCE, checksums
 
-from replication import runs
+from replication import cli, runs
 from replication.environment import machine_record
 from replication.paths import REFERENCE
 from replication.results import links_inside
 
 POINTS = "sweep-quick/points.jsonl"
+
+
+@pytest.fixture
+def refused(capsys):
+    """Run the command line in this process; assert it refused in one line (exit 2) holding every word."""
+    def check(arguments, *words):
+        assert cli.main([str(argument) for argument in arguments]) == 2
+        error = capsys.readouterr().err.strip()
+        assert error.count("\n") == 0, error
+        for word in words:
+            assert word in error, error
+    return check
 
 
 @pytest.fixture(scope="module")
@@ -38,91 +49,91 @@ def copied(tmp_path):
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_points_file_linked_to_a_reference_run_is_refused_by_the_sweep(run):
+def test_a_points_file_linked_to_a_reference_run_is_refused_by_the_sweep(run, refused):
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").symlink_to(A_REFERENCE / POINTS)
-    one_line_error(cli("sweep", "--profile", "smoke", "--impl", "numpy", "--run", str(run), "--quiet"),
+    refused(["sweep", "--profile", "smoke", "--impl", "numpy", "--run", str(run), "--quiet"],
                    "points.jsonl: a link inside")
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_sweep_folder_linked_elsewhere_is_refused(run, tmp_path):
+def test_a_sweep_folder_linked_elsewhere_is_refused(run, tmp_path, refused):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (run / "sweep-smoke").symlink_to(elsewhere, target_is_directory=True)
-    one_line_error(cli("sweep", "--profile", "smoke", "--impl", "numpy", "--run", str(run), "--quiet"),
+    refused(["sweep", "--profile", "smoke", "--impl", "numpy", "--run", str(run), "--quiet"],
                    "sweep-smoke: a link inside")
     assert list(elsewhere.iterdir()) == []
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_run_folder_that_is_a_link_to_a_reference_run_is_refused(tmp_path):
+def test_a_run_folder_that_is_a_link_to_a_reference_run_is_refused(tmp_path, refused):
     link = tmp_path / "2026-01-06_link"
     link.symlink_to(A_REFERENCE, target_is_directory=True)
     for arguments in (["sweep", "--profile", "smoke", "--impl", "numpy", "--run", str(link), "--quiet"],
                       ["report", "--run", str(link)], ["crosscheck", "--points", "smoke", "--run", str(link)]):
-        one_line_error(cli(*arguments), "read-only")
+        refused([*arguments], "read-only")
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_report_file_linked_to_a_reference_file_is_refused(copied):
+def test_a_report_file_linked_to_a_reference_file_is_refused(copied, refused):
     (copied / "REPORT.md").symlink_to(A_REFERENCE / "sweep-quick" / "settings.json")
-    one_line_error(cli("report", "--run", str(copied)), "REPORT.md: a link inside")
+    refused(["report", "--run", str(copied)], "REPORT.md: a link inside")
 
 
 @pytest.mark.usefixtures("untouched")
-def test_contribute_refuses_a_folder_linked_outside_the_run(copied, tmp_path):
+def test_contribute_refuses_a_folder_linked_outside_the_run(copied, tmp_path, refused):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "crosscheck.json").write_text(json.dumps({"checks": [], "environment": {}}))
     shutil.rmtree(copied / "crosscheck")
     (copied / "crosscheck").symlink_to(outside, target_is_directory=True)
     before = sorted(path.name for path in REFERENCE.iterdir())
-    one_line_error(cli("contribute", "--run", str(copied), "--note", "a test"), "crosscheck: a link inside")
+    refused(["contribute", "--run", str(copied), "--note", "a test"], "crosscheck: a link inside")
     assert sorted(path.name for path in REFERENCE.iterdir()) == before
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_link_loop_is_one_line_for_the_writer_and_the_reader(copied):
+def test_a_link_loop_is_one_line_for_the_writer_and_the_reader(copied, refused):
     loop = copied / "sweep-quick" / "points.jsonl"
     loop.unlink()
     loop.symlink_to(loop)
-    one_line_error(cli("sweep", "--profile", "quick", "--impl", "numpy", "--run", str(copied), "--quiet"),
+    refused(["sweep", "--profile", "quick", "--impl", "numpy", "--run", str(copied), "--quiet"],
                    "points.jsonl: a link inside")
-    one_line_error(cli("report", "--run", str(copied)), "points.jsonl: a link inside")
+    refused(["report", "--run", str(copied)], "points.jsonl: a link inside")
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_point_recorded_twice_with_another_time_is_refused_naming_both_lines(copied):
+def test_a_point_recorded_twice_with_another_time_is_refused_naming_both_lines(copied, refused):
     path = copied / POINTS
     lines = path.read_text().splitlines()
     record = json.loads(lines[4])
     record["total_s"]["median"] *= 100
     path.write_text("\n".join([*lines, json.dumps(record)]) + "\n")
     for arguments in (["report", "--run", str(copied)], ["contribute", "--run", str(copied), "--note", "a test"]):
-        one_line_error(cli(*arguments), f"lines 5 and {len(lines) + 1} hold two different records")
+        refused([*arguments], f"lines 5 and {len(lines) + 1} hold two different records")
 
 
 @pytest.mark.usefixtures("untouched")
-def test_a_point_recorded_twice_alike_renders_but_is_not_contributed(copied, tmp_path):
+def test_a_point_recorded_twice_alike_renders_but_is_not_contributed(copied, tmp_path, refused):
     path = copied / POINTS
     lines = path.read_text().splitlines()
     path.write_text("\n".join([*lines, lines[4]]) + "\n")
-    assert cli("report", "--run", str(copied), "--output", str(tmp_path / "out")).returncode == 0
-    one_line_error(cli("contribute", "--run", str(copied), "--note", "a test"),
+    assert cli.main(["report", "--run", str(copied), "--output", str(tmp_path / "out")]) == 0
+    refused(["contribute", "--run", str(copied), "--note", "a test"],
                    f"lines 5 and {len(lines) + 1} hold the same record twice")
 
 
-def test_a_huge_shard_count_is_refused_before_anything_is_allocated(tmp_path):
-    completed = cli("sweep", "--profile", "smoke", "--shards", "99999999999999999999", "--run", str(tmp_path / "r"))
-    one_line_error(completed, "--shards 99999999999999999999", "at most")
+def test_a_huge_shard_count_is_refused_before_anything_is_allocated(tmp_path, refused):
+    refused(["sweep", "--profile", "smoke", "--shards", "99999999999999999999", "--run", tmp_path / "r"],
+            "--shards 99999999999999999999", "at most")
     assert not (tmp_path / "r").exists()
 
 
-def test_a_sharded_sweep_never_joins_a_run_holding_the_plain_sweep(run):
+def test_a_sharded_sweep_never_joins_a_run_holding_the_plain_sweep(run, refused):
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text("")
-    one_line_error(cli("sweep", "--profile", "smoke", "--shards", "2", "--run", str(run)),
+    refused(["sweep", "--profile", "smoke", "--shards", "2", "--run", str(run)],
                    "holds the plain (unsharded) sweep-smoke")
 
 
@@ -135,11 +146,11 @@ def test_a_sharded_sweep_never_joins_a_run_holding_the_plain_sweep(run):
       "fun": 1.0, "nit": 1, "nfev": 1, "success": True, "message": "", "dtype": "float64", "variant": "",
       "minimizer": "scipy"}]}, ["fits item 1: names no known series ('cupy')"]),
 ])
-def test_a_cross_check_the_schema_refuses_is_one_line(copied, content, words):
+def test_a_cross_check_the_schema_refuses_is_one_line(copied, content, words, refused):
     (copied / "crosscheck" / "crosscheck.json").write_text(json.dumps(content))
-    one_line_error(cli("report", "--run", str(copied)), *words)
-    one_line_error(cli("report", "--reference", str(copied.parent), "--reference-only", "--output",
-                       str(copied.parent / "out")), *words)
+    refused(["report", "--run", str(copied)], *words)
+    refused(["report", "--reference", str(copied.parent), "--reference-only", "--output",
+                       str(copied.parent / "out")], *words)
 
 
 def test_the_reference_runs_hold_no_link():

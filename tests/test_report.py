@@ -162,14 +162,14 @@ def test_committed_report_is_exactly_what_the_reference_runs_render():
         name.removeprefix("runs/") for name in render_all() if name.startswith("runs/"))
 
 
-def test_rendering_twice_gives_the_same_bytes(smoke_run, tmp_path):
-    all_runs = load_runs([smoke_run])
+def test_rendering_twice_gives_the_same_bytes(smoke_run, no_references, tmp_path):
+    all_runs = load_runs([smoke_run], no_references)  # the references' drawing: the committed figures test
     first = {path.relative_to(tmp_path / "a"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "a")}
     second = {path.relative_to(tmp_path / "b"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "b")}
     assert {path.suffix for path in first} == {".png", ".svg"}
     assert first == second
-    assert render([smoke_run], output=smoke_run, figures=tmp_path / "a") == render(
-        [smoke_run], output=smoke_run, figures=tmp_path / "a")
+    assert render([smoke_run], no_references, output=smoke_run, figures=tmp_path / "a") == render(
+        [smoke_run], no_references, output=smoke_run, figures=tmp_path / "a")
     assert all(b"<dc:date>" not in content for content in first.values())
 
 
