@@ -155,3 +155,21 @@ def test_a_cross_check_the_schema_refuses_is_one_line(copied, content, words, re
 
 def test_the_reference_runs_hold_no_link():
     assert links_inside(REFERENCE) == []
+
+
+@pytest.mark.usefixtures("untouched")
+@pytest.mark.parametrize("arguments", [
+    ["sweep", "--profile", "smoke", "--impl", "numpy", "--quiet", "--run"],
+    ["sweep", "--profile", "smoke", "--impl", "numpy", "--quiet", "--results"],
+    ["crosscheck", "--points", "smoke", "--run"],
+    ["bench", "--npix", "16", "--nzern", "2", "--run"],
+    ["retrieve", "--profile", "smoke", "--quiet", "--run"],
+    ["report", "--output"],
+    ["figures", "--output"],
+    ["simulate", "--output"],
+])
+def test_a_reference_run_reached_through_dot_dot_is_refused(arguments, refused, tmp_path):
+    detour = REFERENCE.parent / "runs" / ".." / "reference" / A_REFERENCE.name
+    target = detour / ("crosscheck/example.npz" if arguments[0] == "simulate" else "")
+    extra = ["--reference-only"] if arguments[0] in ("report", "figures") else []
+    refused([*arguments, str(target), *extra], "read-only")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from replication import analysis, runs, sweep
+from replication import analysis, registry, runs, sweep
 from replication.environment import machine_record
 from replication.paths import REFERENCE
 from replication.profiles import SweepSettings
@@ -86,3 +86,33 @@ def test_older_bench_steps_read_under_todays_names():
                 if old in before["ms"]:
                     assert after["ms"][new] == before["ms"][old]
                     assert after["x_own_floor"][new] == before["x_own_floor"][old]
+
+
+def test_every_kind_of_run_the_harness_writes_reads_back_and_renders(tmp_path, monkeypatch):
+    """One run of each kind of record, on grids made tiny: both objectives, the gradient variants, retrieval, the
+    cross-check and the bench in one run, and a sharded sweep in a run of its own; each renders."""
+    from replication import bench, crosscheck, retrieval, shards
+    from replication.profiles import PROFILES, RETRIEVAL_PROFILES, Profile, RetrievalProfile
+
+    monkeypatch.setitem(PROFILES, "smoke", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=10.0))
+    monkeypatch.setitem(RETRIEVAL_PROFILES, "smoke", RetrievalProfile(points=((16, 2),), rms=(0.5,), seeds=(1,)))
+    monkeypatch.setitem(crosscheck.POINTS, "smoke", ((16, 2),))
+    run = runs.create_run(tmp_path / "runs" / "2026-01-09_every", machine_record())
+    impls = (registry.NUMPY.name, registry.TORCH_CPU.name)
+    for settings in (SweepSettings("smoke", impls=impls, threads=1),
+                     SweepSettings("smoke", objective="least-squares", impls=impls[:1], threads=1),
+                     SweepSettings("smoke", impls=impls, gradients=registry.GRADIENTS, threads=1)):
+        sweep.run_sweep(settings, run / settings.folder_name, quiet=True)
+    retrieval.run_retrieval(run / "retrieval-smoke", profile="smoke", threads=1, quiet=True)
+    crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1, objectives=("cauchy",))
+    bench.run_bench(run / "bench", npix=(16,), nzern=(2,), threads=(1,), repeats=1, quiet=True)
+    sharded = runs.create_run(tmp_path / "runs" / "2026-01-09_sharded", machine_record())
+    assert shards.run_sharded_sweep(sharded, SweepSettings("smoke", impls=impls, threads=1), 1, "local") == 0
+    (tmp_path / "reference").mkdir()
+    texts = render_all([run, sharded], tmp_path / "reference", output=tmp_path / "out",
+                       figures=tmp_path / "out" / "figures")
+    every, split = texts["runs/your-2026-01-09_every.md"], texts["runs/your-2026-01-09_sharded.md"]
+    for words in ("sweep-smoke-least-squares", "numpy [adjoint]", "torch-cpu [finite-differences]",
+                  "Retrieval from a cold start", "Cross-check", "bench"):
+        assert words in every, words
+    assert "shard" in split
