@@ -9,9 +9,12 @@ import math
 import pathlib
 
 from replication import registry
-from replication.results import NUMBER, RunError, check_record, is_a, read_records
+from replication.results import NUMBER, RunError, check_record, dumps, is_a, read_records
 from replication.series import Series
 
+RECORD_SCHEMA = 2
+"""Version of the point and retrieval records written now (key "schema"; records without it are version 1, whose
+gradient names and labels series.Series.of and crosscheck_fits convert)."""
 MAYBE_NUMBER = (int, float, type(None))
 """A number the writer may have recorded as null because it was not finite (results.strict): a standard error or
 Newton step of an indefinite Hessian, the objective of a fit that diverged. Read back as null and judged as such
@@ -95,6 +98,14 @@ def check_vectors(path, number, vectors, size, place="line"):
             raise RunError(f"{path}: {place} {number}, key {key!r}: expected {size} numbers (one per parameter), "
                            f"got {json.dumps(vector)[:80]}")
         vector[:] = [math.nan if value is None else value for value in vector]  # recorded null: not finite
+
+
+def as_written(path, number, record, validate):
+    """record stamped with RECORD_SCHEMA, checked as a reader will read it back (its strict JSON, validate), before
+    it is written: a record its own reader would refuse is a fault of the writer, raised here, not found later."""
+    record = record | {"schema": RECORD_SCHEMA}
+    validate(path, number, json.loads(dumps(record)))
+    return record
 
 
 def read_keyed(path, validate, key_of, what, repair, strict):

@@ -13,7 +13,7 @@ from replication.data import covariance_scale, simulate_observation, true_params
 from replication.environment import environment_record, thread_limits
 from replication.implementations import of as implementation
 from replication.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
-from replication.records import FROM_TRUTH, STAGED, read_retrieval, record_key
+from replication.records import FROM_TRUTH, STAGED, as_written, check_retrieval_record, read_retrieval, record_key
 from replication.results import append_record
 from replication.timing import fingerprint, fit_outcome
 
@@ -133,7 +133,8 @@ def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False)
         for point, fits in todo.items():
             bar.set_postfix_str(f"npix={point[0]} nzern={point[1]} rms={point[2]:g} seed={point[3]}")
             for record in fit_truth(point, fits, tol, warmed):
-                append_record(points_path, record | {"run_id": run_id})
+                append_record(points_path, as_written(points_path, 0, record | {"run_id": run_id},
+                                                      check_retrieval_record))
                 bar.update()
     return count
 

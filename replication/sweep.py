@@ -6,7 +6,7 @@ from replication import measurement, registry
 from replication.environment import environment_record, thread_limits
 from replication.implementations import informs_predictions, select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
-from replication.records import point_key, read_points
+from replication.records import as_written, check_point, point_key, read_points
 from replication.results import append_record
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -113,6 +113,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
         for impl, npix, nzern in todo:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
             record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective)
+            record = as_written(points_path, len(records) + 1, record, check_point)
             append_record(points_path, record)
             records.append(record)
             bar.update()
