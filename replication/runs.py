@@ -123,7 +123,7 @@ def read_run(folder):
         if not is_a(info["machine"].get(key), kind):
             raise RunError(f"{path}: key 'machine.{key}' must be {kind.__name__}, got "
                            f"{json.dumps(info['machine'].get(key))[:80]}")
-    gpu = info["machine"].setdefault("gpu", None)  # runs of CPU-only machines recorded before the GPU was
+    gpu = info["machine"].setdefault("gpu", None)  # a run.json without the key: a machine without a GPU
     if gpu is not None and not isinstance(gpu, str):
         raise RunError(f"{path}: key 'machine.gpu' must be a GPU's name or null, got {json.dumps(gpu)[:80]}")
     return info
