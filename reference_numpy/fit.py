@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import scipy.optimize
@@ -27,18 +28,34 @@ class NonFiniteObjective(ArithmeticError):
 
 @dataclasses.dataclass
 class FitProgress:
-    """Evaluations and iterations scipy has made so far: what a fit stopped early reports."""
+    """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
+    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation."""
 
     nfev: int = 0
     nit: int = 0
+    trajectory: list | None = None
+    start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def iteration(self, intermediate_result):
         self.nit += 1
 
+    def evaluated(self, params):
+        """Count one evaluation at params (the host array scipy passed) and record it where asked."""
+        self.nfev += 1
+        if self.trajectory is not None:
+            self.trajectory.append((time.perf_counter() - self.start, self.nfev, np.array(params, dtype=np.float64)))
+
+
+def trajectory_arrays(steps, nparams):
+    """A recorded trajectory as arrays: seconds since the fit started (n,), evaluations so far (n,), parameters
+    (n, P), one row per objective evaluation in the order made."""
+    seconds, evaluations, params = zip(*steps, strict=True) if steps else ((), (), ())
+    return {"seconds": np.array(seconds, dtype=np.float64), "evaluations": np.array(evaluations, dtype=np.int64),
+            "params": np.array(params, dtype=np.float64).reshape(len(steps), nparams)}
+
 
 def finite_or_stop(value, grad, params, progress):
-    """Count the evaluation; stop the fit at a non-finite objective or gradient (scipy would go on with it)."""
-    progress.nfev += 1
+    """Stop the fit at a non-finite objective or gradient (scipy would go on with it)."""
     if not (math.isfinite(value) and np.all(np.isfinite(grad))):
         raise NonFiniteObjective(to_numpy(params), value)
 
@@ -55,6 +72,8 @@ def stopped_fit(stop, progress):
 
 def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data in FFT order."""
+    if progress is not None:
+        progress.evaluated(params)
     params = as_model_array(params, setup)
     value = float(prepared_nll(params, setup, data, gamma, objective))
     if progress is not None:
@@ -64,6 +83,8 @@ def value_objective(params, setup, data, gamma, objective="cauchy", progress=Non
 
 def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective and its exact gradient by the hand-written adjoint, for scipy (jac=True)."""
+    if progress is not None:
+        progress.evaluated(params)
     params = as_model_array(params, setup)
     value, grad = value_and_gradient(params, setup, data, gamma, objective)
     value, grad = float(value), to_numpy(grad)
@@ -99,8 +120,11 @@ MINIMIZERS = ("scipy",)
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy") -> scipy.optimize.OptimizeResult:
-    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult."""
+        minimizer: str = "scipy", trajectory: bool = False) -> scipy.optimize.OptimizeResult:
+    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
+    trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
+    ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
+    numbers per evaluation."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"))
     data = data_in_fft_order(data, setup)
@@ -109,10 +133,13 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
     check_choice("minimizer", minimizer, MINIMIZERS)
-    progress = FitProgress()
+    progress = FitProgress(trajectory=[] if trajectory else None)
     try:
-        return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
-                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
-                                       options={} if with_gradient else {"eps": difference_step(setup)})
+        result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
+                                         method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
+                                         options={} if with_gradient else {"eps": difference_step(setup)})
     except NonFiniteObjective as stop:
-        return stopped_fit(stop, progress)
+        result = stopped_fit(stop, progress)
+    if trajectory:
+        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
+    return result

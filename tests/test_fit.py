@@ -1,5 +1,7 @@
 """Fits: NumPy (finite-difference BFGS) and torch (autograd BFGS) agree; torch recovers aberrations."""
 
+import time
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -7,6 +9,7 @@ import scipy.optimize
 import reference_numpy
 import torch_impl
 from replication.data import aberrated_params, simulate_observation, true_params
+from replication.timing import data_for
 
 
 def standard_errors(result, setup, data):
@@ -95,3 +98,22 @@ def test_minimizer_is_checked_in_both_packages():
         torch_impl.fit(setup_t, data, p0, minimizer="adam")
     with pytest.raises(ValueError, match="differentiates by autograd; gradient='adjoint'"):
         torch_impl.fit(setup_t, data, p0, minimizer="torchmin", gradient="adjoint")
+
+
+@pytest.mark.parametrize(("package", "gradient", "minimizer"), [
+    (reference_numpy, "finite-differences", "scipy"), (reference_numpy, "adjoint", "scipy"),
+    (torch_impl, "autograd", "scipy"), (torch_impl, "adjoint", "scipy"), (torch_impl, "autograd", "torchmin")])
+def test_the_trajectory_holds_every_evaluation_and_reproduces_the_fits_final_point(package, gradient, minimizer):
+    truth, data = data_for(32, 3)
+    setup = package.make_setup(32, 3)
+    start = time.perf_counter()
+    result = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True)
+    elapsed = time.perf_counter() - start
+    steps = result.trajectory
+    assert steps["params"].shape == (result.nfev, setup.nparams)
+    np.testing.assert_array_equal(steps["evaluations"], np.arange(1, result.nfev + 1))
+    assert np.all(np.diff(steps["seconds"]) >= 0)
+    assert 0 <= steps["seconds"][0] <= steps["seconds"][-1] <= elapsed
+    assert np.any(np.all(steps["params"] == result.x, axis=1))  # the point it returns is one it evaluated
+    np.testing.assert_array_equal(steps["params"][0], truth)  # the first evaluation is at the start
+    assert "trajectory" not in package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer)

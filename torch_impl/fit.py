@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 import warnings
 
 import numpy as np
@@ -33,18 +34,34 @@ class NonFiniteObjective(ArithmeticError):
 
 @dataclasses.dataclass
 class FitProgress:
-    """Evaluations and iterations scipy has made so far: what a fit stopped early reports."""
+    """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
+    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation."""
 
     nfev: int = 0
     nit: int = 0
+    trajectory: list | None = None
+    start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def iteration(self, intermediate_result):
         self.nit += 1
 
+    def evaluated(self, params):
+        """Count one evaluation at params (the host array scipy passed) and record it where asked."""
+        self.nfev += 1
+        if self.trajectory is not None:
+            self.trajectory.append((time.perf_counter() - self.start, self.nfev, np.array(params, dtype=np.float64)))
+
+
+def trajectory_arrays(steps, nparams):
+    """A recorded trajectory as arrays: seconds since the fit started (n,), evaluations so far (n,), parameters
+    (n, P), one row per objective evaluation in the order made."""
+    seconds, evaluations, params = zip(*steps, strict=True) if steps else ((), (), ())
+    return {"seconds": np.array(seconds, dtype=np.float64), "evaluations": np.array(evaluations, dtype=np.int64),
+            "params": np.array(params, dtype=np.float64).reshape(len(steps), nparams)}
+
 
 def finite_or_stop(value, grad, params, progress):
-    """Count the evaluation; stop the fit at a non-finite objective or gradient (scipy would go on with it)."""
-    progress.nfev += 1
+    """Stop the fit at a non-finite objective or gradient (scipy would go on with it)."""
     if not (math.isfinite(value) and np.all(np.isfinite(grad))):
         raise NonFiniteObjective(to_numpy(params), value)
 
@@ -61,6 +78,8 @@ def stopped_fit(stop, progress):
 
 def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data in FFT order."""
+    if progress is not None:
+        progress.evaluated(params)
     params = as_model_array(params, setup)
     with torch.no_grad():
         value = float(prepared_nll(params, setup, data, gamma, objective))
@@ -71,6 +90,8 @@ def value_objective(params, setup, data, gamma, objective="cauchy", progress=Non
 
 def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective and its exact gradient by the hand-written adjoint, for scipy (jac=True)."""
+    if progress is not None:
+        progress.evaluated(params)
     params = as_model_array(params, setup)
     value, grad = value_and_gradient(params, setup, data, gamma, objective)
     value, grad = float(value), to_numpy(grad)
@@ -81,6 +102,8 @@ def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=N
 
 def _autograd_objective(params, setup, data, gamma, objective="cauchy", progress=None):
     """The objective and its autograd gradient, for scipy (jac=True), data in FFT order on the device."""
+    if progress is not None:
+        progress.evaluated(params)
     params = as_model_array(params, setup).requires_grad_()
     nll = prepared_nll(params, setup, data, gamma, objective)
     nll.backward()
@@ -119,7 +142,7 @@ ON_DEVICE_OPTIONS = {"xtol": 0.0, "gtd_tol": 0.0}
 whose scale depends on the objective's units (see _on_device_bfgs)."""
 
 
-def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
+def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
     """BFGS of pytorch-minimize (torchmin) with the autograd gradient: iterates, gradient and inverse-Hessian
     estimate stay on the setup's device; returned as scipy's OptimizeResult (NumPy arrays, host floats).
 
@@ -128,9 +151,24 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
     derivative) are set to 0 (ON_DEVICE_OPTIONS): at least squares' scale (objective ~1e-6) they stopped every fit
     after its first step. It then also stops, with success, once a step leaves the parameters or the objective
     exactly unchanged (scipy calls that precision loss), and with success False at a non-finite objective.
+
+    Where progress records a trajectory, each evaluation's parameters are kept on the device (a copy, no transfer
+    to the host per evaluation) and moved to the host once, at the end; its clock is read when torchmin asks for
+    the evaluation (on a GPU, when the work is queued: torchmin's line search waits for each value).
     """
-    result = torchmin.minimize(lambda params: prepared_nll(params, setup, data, gamma, objective),
-                               as_model_array(p0, setup), method="bfgs", tol=tol, options=dict(ON_DEVICE_OPTIONS))
+    kept = []
+
+    def _recorded_objective(params):
+        progress.nfev += 1
+        if progress.trajectory is not None:
+            kept.append((time.perf_counter() - progress.start, progress.nfev, params.detach().clone()))
+        return prepared_nll(params, setup, data, gamma, objective)
+
+    result = torchmin.minimize(_recorded_objective, as_model_array(p0, setup), method="bfgs", tol=tol,
+                               options=dict(ON_DEVICE_OPTIONS))
+    if progress.trajectory is not None and kept:
+        moved = to_numpy(torch.stack([params for _, _, params in kept]))
+        progress.trajectory += [(seconds, count, row) for (seconds, count, _), row in zip(kept, moved, strict=True)]
     x, fun = to_numpy(result.x), float(result.fun)
     finite = math.isfinite(fun) and bool(np.all(np.isfinite(x)))
     return scipy.optimize.OptimizeResult(
@@ -143,8 +181,11 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective):
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy") -> scipy.optimize.OptimizeResult:
+        minimizer: str = "scipy", trajectory: bool = False) -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
+    trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
+    ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
+    numbers per evaluation.
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"))
@@ -153,15 +194,19 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
-    if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin":
-        if gradient != "autograd":
-            raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "
-                             "available with minimizer='scipy'")
-        return _on_device_bfgs(setup, data, p0, tol, gamma, objective)
-    progress = FitProgress()
-    try:
-        return scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
-                                       method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
-                                       options={} if with_gradient else {"eps": difference_step(setup)})
-    except NonFiniteObjective as stop:
-        return stopped_fit(stop, progress)
+    if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin" and gradient != "autograd":
+        raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "
+                         "available with minimizer='scipy'")
+    progress = FitProgress(trajectory=[] if trajectory else None)
+    if minimizer == "torchmin":
+        result = _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress)
+    else:
+        try:
+            result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
+                                             method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
+                                             options={} if with_gradient else {"eps": difference_step(setup)})
+        except NonFiniteObjective as stop:
+            result = stopped_fit(stop, progress)
+    if trajectory:
+        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
+    return result
