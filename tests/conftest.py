@@ -1,11 +1,14 @@
 """Shared fixtures: explicit seeds, both implementations and their array conversions."""
 
+import hashlib
+
 import numpy as np
 import pytest
 
 import reference_numpy
 import torch_impl
 from replication.crosscheck import relative, to_numpy
+from replication.paths import FIGURES, PAPER, REFERENCE
 
 SEED = 20180518
 """Seed of every random draw in the tests (the paper's arXiv submission date)."""
@@ -33,3 +36,17 @@ def relative_error(a, b):
 def package(request):
     """Each implementation package in turn."""
     return {"numpy": reference_numpy, "torch": torch_impl}[request.param]
+
+
+def checksums():
+    """Every committed file the harness must never write, with its hash."""
+    files = [path for folder in (REFERENCE, PAPER, FIGURES) for path in folder.rglob("*") if path.is_file()]
+    return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
+
+
+@pytest.fixture(scope="module")
+def untouched():
+    """The reference runs, the committed report and figures: byte for byte the same after the module's tests."""
+    before = checksums()
+    yield
+    assert checksums() == before, "a command wrote into the reference runs or the committed report"

@@ -7,7 +7,6 @@ import random
 import shutil
 
 import pytest
-from test_read_only import checksums
 
 from replication.paths import REFERENCE
 from replication.report import render_all
@@ -17,7 +16,7 @@ RUNS = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_d
 """Two reference runs with a cross-check, sweeps, benches (and, for one, retrieval and peers' records)."""
 KINDS = ("run.json", "sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json",
          "crosscheck/crosscheck.json", "bench*/bench.json", "retrieval-*/points.jsonl", "peers/check.json")
-DAMAGES_PER_FILE = 8
+DAMAGES_PER_FILE = 5
 ODD_VALUES = (None, "", "text", "é\u202e\U0001f600", -1, 0, 1e308, float("nan"), float("inf"), [], {}, [None], True,
               {"median": None})
 
@@ -86,13 +85,6 @@ def cases():
     """(run, record file, seed) of every damage made."""
     return [(run, relative, seed) for run in RUNS for relative in [f.relative_to(run) for f in record_files(run)]
             for seed in range(DAMAGES_PER_FILE)]
-
-
-@pytest.fixture(scope="module")
-def untouched():
-    before = checksums()
-    yield
-    assert checksums() == before, "a reader wrote into the reference runs or the committed report"
 
 
 @pytest.mark.usefixtures("untouched")
