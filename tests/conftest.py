@@ -1,6 +1,10 @@
 """Shared fixtures: explicit seeds, both implementations and their array conversions."""
 
+import contextlib
 import hashlib
+import io
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -8,7 +12,7 @@ import pytest
 import reference_numpy
 import torch_impl
 from replication.crosscheck import relative, to_numpy
-from replication.paths import FIGURES, PAPER, REFERENCE
+from replication.paths import FIGURES, PAPER, REFERENCE, ROOT
 
 SEED = 20180518
 """Seed of every random draw in the tests (the paper's arXiv submission date)."""
@@ -50,3 +54,22 @@ def untouched():
     before = checksums()
     yield
     assert checksums() == before, "a command wrote into the reference runs or the committed report"
+
+
+def run_command(*args):
+    """`python -m replication args` run in this process from the repository root, as a subprocess would report it
+    (exit status, stdout, stderr): the same code path without a new interpreter's start (seconds with torch)."""
+    from replication import cli
+
+    out, err, cwd = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main([str(argument) for argument in args])
+            except SystemExit as leaving:  # argparse's own errors
+                code = leaving.code if isinstance(leaving.code, int) else int(leaving.code is not None)
+    finally:
+        os.chdir(cwd)
+    return subprocess.CompletedProcess(["python", "-m", "replication", *map(str, args)], code, out.getvalue(),
+                                       err.getvalue())

@@ -9,6 +9,7 @@ import time
 
 import pytest
 import torch
+from conftest import run_command
 
 from replication import analysis, sweep
 from replication.implementations import Implementation, select
@@ -22,7 +23,10 @@ needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the
 
 
 def cli(*args, **kwargs):
-    """Run python -m replication with args from the repository root."""
+    """Run python -m replication with args from the repository root: in this process (conftest.run_command), or in
+    a new interpreter where kwargs set its environment or input."""
+    if not kwargs:
+        return run_command(*args)
     return subprocess.run([sys.executable, "-m", "replication", *args], cwd=ROOT, capture_output=True, text=True,
                           check=False, **kwargs)
 

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import run_command
 
 import reference_numpy
 import torch_impl
@@ -26,9 +27,8 @@ needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the
 
 
 def cli(*args):
-    """Run python -m replication with args from the repository root."""
-    return subprocess.run([sys.executable, "-m", "replication", *args], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
+    """Run python -m replication with args from the repository root (in this process: conftest.run_command)."""
+    return run_command(*args)
 
 
 def one_line_error(completed, *words):

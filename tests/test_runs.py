@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from conftest import run_command
 
 from replication import cli, paths, runs, sweep
 from replication.environment import machine_record
@@ -20,9 +21,8 @@ MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz
 
 
 def cli_run(*args):
-    """Run python -m replication with args from the repository root."""
-    return subprocess.run([sys.executable, "-m", "replication", *args], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
+    """Run python -m replication with args from the repository root (in this process: conftest.run_command)."""
+    return run_command(*args)
 
 
 def tree_digest(folder):
