@@ -7,7 +7,6 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.lines import Line2D
 
-from replication import registry
 from replication.analysis import (
     crosscheck_fits,
     decomposition,
@@ -18,22 +17,7 @@ from replication.analysis import (
 )
 from replication.data import judging_stderr
 from replication.results import check_target
-from replication.series import (
-    CUDA_ADJOINT,
-    CUDA_DIFFERENCES,
-    CUDA_FLOAT32_ON_DEVICE,
-    CUDA_ON_DEVICE,
-    JAX,
-    NUMPY,
-    NUMPY_ADJOINT,
-    TORCH_ADJOINT,
-    TORCH_CPU,
-    TORCH_CPU_FLOAT32,
-    TORCH_CUDA,
-    TORCH_CUDA_FLOAT32,
-    TORCH_DIFFERENCES,
-    TORCH_ON_DEVICE,
-)
+from replication.series import NUMPY, OTHER_SERIES, PAPER_SERIES, TORCH_CPU, TORCH_CUDA, series_colour
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -41,27 +25,6 @@ PAPER_ORDERS = (2, 3, 4)
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
          "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
 """The one place the figures' look is set; a fixed hash salt makes the SVG ids the same on every render."""
-SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", TORCH_CPU_FLOAT32: "goldenrod",
-                  TORCH_CUDA: "tab:green", TORCH_CUDA_FLOAT32: "yellowgreen",
-                  NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
-                  CUDA_ADJOINT: "darkgreen", CUDA_DIFFERENCES: "olive",
-                  TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
-                  CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple"}
-"""Colour of each series, the same in every run; a series not named here takes series_colour's."""
-SPARE_COLOURS = ("tab:olive", "tab:gray", "indigo", "maroon", "teal", "orchid", "sienna", "navy")
-"""Colours of the implementations registered beyond those above, in registry order."""
-
-
-def series_colour(series):
-    """A series' colour: SERIES_COLOURS's, else the spare colour of its implementation's place among the
-    registrations that have no colour of their own (the same in every run)."""
-    if series in SERIES_COLOURS:
-        return SERIES_COLOURS[series]
-    coloured = {known.impl for known in SERIES_COLOURS}
-    others = [name for name in registry.names() if name not in coloured]
-    if series.impl in others:
-        return SPARE_COLOURS[others.index(series.impl) % len(SPARE_COLOURS)]
-    return "grey"
 RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
                  (TORCH_CPU, TORCH_CUDA): "tab:purple"}
 RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"))
@@ -92,17 +55,6 @@ def save(figure, folder, name):
 
 def run_style(index):
     return RUN_STYLES[index % len(RUN_STYLES)]
-
-
-PAPER_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
-"""The series the paper drew: NumPy, and torch on the CPU and on the GPU."""
-OTHER_SERIES = (
-    ("precision", (TORCH_CPU, TORCH_CPU_FLOAT32, TORCH_CUDA, TORCH_CUDA_FLOAT32)),
-    ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE, CUDA_FLOAT32_ON_DEVICE)),
-    ("gradient", (NUMPY, NUMPY_ADJOINT, TORCH_DIFFERENCES, TORCH_ADJOINT, TORCH_CPU)),
-    ("peer", (TORCH_CPU, TORCH_ADJOINT, JAX)),
-)
-"""The other series, one panel per question (what changes), each beside the series it is compared with."""
 
 
 def legends(figure, all_runs, names, colours):
@@ -374,7 +326,7 @@ def retrieval(run, folder):
     figure, axes = subplots(1, 3, figsize=(12, 3.6))
     methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
     for series, start in methods:
-        style = {"color": SERIES_COLOURS.get(series, "black"), "linestyle": METHOD_STYLES.get(start, "-"),
+        style = {"color": series_colour(series), "linestyle": METHOD_STYLES.get(start, "-"),
                  "marker": "o", "markersize": 4, "label": method_label(series, start)}
         shares = [(row["rms"], row["cells"][(series, start)]) for row in success if (series, start) in row["cells"]]
         axes[0].plot([r for r, _ in shares], [c["global"] / c["made"] for _, c in shares], **style)

@@ -100,3 +100,37 @@ CUDA_FLOAT32_ON_DEVICE = Series(TORCH_CUDA.impl, "float32", minimizer=ON_DEVICE)
 def ordered(series):
     """The series present, in Series.sort_key order."""
     return sorted(series, key=Series.sort_key)
+
+
+SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", TORCH_CPU_FLOAT32: "goldenrod",
+                  TORCH_CUDA: "tab:green", TORCH_CUDA_FLOAT32: "yellowgreen",
+                  NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
+                  CUDA_ADJOINT: "darkgreen", CUDA_DIFFERENCES: "olive",
+                  TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
+                  CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple"}
+"""Colour of each series, the same in every run; a series not named here takes series_colour's."""
+SPARE_COLOURS = ("tab:olive", "tab:gray", "indigo", "maroon", "teal", "orchid", "sienna", "navy")
+"""Colours of the implementations registered beyond those above, in registry order."""
+
+
+def series_colour(series):
+    """A series' colour: SERIES_COLOURS's, else the spare colour of its implementation's place among the
+    registrations that have no colour of their own (the same in every run)."""
+    if series in SERIES_COLOURS:
+        return SERIES_COLOURS[series]
+    coloured = {known.impl for known in SERIES_COLOURS}
+    others = [name for name in registry.names() if name not in coloured]
+    if series.impl in others:
+        return SPARE_COLOURS[others.index(series.impl) % len(SPARE_COLOURS)]
+    return "grey"
+
+
+PAPER_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
+"""The series the paper drew: NumPy, and torch on the CPU and on the GPU."""
+OTHER_SERIES = (
+    ("precision", (TORCH_CPU, TORCH_CPU_FLOAT32, TORCH_CUDA, TORCH_CUDA_FLOAT32)),
+    ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE, CUDA_FLOAT32_ON_DEVICE)),
+    ("gradient", (NUMPY, NUMPY_ADJOINT, TORCH_DIFFERENCES, TORCH_ADJOINT, TORCH_CPU)),
+    ("peer", (TORCH_CPU, TORCH_ADJOINT, JAX)),
+)
+"""The other series, one panel per question (what changes), each beside the series it is compared with."""
