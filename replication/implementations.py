@@ -7,7 +7,7 @@ import dataclasses
 import importlib
 
 from replication import registry
-from replication.registry import FINITE_DIFFERENCES, SCIPY, Registration
+from replication.registry import SCIPY, Registration
 from replication.results import RunError
 from replication.series import Series
 
@@ -110,5 +110,3 @@ def informs_predictions(impl_name: str) -> bool:
     registration = registry.get(impl_name)
     return registration.exact_gradient and not registration.peer
 
-
-__all__ = ["FINITE_DIFFERENCES", "Implementation", "every", "informs_predictions", "of", "select", "with_gradients"]

@@ -139,14 +139,9 @@ RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_coun
 appendices print of each session."""
 
 
-def check_run_record(path, number, record):
-    """Validate a session's record of a runs.jsonl: an error names the file, the line and the key."""
-    check_record(path, number, record, RUN_RECORD)
-
-
 def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
     """The validated session records of a sweep's or a retrieval's runs.jsonl."""
-    return read_records(path, repair=repair, check=check_run_record)
+    return read_records(path, repair=repair, schema=RUN_RECORD)
 
 
 FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
