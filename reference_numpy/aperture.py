@@ -3,6 +3,7 @@
 import numpy as np
 
 from .constants import DEFOCUS_ORDER
+from .telescope import defocus_path_factor
 
 
 def aperture_grid(npix, oversamp):
@@ -15,15 +16,19 @@ def aperture_grid(npix, oversamp):
     return np.meshgrid(t, t, indexing="ij")
 
 
-def dish_mask(x, y):
-    """True on the dish, r <= 1 dish radius."""
-    return np.hypot(x, y) <= 1.0
+def dish_mask(x, y, blockage=0.0):
+    """True on the dish: r <= 1 dish radius, and r >= blockage (dish radii) where a central blockage hides the
+    middle."""
+    r = np.hypot(x, y)
+    return (r <= 1.0) if blockage == 0 else (r <= 1.0) & (r >= blockage)
 
 
-def defocus_screens(x, y, dz, wavelength, focal_length, radius):
-    """Phase screens (radians) of the three maps: feed offsets 0, -dz, +dz (metres)."""
-    a = np.hypot(x, y) * radius / (2 * focal_length)
-    s = (1 - a**2) / (1 + a**2)
+def defocus_screens(x, y, dz, wavelength, focal_length, radius, effective_focal_length=None):
+    """Phase screens (radians) of the three maps: feed offsets 0, -dz, +dz (metres); the path difference of a
+    prime-focus dish, or of a two-mirror one where its effective focal length is given (telescope.py)."""
+    r = np.hypot(x, y) * radius
+    b = None if effective_focal_length is None else r / (2 * effective_focal_length)
+    s = defocus_path_factor(r / (2 * focal_length), b)
     return np.stack([2 * np.pi * s * (offset * dz) / wavelength for offset in DEFOCUS_ORDER])
 
 

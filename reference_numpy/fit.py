@@ -13,7 +13,7 @@ import scipy.optimize
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import ObservedMaps, data_in_fft_order, prepared_nll
+from .likelihood import ObservedMaps, observed_maps, prepared_nll
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
@@ -71,7 +71,7 @@ def stopped_fit(stop, progress):
 
 
 def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
-    """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data in FFT order."""
+    """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data prepared (ObservedMaps)."""
     if progress is not None:
         progress.evaluated(params)
     params = as_model_array(params, setup)
@@ -104,7 +104,7 @@ def value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMa
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
-    data = data_in_fft_order(data, setup)
+    data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
@@ -126,8 +126,8 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
     numbers per evaluation."""
     setup = check_setup(setup)
-    p0 = check_start(check_params(p0, setup.nparams, "p0"))
-    data = data_in_fft_order(data, setup)
+    p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
+    data = observed_maps(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))

@@ -11,14 +11,16 @@ import numpy as np
 import scipy.fft
 
 from .aperture import aperture_phase, illumination
-from .beams import beam_power, far_field, place_on_grid
-from .constants import N_ILLUMINATION
+from .beams import add_offsets, beam_power, far_field, place_on_grid
+from .setup import parameter_parts
 
 
-def objective_and_power_adjoint(power, data, gamma, objective):
+def objective_and_power_adjoint(power, data, gamma, objective, weights=None):
     """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, sharing the excess e = P - data
     (beam-power units), computed in place over `power` (which it overwrites: every full-grid pass then writes into
     memory already in use). The constant factor is left for the far-field adjoint to apply on the small box.
+
+    Where weights (0 or 1 per pixel) are given, a pixel of weight 0 adds nothing to L and has W = 0.
 
     Cauchy: L = sum log1p((e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
     s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Sums in float64, as in
@@ -26,14 +28,21 @@ def objective_and_power_adjoint(power, data, gamma, objective):
     """
     excess = power
     excess -= data
+    if weights is not None:
+        excess *= weights
     if objective == "least-squares":
         return (excess * excess).sum(dtype=np.float64), excess, 2.0
     excess /= gamma
     squared = excess * excess
-    value = np.log1p(squared).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
+    value = np.log1p(squared).sum(dtype=np.float64) + pixel_count(data, weights) * math.log(math.pi * gamma)
     squared += 1
     excess /= squared
     return value, excess, 2 / gamma
+
+
+def pixel_count(data, weights):
+    """How many pixels the objective compares: all of data's, or those of weight 1."""
+    return math.prod(data.shape) if weights is None else weights.sum(dtype=np.float64)
 
 
 def far_field_adjoint(weights, factor, beam, box):
@@ -50,7 +59,7 @@ def far_field_adjoint(weights, factor, beam, box):
 def dish_field(params, setup):
     """The illumination taper (amp = 1) and amplitude A, the phasor exp(i (Phi + screen_k)) and the field
     E_k = A phasor on the dish."""
-    coeffs, (x0, y0, amp) = params[:-N_ILLUMINATION], params[-N_ILLUMINATION:]
+    coeffs, x0, y0, amp, _ = parameter_parts(params, setup)
     taper = illumination(setup.x, setup.y, x0, y0, 1.0, setup.sigma, setup.rho, setup.diff)
     amplitude = amp * taper
     phase = aperture_phase(coeffs, setup.basis) + setup.screens  # exp(i phase) from cos and sine: faster than exp
@@ -68,8 +77,9 @@ def illumination_derivatives(taper, amplitude, x, y, x0, y0, sigma, rho, diff):
 
 
 def dish_adjoint(grad_box, taper, amplitude, phasor, params, setup):
-    """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination."""
-    x0, y0, _ = params[-N_ILLUMINATION:]
+    """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination (the
+    baseline offsets' part, where fitted, is offset_adjoint's)."""
+    _, x0, y0, _, _ = parameter_parts(params, setup)
     grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
     # conj(g_E) exp(i phase) summed over the maps: its real part is dL/dA, minus A times its imaginary part dL/dPhi
     along_phasor = (grad_field * phasor).sum(0)
@@ -79,48 +89,63 @@ def dish_adjoint(grad_box, taper, amplitude, phasor, params, setup):
     return np.concatenate([setup.basis @ grad_phase, d_amplitude @ along_phasor.real])
 
 
+def offset_adjoint(power_weights, factor):
+    """dL/d(offset_k) = sum over map k's pixels of W = factor w: an offset adds to every pixel of its map."""
+    return factor * power_weights.sum(axis=(-2, -1))
+
+
 STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
          "far-field adjoint (pruned fft2)", "dish adjoint")
 """The steps of value_and_gradient, in order: the names its lap calls report (the bench's step profile)."""
 
 
 def value_and_gradient(params, setup, data, gamma, objective, lap=None):
-    """The objective and its exact gradient for params (the model's array type), data in FFT order. lap, where
-    given, is called with each step's name (STEPS) as that step ends: the bench times the steps with it."""
+    """The objective and its exact gradient for params (the model's array type), data prepared (ObservedMaps). lap,
+    where given, is called with each step's name (STEPS) as that step ends: the bench times the steps with it."""
     lap = lap or (lambda step: None)
     taper, amplitude, phasor, field = dish_field(params, setup)
     lap(STEPS[0])
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     lap(STEPS[1])
     power = beam_power(beam)
+    if setup.n_offsets:
+        power = add_offsets(power, parameter_parts(params, setup)[-1])
     lap(STEPS[2])
-    value, power_weights, factor = objective_and_power_adjoint(power, data, gamma, objective)
+    value, power_weights, factor = objective_and_power_adjoint(power, data.fft_order, gamma, objective, data.weights)
     lap(STEPS[3])
     grad_box = far_field_adjoint(power_weights, factor, beam, setup.box)
     lap(STEPS[4])
     grad = dish_adjoint(grad_box, taper, amplitude, phasor, params, setup)
+    if setup.n_offsets:
+        grad = np.concatenate([grad, offset_adjoint(power_weights, factor)])
     lap(STEPS[5])
     return value, grad
 
 
 def power_scores(params, setup, data, gamma, objective):
     """Each pixel's score, s = dL_pixel/dparams = W dP/dparams with W = dL/dP, as (P, 3, npix, npix) in FFT
-    order: the power's derivative by forward mode through the model (dE = i dPhi E + dA phasor,
+    order (data prepared, ObservedMaps): the power's derivative by forward mode through the model
+    (dE = i dPhi E + dA phasor,
     db = far_field(dE), dP = 2 Re(conj(b) db)), one transform of the three maps per parameter. Their sum over
     pixels is the gradient; their spread is the middle of the sandwich covariance."""
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power = beam_power(beam)
-    _, weights, factor = objective_and_power_adjoint(power, data, gamma, objective)
-    x0, y0, _ = params[-N_ILLUMINATION:]
+    if setup.n_offsets:
+        power = add_offsets(power, parameter_parts(params, setup)[-1])
+    _, weights, factor = objective_and_power_adjoint(power, data.fft_order, gamma, objective, data.weights)
+    _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
     scores = np.empty((setup.nparams, *power.shape))
-    for k in range(setup.nparams):
+    for k in range(setup.nparams - setup.n_offsets):
         if k < setup.basis.shape[0]:
             d_field = 1j * setup.basis[k] * field
         else:
             d_field = d_amplitude[k - setup.basis.shape[0]] * phasor
         d_beam = far_field(place_on_grid(d_field, setup.index, setup.box), setup.npix)
         scores[k] = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
+    for k in range(setup.n_offsets):  # an offset's score: W on its own map, 0 on the others
+        scores[setup.nparams - setup.n_offsets + k] = 0
+        scores[setup.nparams - setup.n_offsets + k, k] = factor * weights[k]
     return scores

@@ -19,57 +19,73 @@ class ObservedMaps:
     """Observed beam maps made ready once for the model of a setup (prepare_data): checked, in FFT order, in the
     setup's precision and on its device. fit, value_and_grad, negative_log_likelihood, hessian and
     score_covariance take it in place of the (3, npix, npix) maps and skip the check and the reorder that a loop
-    of calls would otherwise repeat. Read-only: its array is not writeable."""
+    of calls would otherwise repeat. weights: None where every pixel is compared with the model, else 1 on the
+    compared pixels and 0 elsewhere (FFT order; validation.check_data says which).
+    Read-only: its array is not writeable."""
 
     fft_order: np.ndarray = dataclasses.field(repr=False)
+    weights: np.ndarray | None = dataclasses.field(repr=False)
     npix: int
     dtype: type
     device: str
 
 
-def prepare_data(data: ArrayLike, setup: Setup) -> ObservedMaps:
-    """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model."""
+def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None) -> ObservedMaps:
+    """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model. Smaller maps
+    (3, rows, cols) are compared on their own pixels, centred on the grid; mask (boolean, the data's shape, True:
+    left out) or a NumPy masked array leaves pixels out (validation.check_data)."""
     setup = check_setup(setup)
-    maps = to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+    maps, weights = check_data(data, setup.npix, mask)
+    maps = to_fft_order(as_model_array(maps, setup))
+    weights = None if weights is None else to_fft_order(as_model_array(weights, setup))
     maps.flags.writeable = False
-    return ObservedMaps(fft_order=maps, npix=setup.npix, dtype=setup.dtype, device=setup.device)
+    return ObservedMaps(fft_order=maps, weights=weights, npix=setup.npix, dtype=setup.dtype, device=setup.device)
 
 
-def data_in_fft_order(data, setup):
-    """The maps in FFT order for setup's model: those of ObservedMaps prepared for a setup of the same size,
-    precision and device, or the raw maps checked and reordered."""
+def observed_maps(data, setup):
+    """The maps as ObservedMaps for setup's model: those prepared for a setup of the same size, precision and device,
+    or the raw maps checked and reordered."""
     if isinstance(data, ObservedMaps):
         if (data.npix, data.dtype, data.device) != (setup.npix, setup.dtype, setup.device):
             raise ValueError(f"data were prepared for npix={data.npix}, {data.dtype} on {data.device}, not for this "
                              f"setup's npix={setup.npix}, {setup.dtype} on {setup.device}: call prepare_data(data, "
                              "setup) with this setup")
-        return data.fft_order
-    return to_fft_order(as_model_array(check_data(data, setup.npix), setup))
+        return data
+    return prepare_data(data, setup)
 
 
-def cauchy_nll(power, data, gamma):
-    """Sum over pixels of -log(gamma / (pi (resid^2 + gamma^2))), resid = data - power.
+def cauchy_nll(power, data, gamma, weights=None):
+    """Sum over pixels of -log(gamma / (pi (resid^2 + gamma^2))), resid = data - power, over the pixels of
+    weight 1 where weights (0 or 1 per pixel) are given.
 
     Written as npixels * log(pi gamma) + sum log1p((resid / gamma)^2): the large constant is added
     once instead of per pixel, which keeps the objective smooth for BFGS. Summed in float64.
     """
     scaled = (power - data) / gamma
-    return np.log1p(scaled**2).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
+    if weights is None:
+        return np.log1p(scaled**2).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
+    scaled = scaled * weights
+    pixels = weights.sum(dtype=np.float64)
+    return np.log1p(scaled**2).sum(dtype=np.float64) + pixels * math.log(math.pi * gamma)
 
 
-def least_squares(power, data):
-    """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64: the objective of
-    the author's timing code."""
-    return ((power - data) ** 2).sum(dtype=np.float64)
+def least_squares(power, data, weights=None):
+    """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64, over the pixels of weight
+    1 where weights are given: the objective of the author's timing code."""
+    if weights is None:
+        return ((power - data) ** 2).sum(dtype=np.float64)
+    return (((power - data) * weights) ** 2).sum(dtype=np.float64)
 
 
 def objective_value(power, data, gamma, objective):
-    """The chosen objective of model power beams against data, both in FFT order."""
-    return cauchy_nll(power, data, gamma) if objective == "cauchy" else least_squares(power, data)
+    """The chosen objective of model power beams (FFT order) against data (ObservedMaps)."""
+    if objective == "cauchy":
+        return cauchy_nll(power, data.fft_order, gamma, data.weights)
+    return least_squares(power, data.fft_order, data.weights)
 
 
 def prepared_nll(params, setup, data, gamma, objective="cauchy"):
-    """The objective of params (the model's array type) for data already in FFT order."""
+    """The objective of params (the model's array type) for data already prepared (ObservedMaps)."""
     return objective_value(model_power(params, setup), data, gamma, objective)
 
 
@@ -78,6 +94,6 @@ def negative_log_likelihood(params: ArrayLike, setup: Setup, data: ArrayLike | O
     """The objective (Cauchy negative log-likelihood by default) of the observed (3, npix, npix) maps, a float."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = data_in_fft_order(data, setup)
+    data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     return float(prepared_nll(params, setup, data, gamma, objective))

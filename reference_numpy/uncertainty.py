@@ -7,7 +7,7 @@ import numpy as np
 from .backend import as_model_array, to_numpy
 from .constants import GAMMA, OBJECTIVES
 from .gradient import power_scores, value_and_gradient
-from .likelihood import ObservedMaps, data_in_fft_order
+from .likelihood import ObservedMaps, observed_maps
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
@@ -23,7 +23,7 @@ def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gam
     """
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = data_in_fft_order(data, setup)
+    data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     columns = []
     for shift in HESSIAN_STEP * np.eye(setup.nparams):
@@ -41,7 +41,7 @@ def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | Observed
     parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
-    data = data_in_fft_order(data, setup)
+    data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     scores = power_scores(params, setup, data, gamma, objective).reshape(setup.nparams, -1)
     return to_numpy(scores @ scores.T)

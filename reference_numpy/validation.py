@@ -1,5 +1,6 @@
 """Checks at the public boundary: bad input raises ValueError naming the argument, before any work."""
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -67,12 +68,41 @@ def check_memory(npix, nzern, oversamp):
                          "or nzern")
 
 
-def check_start(p0):
+def check_start(p0, amp_index=-1):
     """Reject a start from which no fit can move: amplitude 0 makes every beam zero and every gradient zero."""
-    if p0[-1] == 0:
-        raise ValueError("p0: the amplitude (its last entry) is 0, so every model beam and every gradient is zero "
-                         "and no fit can leave the start; start from a positive amplitude")
+    if p0[amp_index] == 0:
+        raise ValueError(f"p0: the amplitude (entry {amp_index % len(p0)}) is 0, so every model beam and every "
+                         "gradient is zero and no fit can leave the start; start from a positive amplitude")
     return p0
+
+
+def check_flag(name, value):
+    """Reject a switch that is not True or False."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+TELESCOPE_LENGTHS = ("radius", "focal_length", "wavelength", "dz")
+"""The telescope's lengths that must be finite and positive (metres)."""
+
+
+def check_telescope(telescope, kind, overrides):
+    """The telescope as this tree's `kind` (a Telescope of either tree is accepted), with the settings in overrides
+    that are not None replacing its own, every length checked."""
+    names = [field.name for field in dataclasses.fields(kind)]
+    if not dataclasses.is_dataclass(telescope) or [f.name for f in dataclasses.fields(telescope)] != names:
+        raise ValueError(f"telescope must be a Telescope (fields {', '.join(names)}), got {type(telescope).__name__}")
+    values = {name: getattr(telescope, name) for name in names}
+    values |= {name: value for name, value in overrides.items() if value is not None}
+    for name in TELESCOPE_LENGTHS:
+        check_positive(name, values[name])
+    if values["effective_focal_length"] is not None:
+        check_positive("effective_focal_length", values["effective_focal_length"])
+    blockage = values["blockage"]
+    if isinstance(blockage, bool) or not isinstance(blockage, numbers.Real) or not 0 <= blockage < values["radius"]:
+        raise ValueError(f"blockage must be a number in [0, radius = {values['radius']}) metres, got {blockage!r}")
+    return kind(**values)
 
 
 def check_finite_values(name, finite):
@@ -152,12 +182,43 @@ def check_params(params, nparams, name="params"):
     return values
 
 
-def check_data(data, npix):
-    """The observed (3, npix, npix) beam maps as float64 with finite entries; not copied where already float64
-    (the callers' reorder into FFT order copies them)."""
-    values = real_array(data, "data", "an array of numbers", copy=False)
-    if values.shape != (3, npix, npix):
-        raise ValueError(f"data must have shape (3, {npix}, {npix}), got {values.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("data must be finite: it holds NaN or infinite values")
+def check_mask(mask, shape):
+    """A boolean mask of the data's shape (True: a pixel left out)."""
+    values = np.asarray(mask)
+    if values.dtype != bool or values.shape != shape:
+        raise ValueError(f"mask must be a boolean array of the data's shape {shape}, got {values.dtype} {values.shape}")
     return values
+
+
+def check_data(data, npix, mask=None):
+    """The observed beam maps as a float64 (3, npix, npix) array and the weights of its pixels: None where every
+    pixel is compared with the model, else a (3, npix, npix) array of 1 (compared) and 0 (left out).
+
+    Maps smaller than the grid, (3, rows, cols), are placed with their pixel (rows // 2, cols // 2) on the grid's
+    centre and compared on their own pixels only. A mask (True: left out, e.g. a dropped sample), given or carried
+    by a NumPy masked array, leaves pixels out; a left-out pixel's value is never read. Not copied where already
+    float64, complete and unmasked (the callers' reorder into FFT order copies them).
+    """
+    hidden = np.ma.getmaskarray(data) if np.ma.isMaskedArray(data) else None
+    values = real_array(np.ma.getdata(data) if hidden is not None else data, "data", "an array of numbers", copy=False)
+    if values.ndim != 3 or values.shape[0] != 3 or not (1 <= values.shape[1] <= npix and 1 <= values.shape[2] <= npix):
+        raise ValueError(f"data must have shape (3, {npix}, {npix}), or (3, rows, cols) with rows, cols <= {npix} "
+                         f"for maps smaller than the grid, got {values.shape}")
+    if mask is not None:
+        mask = check_mask(mask, values.shape)
+        hidden = mask if hidden is None else hidden | mask
+    if hidden is not None and not hidden.any():
+        hidden = None
+    if not np.all(np.isfinite(values) if hidden is None else np.isfinite(values) | hidden):
+        raise ValueError("data must be finite: it holds NaN or infinite values (mask them to leave them out)")
+    if values.shape == (3, npix, npix) and hidden is None:
+        return values, None
+    if hidden is not None and hidden.all():
+        raise ValueError("data: every pixel is masked, none is left to compare with the model")
+    full, weights = np.zeros((3, npix, npix)), np.zeros((3, npix, npix))
+    rows, cols = values.shape[1:]
+    place = (slice(None), slice(npix // 2 - rows // 2, npix // 2 - rows // 2 + rows),
+             slice(npix // 2 - cols // 2, npix // 2 - cols // 2 + cols))
+    full[place] = values if hidden is None else np.where(hidden, 0.0, values)
+    weights[place] = 1.0 if hidden is None else ~hidden
+    return full, weights

@@ -86,8 +86,8 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
     """Where one value-and-gradient spends its time: the adjoint's steps in both trees, autograd's two passes."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
-    data_np = reference_numpy.prepare_data(data, setup_np).fft_order
-    data_t = torch_impl.prepare_data(data, setup_t).fft_order
+    data_np = reference_numpy.prepare_data(data, setup_np)
+    data_t = torch_impl.prepare_data(data, setup_t)
     truth_t = torch.as_tensor(truth)
     return step_profile({
         "numpy adjoint": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
@@ -139,7 +139,7 @@ def numpy_steps(point):
     """The NumPy reference's bench steps: its FFT floor, objective, exact (adjoint) value and gradient, and
     scipy's finite-difference gradient."""
     setup = reference_numpy.make_setup(point.npix, point.nzern)
-    data = reference_numpy.prepare_data(point.data, setup).fft_order
+    data = reference_numpy.prepare_data(point.data, setup)
     truth, objective, field = point.truth, point.objective, fft_field(point.npix, np.asarray)
     return {
         "floor_numpy": lambda: scipy.fft.ifft2(field),
@@ -157,7 +157,7 @@ def torch_steps(point):
     finite-difference gradient, and torch.compile of the likelihood where asked."""
     setup = torch_impl.make_setup(point.npix, point.nzern)
     observed = torch_impl.prepare_data(point.data, setup)
-    data, raw = observed.fft_order, point.data
+    data, raw = observed, point.data
     truth, truth_t, objective = point.truth, torch.as_tensor(point.truth), point.objective
     field = fft_field(point.npix, torch.as_tensor)
 

@@ -98,7 +98,11 @@ def prepared(setup, data, gamma, objective):
     """Checked inputs: data in FFT order as a jax array, gamma and objective validated."""
     if not isinstance(setup, Setup):
         raise ValueError(f"setup must be made by {__name__}.make_setup, got {type(setup).__qualname__}")
-    data = jnp.asarray(to_fft_order(check_data(data, setup.npix)))
+    maps, weights = check_data(data, setup.npix)
+    if weights is not None:
+        raise ValueError("data: the JAX peer compares every pixel of full (3, npix, npix) maps; it takes no mask and "
+                         "no smaller maps")
+    data = jnp.asarray(to_fft_order(maps))
     return data, check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
 
 

@@ -57,10 +57,11 @@ def test_bad_params_are_rejected(problem, params):
         package.fit(setup, data, params)
 
 
-BAD_DATA = [np.zeros((3, 8, 8)), np.zeros((2, 16, 16)), np.zeros((16, 16)), np.full((3, 16, 16), np.nan), None]
+BAD_DATA = [np.zeros((3, 17, 16)), np.zeros((2, 16, 16)), np.zeros((16, 16)), np.full((3, 16, 16), np.nan), None,
+            np.zeros((3, 0, 16))]
 
 
-@pytest.mark.parametrize("data", BAD_DATA, ids=["small", "two-maps", "2d", "nan", "none"])
+@pytest.mark.parametrize("data", BAD_DATA, ids=["larger-than-the-grid", "two-maps", "2d", "nan", "none", "empty"])
 def test_bad_data_is_rejected(problem, data):
     package, setup, params, _ = problem
     with pytest.raises(ValueError, match="data"):
@@ -87,7 +88,7 @@ def test_value_and_grad_checks_its_input():
     with pytest.raises(ValueError, match="params"):
         torch_impl.value_and_grad(np.zeros(2), setup, np.zeros((3, 16, 16)))
     with pytest.raises(ValueError, match="data"):
-        torch_impl.value_and_grad(true_params(setup.nparams), setup, np.zeros((3, 16, 15)))
+        torch_impl.value_and_grad(true_params(setup.nparams), setup, np.zeros((3, 16, 17)))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given where CUDA is absent")

@@ -6,7 +6,6 @@ import torch
 
 import reference_numpy
 import torch_impl
-from reference_numpy.backend import to_fft_order
 from replication.data import convergence, covariance_scale, simulate_observation, true_params
 from replication.timing import data_for
 from torch_impl.likelihood import prepared_nll
@@ -53,7 +52,7 @@ def test_adjoint_gradient_equals_autograd_and_central_differences(objective, npi
     assert np.linalg.norm(adjoint - autograd) <= 1e-10 * np.linalg.norm(autograd)
     from torch_impl.gradient import value_and_gradient  # the same adjoint, in torch
 
-    data_t = torch.fft.ifftshift(torch.as_tensor(data), dim=(-2, -1))
+    data_t = torch_impl.prepare_data(data, setup_t)
     _, adjoint_t = value_and_gradient(torch.as_tensor(params), setup_t, data_t, 1e-4, objective)
     assert np.linalg.norm(adjoint_t.numpy() - autograd) <= 1e-10 * np.linalg.norm(autograd)
     step = 1e-6
@@ -143,7 +142,7 @@ def test_a_least_squares_fit_reports_success_before_the_optimum():
 def test_prepared_objectives_differ_and_are_finite(rng):
     params, data = observation(32, 2, rng)
     setup = torch_impl.make_setup(32, 2)
-    data_t = torch.as_tensor(to_fft_order(data))
+    data_t = torch_impl.prepare_data(data, setup)
     values = {objective: float(prepared_nll(torch.as_tensor(params), setup, data_t, 1e-4, objective))
               for objective in OBJECTIVES}
     assert all(np.isfinite(v) for v in values.values())
@@ -240,8 +239,7 @@ def test_the_pixel_scores_sum_to_the_exact_gradient(package):
     setup = package.make_setup(npix, nzern)
     params = truth + 0.05 * np.random.default_rng(6).standard_normal(truth.size)
     scores = package.gradient.power_scores(package.backend.as_model_array(params, setup), setup,
-                                           package.backend.to_fft_order(package.backend.as_model_array(data, setup)),
-                                           1e-4, "cauchy")
+                                           package.prepare_data(data, setup), 1e-4, "cauchy")
     _, grad = package.value_and_grad(params, setup, data, gradient="adjoint")
     total = np.asarray(scores.reshape(setup.nparams, -1).sum(1))
     np.testing.assert_allclose(total, grad, rtol=1e-10, atol=1e-10 * np.max(np.abs(grad)))

@@ -5,11 +5,13 @@ from .beams import beam_maps
 from .fit import fit, value_and_grad
 from .likelihood import ObservedMaps, negative_log_likelihood, prepare_data
 from .setup import Setup, make_setup
+from .telescope import AUTHOR_TELESCOPE, Telescope
 from .uncertainty import hessian, score_covariance, standard_errors
 from .zernike import zernike_basis
 
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
 __all__ += ["ObservedMaps", "hessian", "prepare_data", "score_covariance", "standard_errors", "value_and_grad"]
+__all__ += ["AUTHOR_TELESCOPE", "Telescope"]
 
 MALLOC_KEPT = keep_freed_memory()
 """Whether importing the package set glibc to reuse freed memory (backend.keep_freed_memory)."""

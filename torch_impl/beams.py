@@ -6,8 +6,7 @@ import torch
 
 from .aperture import aperture_field, aperture_phase, illumination
 from .backend import Array, as_model_array, from_fft_order
-from .constants import N_ILLUMINATION
-from .setup import Setup, check_setup
+from .setup import Setup, check_setup, parameter_parts
 from .validation import ArrayLike, check_params
 
 
@@ -45,13 +44,20 @@ def far_field_power(field, npix):
     return beam_power(far_field(field, npix))
 
 
+def add_offsets(power, offsets):
+    """The (3, npix, npix) power with each map's baseline offset (beam-power units) added to all its pixels."""
+    return power + offsets[:, None, None]
+
+
 def model_power(params, setup):
-    """The three model beams (beam-power units) in FFT order, for params (coeffs..., x0, y0, amp)."""
-    coeffs, (x0, y0, amp) = params[:-N_ILLUMINATION], params[-N_ILLUMINATION:]
+    """The three model beams (beam-power units) in FFT order, for params (coeffs..., x0, y0, amp[, offsets]), each
+    map's baseline offset added where the setup fits them."""
+    coeffs, x0, y0, amp, offsets = parameter_parts(params, setup)
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
     phase = aperture_phase(coeffs, setup.basis)
     field = aperture_field(amplitude, phase, setup.screens)
-    return far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
+    power = far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
+    return power if not setup.n_offsets else add_offsets(power, offsets)
 
 
 def beam_maps(params: ArrayLike, setup: Setup) -> Array:

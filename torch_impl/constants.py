@@ -44,4 +44,6 @@ ILLUMINATION_REACH = 13.0
 """Distance from the illumination's centre, in units of sigma, beyond which exp(-r^2 / 2 sigma^2) underflows in
 float32 (exp(-84.5), near the smallest normal float32): a setup needs enough dish pixels within it."""
 N_ILLUMINATION = 3
-"""Fitted illumination parameters at the end of the parameter vector: x0, y0 (dish radii), amp."""
+"""Fitted illumination parameters, after the Zernike coefficients in the parameter vector: x0, y0 (dish radii), amp."""
+N_MAPS = 3
+"""Beam maps of one observation: in focus, -dz, +dz (DEFOCUS_ORDER)."""

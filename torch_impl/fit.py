@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import ObservedMaps, data_in_fft_order, prepared_nll
+from .likelihood import ObservedMaps, observed_maps, prepared_nll
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
@@ -77,7 +77,7 @@ def stopped_fit(stop, progress):
 
 
 def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
-    """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data in FFT order."""
+    """The objective alone, for scipy to difference (P + 1 evaluations per gradient), data prepared (ObservedMaps)."""
     if progress is not None:
         progress.evaluated(params)
     params = as_model_array(params, setup)
@@ -101,7 +101,7 @@ def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=N
 
 
 def _autograd_objective(params, setup, data, gamma, objective="cauchy", progress=None):
-    """The objective and its autograd gradient, for scipy (jac=True), data in FFT order on the device."""
+    """The objective and its autograd gradient, for scipy (jac=True), data prepared (ObservedMaps) on the device."""
     if progress is not None:
         progress.evaluated(params)
     params = as_model_array(params, setup).requires_grad_()
@@ -125,7 +125,7 @@ def value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMa
     """The objective (a float) and its gradient (a float64 NumPy array), the gradient computed as asked."""
     setup = check_setup(setup)
     params = check_params(params, setup.nparams)
-    data = data_in_fft_order(data, setup)
+    data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
@@ -188,8 +188,8 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     numbers per evaluation.
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
-    p0 = check_start(check_params(p0, setup.nparams, "p0"))
-    data = data_in_fft_order(data, setup)
+    p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
+    data = observed_maps(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))

@@ -8,26 +8,18 @@ import torch
 
 from .aperture import aperture_grid, defocus_screens, dish_mask
 from .backend import _check_dtype, _resolve_device
-from .constants import (
-    DIFF,
-    DZ,
-    FOCAL_LENGTH,
-    ILLUMINATION_REACH,
-    N_ILLUMINATION,
-    OVERSAMP,
-    RADIUS,
-    RHO,
-    SIGMA,
-    WAVELENGTH,
-)
+from .constants import DIFF, ILLUMINATION_REACH, N_ILLUMINATION, N_MAPS, OVERSAMP, RHO, SIGMA
+from .telescope import AUTHOR_TELESCOPE, Telescope
 from .validation import (
     check_coverage,
     check_finite_values,
+    check_flag,
     check_grid_holds_dish,
     check_grid_size,
     check_identifiable,
     check_memory,
     check_positive,
+    check_telescope,
 )
 from .zernike import zernike_basis, zernike_indices
 
@@ -65,13 +57,29 @@ class Setup:
     wavelength: float
     focal_length: float
     radius: float
+    telescope: Telescope
+    n_offsets: int
     device: torch.device
     dtype: torch.dtype
 
     @property
     def nparams(self):
-        """Length of the parameter vector: Zernike coefficients 1..N-1, then x0, y0, amp."""
-        return self.basis.shape[0] + N_ILLUMINATION
+        """Length of the parameter vector: Zernike coefficients 1..N-1, then x0, y0, amp, then the maps' baseline
+        offsets where fitted."""
+        return self.basis.shape[0] + N_ILLUMINATION + self.n_offsets
+
+    @property
+    def amp_index(self):
+        """Where amp sits in the parameter vector."""
+        return self.basis.shape[0] + N_ILLUMINATION - 1
+
+
+def parameter_parts(params, setup):
+    """(Zernike coefficients, x0, y0, amp, baseline offsets) of a parameter vector; the offsets are empty where
+    the setup fits none."""
+    zernikes = setup.basis.shape[0]
+    x0, y0, amp = params[zernikes:zernikes + N_ILLUMINATION]
+    return params[:zernikes], x0, y0, amp, params[zernikes + N_ILLUMINATION:]
 
 
 def dish_box(x, y):
@@ -90,32 +98,42 @@ def design_rank(x, y, basis, sigma):
     return int(torch.linalg.matrix_rank(basis)) + int(torch.linalg.matrix_rank(illumination))
 
 
-def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float = DZ, wavelength: float = WAVELENGTH,
-               focal_length: float = FOCAL_LENGTH, radius: float = RADIUS, sigma: float = SIGMA,
+def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float | None = None,
+               wavelength: float | None = None, focal_length: float | None = None, radius: float | None = None,
+               sigma: float = SIGMA, telescope: Telescope = AUTHOR_TELESCOPE, offsets: bool = False,
                device: str | torch.device = "cpu", dtype: torch.dtype = torch.float64) -> Setup:
-    """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem."""
+    """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem.
+
+    telescope (telescope.Telescope, the paper's by default) gives the dish and the observation; dz, wavelength,
+    focal_length and radius, where given, replace its values. offsets=True also fits each map's baseline offset
+    (beam-power units, added to every pixel of that map): three more parameters, at the end.
+    """
     check_grid_size(npix, nzern)
+    telescope = check_telescope(telescope, Telescope, {"dz": dz, "wavelength": wavelength, "focal_length": focal_length,
+                                                      "radius": radius})
     settings = {name: check_positive(name, value) for name, value in
-                {"oversamp": oversamp, "dz": dz, "wavelength": wavelength, "focal_length": focal_length,
-                 "radius": radius, "sigma": sigma}.items()}
+                {"oversamp": oversamp, "dz": telescope.dz, "wavelength": telescope.wavelength,
+                 "focal_length": telescope.focal_length, "radius": telescope.radius, "sigma": sigma}.items()}
     check_grid_holds_dish(settings["oversamp"])
     check_memory(npix, nzern, settings["oversamp"])
     device, dtype = _resolve_device(device), _check_dtype(dtype)
     x, y = aperture_grid(npix, settings["oversamp"], device)
-    nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION
+    n_offsets = N_MAPS if check_flag("offsets", offsets) else 0
+    nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION + n_offsets
     check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
     x, y = dish_box(x, y)
-    box, index = tuple(x.shape), torch.flatten(dish_mask(x, y).reshape(-1).nonzero())
+    blockage = telescope.blockage / telescope.radius
+    box, index = tuple(x.shape), torch.flatten(dish_mask(x, y, blockage).reshape(-1).nonzero())
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((torch.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
-    check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]), nparams)
+    check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]) + n_offsets, nparams)
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
-                              settings["radius"])
+                              settings["radius"], telescope.effective_focal_length)
     check_finite_values("the defocus screens", bool(torch.isfinite(screens).all()))
     x, y, basis, screens = (a.to(dtype) for a in (x, y, basis, screens))
     return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,
-                 diff=DIFF, **settings, device=device, dtype=dtype)
+                 diff=DIFF, **settings, telescope=telescope, n_offsets=n_offsets, device=device, dtype=dtype)
 
 
 def check_setup(setup):

@@ -1,0 +1,51 @@
+"""The telescope and its OOF observation as data: dish, optics, wavelength and defocus, in metres.
+
+The same file stands in both implementation trees (no array library is used here). The default is the
+paper's small telescope; a real telescope's values come from its documentation (e.g. replication/real_maps.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .constants import DZ, FOCAL_LENGTH, RADIUS, WAVELENGTH
+
+
+@dataclasses.dataclass(frozen=True)
+class Telescope:
+    """A dish and its out-of-focus observation (all lengths in metres).
+
+    radius: illuminated radius of the primary (the unit of the aperture grid); focal_length: the primary's;
+    effective_focal_length: the whole system's for a two-mirror (Cassegrain or Gregorian) telescope, None for a
+    prime-focus one; blockage: radius of the central blockage (subreflector), 0 for none; wavelength; dz: the axial
+    feed offset of the two out-of-focus maps (they are taken at -dz and +dz).
+    """
+
+    radius: float = RADIUS
+    focal_length: float = FOCAL_LENGTH
+    effective_focal_length: float | None = None
+    blockage: float = 0.0
+    wavelength: float = WAVELENGTH
+    dz: float = DZ
+
+    def oversamp_for_sky_step(self, npix, sky_step):
+        """The grid oversampling whose beam pixels are sky_step radians apart at npix: the aperture grid then
+        spans wavelength / sky_step metres (npix pixels of wavelength / (npix sky_step)), so that the model's
+        beams fall on a map's own u, v pixels."""
+        return self.wavelength * (npix - 1) / (4 * self.radius * sky_step * npix)
+
+    def beam_pixel(self, npix, oversamp):
+        """The angle between neighbouring beam pixels (radians) of an npix grid with this oversampling."""
+        return self.wavelength * (npix - 1) / (4 * self.radius * oversamp * npix)
+
+
+AUTHOR_TELESCOPE = Telescope()
+"""The paper's telescope (constants.py): prime focus, no blockage, 1.1 mm, dz = 50 mm."""
+
+
+def defocus_path_factor(a, b):
+    """The defocus path difference per metre of feed offset at radius r, with a = r / (2 F_primary) and
+    b = r / (2 F_effective) (b None for prime focus): (1 - a^2)/(1 + a^2), plus (1 - b^2)/(1 + b^2) for a two-mirror
+    telescope (the formula pyoof uses). Works on floats and on either library's arrays."""
+    factor = (1 - a**2) / (1 + a**2)
+    return factor if b is None else factor + (1 - b**2) / (1 + b**2)
