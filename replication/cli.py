@@ -164,6 +164,47 @@ def run_retrieve_command(args):
     return 0
 
 
+def add_real_maps_command(commands):
+    """Fits of real maps made by others (the SRT's observed maps and a GRASP simulation), in both trees."""
+    from replication import real_maps
+
+    fits = commands.add_parser(
+        "real-maps", help="fit the Sardinia Radio Telescope's OOF maps and a GRASP simulation of it, orders 1..n in "
+                          "turn, with the NumPy tree (finite differences) and torch (autograd, adjoint) (resumable)",
+        description=RUN_HELP + f" The maps are not part of the repository: {real_maps.WHENCE}.")
+    fits.add_argument("--maps", type=pathlib.Path, default=None,
+                      help="the folder holding observed/ and grasp-simulated/ (default: "
+                           f"${real_maps.DATA_FOLDER_VARIABLE}, else {real_maps.DEFAULT_FOLDER} from the repository root)")
+    fits.add_argument("--source", choices=[s.name for s in real_maps.SOURCES], action="append", default=None,
+                      help="the maps to fit, repeatable (default: all)")
+    fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_maps.ORDERS[-1],
+                      help=f"fit orders 1..this, each from the last (default {real_maps.ORDERS[-1]})")
+    fits.add_argument("--npix", type=grid_size, default=real_maps.NPIX,
+                      help=f"the model's grid, at least the maps' size (default {real_maps.NPIX})")
+    fits.add_argument("--repeats", type=positive_int, default=real_maps.REPEATS,
+                      help=f"timed fits of each stage by each series (default {real_maps.REPEATS})")
+    add_run_options(fits, "real-maps")
+    fits.add_argument("--threads", type=threads, default=default_threads(),
+                      help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    fits.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+    fits.set_defaults(func=run_real_maps_command)
+
+
+def run_real_maps_command(args):
+    from replication import real_maps
+
+    sources = [real_maps.source_named(name) for name in args.source] if args.source else real_maps.SOURCES
+    folder = real_maps.maps_folder(args.maps)
+    for source in sources:
+        real_maps.map_paths(folder, source)  # an absent file is refused before a run folder is made
+    results, lock = writer_folder(args, "real-maps")
+    with runs.exclusive(lock):
+        count = real_maps.run_real_maps(results, sources, args.max_order, args.npix, args.repeats, args.threads,
+                                        maps=folder, quiet=args.quiet)
+    print(f"{results / real_maps.STAGES_FILE}: {count} fit(s) made in this run")
+    return 0
+
+
 def add_bench_command(commands):
     """The bench: one evaluation of each implementation against the FFT floor."""
     bench = commands.add_parser("bench", help="time one evaluation of each implementation against the FFT floor",
@@ -224,7 +265,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for add in (add_simulate_command, add_crosscheck_command, add_sweep_command, add_bench_command,
-                add_retrieve_command, add_peers_command, add_figures_command, add_report_command,
+                add_retrieve_command, add_real_maps_command, add_peers_command, add_figures_command, add_report_command,
                 add_contribute_command):
         add(commands)
     return parser

@@ -54,13 +54,14 @@ class Implementation:
         """Whether this machine can run it (see Registration.available)."""
         return self.registration.available()
 
-    def make_setup(self, npix: int, nzern: int):
-        """The package's setup of an npix x npix problem of Zernike order nzern, on its device, in its dtype."""
+    def make_setup(self, npix: int, nzern: int, **options):
+        """The package's setup of an npix x npix problem of Zernike order nzern, on its device, in its dtype; options
+        (telescope, oversamp, sigma, offsets, ...) passed on to make_setup."""
         registration = self.registration
         if registration.setup_device:
             dtype = getattr(importlib.import_module(registration.array_library), self.dtype)
-            return self.package.make_setup(npix, nzern, device=self.device, dtype=dtype)
-        return self.package.make_setup(npix, nzern)
+            return self.package.make_setup(npix, nzern, device=self.device, dtype=dtype, **options)
+        return self.package.make_setup(npix, nzern, **options)
 
     def synchronize(self) -> None:
         """Wait for queued device work before a clock is read (CUDA runs asynchronously)."""
