@@ -174,7 +174,8 @@ def add_real_maps_command(commands):
         description=RUN_HELP + f" The maps are not part of the repository: {real_maps.WHENCE}.")
     fits.add_argument("--maps", type=pathlib.Path, default=None,
                       help="the folder holding observed/ and grasp-simulated/ (default: "
-                           f"${real_maps.DATA_FOLDER_VARIABLE}, else {real_maps.DEFAULT_FOLDER} from the repository root)")
+                           f"${real_maps.DATA_FOLDER_VARIABLE}, else {real_maps.DEFAULT_FOLDER} from the repository "
+                           "root)")
     fits.add_argument("--source", choices=[s.name for s in real_maps.SOURCES], action="append", default=None,
                       help="the maps to fit, repeatable (default: all)")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_maps.ORDERS[-1],
