@@ -140,6 +140,17 @@ def retrieval(session):
 
 
 @nox.session(default=False)
+def real_maps(session):
+    """Fit the SRT's real OOF maps and a GRASP simulation of them (orders 1-5, NumPy and torch, resumable) into your
+    run, then figures and report. The maps are not in the repository (docs/real-maps.md): -- --maps DIR names their
+    folder (default $OOF_REAL_MAPS, else ../shared/data/srt-oof-2019); other options are the command's."""
+    install_project(session)
+    replication(session, "real-maps", *session.posargs)
+    replication(session, "figures")
+    replication(session, "report")
+
+
+@nox.session(default=False)
 def figures(session):
     """Redraw the figures: your newest run beside the reference runs (none: the committed figures/)."""
     install_project(session)

@@ -188,6 +188,12 @@ def load_run(folder, own):
                           if (sub / "points.jsonl").is_file()})
 
 
+def judges_claims(run):
+    """Whether a run measured anything the claims judge (a sweep, a cross-check or a bench); a run of real maps
+    only, say, gets no column in the claims tables and no line in figure 3."""
+    return bool(run.sweeps or run.crosscheck or run.bench)
+
+
 def seconds(record):
     """Median time-to-solution of a point (setup + fit), measured or estimated."""
     if record["estimated"]:

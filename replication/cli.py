@@ -195,13 +195,11 @@ def run_real_maps_command(args):
     from replication import real_maps
 
     sources = [real_maps.source_named(name) for name in args.source] if args.source else real_maps.SOURCES
-    folder = real_maps.maps_folder(args.maps)
-    for source in sources:
-        real_maps.map_paths(folder, source)  # an absent file is refused before a run folder is made
+    observations = real_maps.read_observations(sources, args.maps, args.npix)  # before any folder is made
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
-        count = real_maps.run_real_maps(results, sources, args.max_order, args.npix, args.repeats, args.threads,
-                                        maps=folder, quiet=args.quiet)
+        count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, args.threads,
+                                        quiet=args.quiet)
     print(f"{results / real_maps.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
 

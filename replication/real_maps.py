@@ -37,11 +37,12 @@ WHENCE = ("the SRT maps come from the public repository github.com/pinno/pyoof-s
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """One set of three maps: name (used in records), title (for people), folder (under the data folder), files
-    (in focus, -dz, +dz), reader ("srt" text or "ticra" grid), frequency (Hz), dz (metres)."""
+    """One set of three maps: name (used in records), title and short (for people), folder (under the data
+    folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid), frequency (Hz), dz (metres)."""
 
     name: str
     title: str
+    short: str
     folder: str
     files: tuple[str, str, str]
     reader: str
@@ -58,10 +59,10 @@ class Source:
 
 
 SOURCES = (
-    Source("srt-2019-04-26", "SRT observed, 2019-04-26, 22.23 GHz", "observed",
+    Source("srt-2019-04-26", "SRT observed, 2019-04-26, 22.23 GHz", "SRT observed", "observed",
            ("20190426-101052-S0000-MAPPA_IN.txt", "20190426-110938-S0000-MAPPA_OUT1.txt",
             "20190426-112403-S0000-MAPPA_OUT2.txt"), "srt", 22.23e9, 0.027),
-    Source("grasp-26ghz", "SRT simulated by GRASP (physical optics), 26 GHz", "grasp-simulated",
+    Source("grasp-26ghz", "SRT simulated by GRASP (physical optics), 26 GHz", "GRASP simulation", "grasp-simulated",
            ("ffmap_in.grd", "ffmap_-out.grd", "ffmap_+out.grd"), "ticra", 26.0e9, 0.01153),
 )
 READERS = {"srt": beam_files.read_srt_map, "ticra": beam_files.read_ticra_grid}
@@ -390,12 +391,22 @@ def run_stage(observation: Observation, order: int, p0: np.ndarray, impls, repea
                         "target_s": time_to_target(prep_s, result.trajectory, optimum),
                         "end_distance": finite_or_none(float(optimum.distances(end)[0])) if optimum.polished
                         else None, "outcome": outcome_of(result)})
+    first = {impl.series: np.asarray(result.x, dtype=np.float64) for impl, repeat, _, _, result in fits if repeat == 0}
+    pairs = [{"a": series_fields(a), "b": series_fields(b),
+              "distance": finite_or_none(float(optimum.distances(first[a] - first[b] + optimum.x)[0]))
+              if optimum.polished else None}
+             for i, a in enumerate(first) for b in list(first)[i + 1:]]
     minima = [{"impl": s.impl, "dtype": s.dtype, "gradient": s.gradient, "minimizer": s.minimizer,
                "fun": finite_or_none(o.fun), "polished": o.polished,
                "distance": finite_or_none(float(optimum.distances(o.x)[0])) if optimum.polished else None}
               for s, o in ends.items()]
     return {"source": observation.source.name, "order": order, "start": [float(v) for v in p0],
-            "optimum": optimum_record(optimum), "fits": records, "minima": minima}
+            "optimum": optimum_record(optimum), "fits": records, "minima": minima, "pairs": pairs}
+
+
+def series_fields(chosen) -> dict:
+    """A series as a record's keys."""
+    return {"impl": chosen.impl, "dtype": chosen.dtype, "gradient": chosen.gradient, "minimizer": chosen.minimizer}
 
 
 STAGES_FILE, SOURCES_FILE, TAPERS_FILE = "stages.jsonl", "sources.jsonl", "tapers.jsonl"
@@ -404,6 +415,9 @@ as it ends, one per source once its last stage has ended; beside them residuals-
 residual maps, noise units, float16)."""
 TILTS = 2
 """The Zernike terms of order 1 (tilts), first in the parameter vector: a pointing offset, not a surface error."""
+FOCUS = 3
+"""Where the Zernike term (2, 0) sits in the parameter vector: an axial focus offset common to the three maps (the
+'in focus' map's own defocus) as much as a surface error."""
 
 
 def map_region(npix, shape):
@@ -429,10 +443,13 @@ def lag_correlation(residual, axis):
     return float(np.corrcoef(a[keep], b[keep])[0, 1])
 
 
-def surface_error(x, setup, wavelength):
-    """The surface error implied by the aperture phase at x, tilts and piston removed, on the dish pixels
-    (micrometres): wavelength Phi / (4 pi), the reflector's normal displacement at normal incidence."""
-    coeffs = np.asarray(x)[:setup.basis.shape[0]]
+def surface_error(x, setup, wavelength, focus=True):
+    """The surface error implied by the aperture phase at x, tilts and piston removed (and the focus term where
+    focus is False), on the dish pixels (micrometres): wavelength Phi / (4 pi), the reflector's normal displacement
+    at normal incidence."""
+    coeffs = np.array(x, dtype=np.float64)[:setup.basis.shape[0]]
+    if not focus and coeffs.size > FOCUS:
+        coeffs[FOCUS] = 0.0
     phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
     phase = phase - phase.mean()
     return 1e6 * wavelength * phase / (4 * math.pi)
@@ -455,7 +472,9 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
             "residual_outliers": float(np.mean(np.abs(finite) > 5)),
             "residual_lag1": {"v": lag_correlation(residual, 1), "u": lag_correlation(residual, 2)},
             "surface_rms_um": float(np.sqrt(np.mean(surface**2))),
-            "surface_peak_to_valley_um": float(surface.max() - surface.min()), "x": [float(v) for v in x]}
+            "surface_peak_to_valley_um": float(surface.max() - surface.min()),
+            "surface_rms_without_focus_um": float(np.sqrt(np.mean(surface_error(
+                x, setup, observation.source.wavelength, focus=False) ** 2))), "x": [float(v) for v in x]}
 
 
 def warm_up(impls, observation: Observation, npix: int):
@@ -468,20 +487,28 @@ def warm_up(impls, observation: Observation, npix: int):
                                     gradient=impl.gradient_name)
 
 
-def run_real_maps(folder: pathlib.Path, sources=SOURCES, max_order: int = ORDERS[-1], npix: int = NPIX,
-                  repeats: int = REPEATS, threads: int = 2, tol: float = TOL, maps=None, quiet: bool = False) -> int:
-    """Fit (or resume fitting) each source's maps, orders 1..max_order in turn, into folder; returns the number of
-    fits made now. Every stage is written as it ends; a source's summary and residual maps after its last stage."""
+def read_observations(sources=SOURCES, maps=None, npix: int = NPIX) -> list[Observation]:
+    """Each source's observation, read and checked before anything is written: absent or damaged maps, or maps
+    larger than the model's grid, are refused in one line."""
+    observations = [read_observation(source, maps) for source in sources]
+    for observation in observations:
+        if npix < max(observation.maps.shape[1:]):
+            raise RunError(f"--npix {npix}: smaller than the {observation.source.name} maps "
+                           f"({' x '.join(map(str, observation.maps.shape[1:]))}); the model's grid must hold them")
+    return observations
+
+
+def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
+                  npix: int = NPIX, repeats: int = REPEATS, threads: int = 2, tol: float = TOL,
+                  quiet: bool = False) -> int:
+    """Fit (or resume fitting) each observation's maps, orders 1..max_order in turn, into folder; returns the number
+    of fits made now. Every stage is written as it ends; a source's summary and residual maps after its last
+    stage."""
     from replication import measurement
     from replication.environment import environment_record, thread_limits
     from replication.records import as_written, check_real_source, check_real_stage, check_real_taper, read_real_maps
 
     orders = tuple(range(1, max_order + 1))
-    observations = [read_observation(source, maps) for source in sources]  # refuse absent or damaged maps first
-    for observation in observations:
-        if npix < max(observation.maps.shape[1:]):
-            raise RunError(f"--npix {npix}: smaller than the {observation.source.name} maps "
-                           f"({' x '.join(map(str, observation.maps.shape[1:]))}); the model's grid must hold them")
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "real-maps", "npix": npix, "orders": list(orders),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),

@@ -342,16 +342,20 @@ REAL_FIT = {"impl": str, "dtype": str, "gradient": str, "minimizer": str, "repea
             "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": MAYBE_NUMBER, "x": list}}
 """One timed fit of a real-maps stage: target_s null where it never came within the target of the optimum (its time
 to solution is then a bound, total_s)."""
-REAL_STAGE = {"source": str, "order": int, "start": list, "fits": list, "minima": list,
+REAL_STAGE = {"source": str, "order": int, "start": list, "fits": list, "minima": list, "pairs": list,
               "optimum": {"x": list, "fun": MAYBE_NUMBER, "stderr": list, "newton_steps": int,
                           "last_step": MAYBE_NUMBER, "polished": bool}}
 """One stage (source, Zernike order) of the real-maps fits: its start, its fits, each series' own minimum and the
 stage's optimum."""
 REAL_MINIMUM = {"impl": str, "dtype": str, "gradient": str, "minimizer": str, "fun": MAYBE_NUMBER, "polished": bool,
                 "distance": MAYBE_NUMBER}
+REAL_PAIR = {"a": dict, "b": dict, "distance": MAYBE_NUMBER}
+"""Two series' fits of one stage (their first repeats), the Mahalanobis distance between their ends (standard
+errors, under the stage optimum's sandwich covariance)."""
 REAL_SOURCE = {"source": str, "title": str, "order": int, "npix": int, "sigma": NUMBER, "shape": list, "step": NUMBER,
                "wavelength": NUMBER, "noise": list, "gamma": NUMBER, "residual_rms": list,
-               "residual_lag1": {"u": NUMBER, "v": NUMBER}, "surface_rms_um": NUMBER, "x": list}
+               "residual_lag1": {"u": NUMBER, "v": NUMBER}, "surface_rms_um": NUMBER,
+               "surface_rms_without_focus_um": NUMBER, "x": list}
 """What the report says of one source of real maps beside its fits."""
 
 
@@ -374,6 +378,10 @@ def check_real_stage(path: pathlib.Path, number: int, record: dict) -> None:
     for minimum in record["minima"]:
         check_record(path, number, minimum, REAL_MINIMUM)
         series_of(path, number, minimum)
+    for pair in record["pairs"]:
+        check_record(path, number, pair, REAL_PAIR)
+        series_of(path, number, pair["a"])
+        series_of(path, number, pair["b"])
 
 
 def check_real_source(path: pathlib.Path, number: int, record: dict) -> None:

@@ -28,11 +28,14 @@ from replication.figures import (
     decomposition_run,
     figure_run,
     other_panels,
+    real_maps_run,
     retrieval_run,
 )
 from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
+from replication.real_maps_report import findings as real_maps_findings
+from replication.real_maps_report import ratio_text, real_maps_section
 from replication.records import AUTOGRAD_PARTS
 from replication.registry import floor_step
 from replication.results import check_target, write_text_if_changed, writing_into
@@ -488,7 +491,8 @@ def run_sections(run, figures, start):
             "allocator": allocator_effect(run.bench, run.bench_default),
             "compiled": compiled_reading(run.bench_compile),
             "figures": run_figures(run, figures, start),
-            "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md")}
+            "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md"),
+            "real_maps": real_maps_section(run)}
 
 
 def load_runs(own_runs, reference=None):
@@ -534,14 +538,17 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     """Everything the main template shows, read from the run folders; and each run's appendix context."""
     all_runs = load_runs(own_runs, reference)
     mirror_rows, mirror_total, identical = mirror_table()
-    tables = [claim_table(all_runs, mirror_total, objective) for objective in OBJECTIVE_TITLES]
+    judged = [run for run in all_runs if analysis.judges_claims(run)]
+    tables = [claim_table(judged, mirror_total, objective) for objective in OBJECTIVE_TITLES]
     sections = [run_sections(run, figures, output / "runs") for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return {
-        "answer": [{"title": table["title"], "lines": answer(table, all_runs)} for table in tables],
+        "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
-        "runs": sections, "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
+        "runs": sections,
+        "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if analysis.judges_claims(run)],
+        "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
         "mirror_rows": mirror_rows, "mirror_total": mirror_total, "identical": identical,
         "profiles": PROFILES, "figures": main_figures(all_runs, figures, output),
         "same_solution": analysis.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
@@ -550,7 +557,31 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
         "against_jax": [line for line in map(against_jax, all_runs) if line], "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
+        "real_maps": real_maps_shown(all_runs, sections, figures, output),
     }
+
+
+def real_maps_shown(all_runs, sections, figures, output):
+    """The main report's real-maps section: that of the run figures.real_maps_run picks, with its findings and
+    figures 9 and 10; None where no run has real-maps fits."""
+    shown_run = real_maps_run(all_runs)
+    if shown_run is None:
+        return None
+    section = next(s["real_maps"] for run, s in zip(all_runs, sections, strict=True) if run is shown_run)
+    if section is None:
+        return None
+    return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
+                      "findings": real_maps_findings(section),
+                      "figures": [{"path": relative(figures / f"{name}.png", output), "caption": caption}
+                                  for name, caption in real_maps_figures(shown_run.title)]}
+
+
+def real_maps_figures(title):
+    """The real maps' figures and their captions."""
+    return (("fig9_real_maps_surface", f"Figure 9: the surface error each source's last fit implies (tilts and piston "
+                                       f"removed); {title}"),
+            ("fig10_real_maps_residuals", f"Figure 10: residuals of the last fits, in units of each map's noise; "
+                                          f"{title}"))
 
 
 JAX_POINTS = (256, 512)
@@ -586,7 +617,7 @@ def environment():
     only where the template file changed)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(number=number, times=times, sci=sci, all=all)
+    env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text)
     return env
 
 

@@ -16,7 +16,7 @@ import re
 import shutil
 
 from replication import paths, results
-from replication.records import load_json, read_points, read_retrieval
+from replication.records import load_json, read_points, read_real_maps, read_retrieval
 from replication.results import RunError, is_a
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
@@ -230,7 +230,9 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "crosscheck/example.npz", "bench*/bench.json", "peers/check.json", "gpu.txt", "log.txt",
                 "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
-                "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json")
+                "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
+                "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
+                "real-maps/settings.json", "real-maps/residuals-*.npz")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -257,6 +259,10 @@ def contributed_files(run):
 def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
+    if path.parent.name == "real-maps" and path.name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl"):
+        read_real_maps(path.parent, strict=True)
+    if path.suffix == ".npz":
+        check_arrays(path)
     if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
         read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
     elif path.name == "points.jsonl":
@@ -271,6 +277,21 @@ def check_record_file(path):
         except json.JSONDecodeError as error:
             raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
                            "reference run") from None
+
+
+def check_arrays(path):
+    """Refuse an .npz record that NumPy cannot read as plain arrays (no pickled objects)."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            for name in saved.files:
+                saved[name]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise RunError(f"{path}: not a readable NumPy .npz of plain arrays ({error}); a damaged run cannot become a "
+                       "reference run") from None
 
 
 def contribute(run, note, reference=None):

@@ -1,0 +1,105 @@
+"""Fits of real maps: time to the optimum from a trajectory (censored where never reached), the stage's optimum,
+and a small run of the command on the SRT's GRASP maps where the data are at hand."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from conftest import run_command
+
+from replication import real_maps
+from replication.records import read_real_maps
+
+DATA = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "srt-oof-2019"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
+                                                          f"{real_maps.WHENCE}")
+
+
+def optimum(covariance):
+    covariance = np.asarray(covariance, dtype=float)
+    return real_maps.Optimum(x=np.zeros(len(covariance)), fun=0.0, covariance=covariance,
+                             stderr=np.sqrt(np.diag(covariance)), steps=1, last_step=0.0, polished=True)
+
+
+def test_distances_are_mahalanobis_under_the_sandwich_covariance():
+    distances = optimum([[4.0, 0.0], [0.0, 1.0]]).distances(np.array([[4.0, 0.0], [0.0, 0.3], [3.0, 4.0]]))
+    np.testing.assert_allclose(distances, [2.0, 0.3, np.sqrt(2.25 + 16.0)])
+
+
+def test_the_time_to_target_is_the_first_evaluation_within_the_target():
+    trajectory = {"seconds": np.array([0.1, 0.2, 0.3, 0.4]),
+                  "params": np.array([[1.0, 0.0], [0.15, 0.0], [0.05, 0.0], [0.2, 0.0]])}
+    assert real_maps.time_to_target(0.5, trajectory, optimum(np.eye(2))) == pytest.approx(0.8)
+
+
+def test_a_fit_that_never_reaches_the_target_is_censored():
+    """A fit stopped short (its trajectory never within the target) gets no time to solution: None, a bound at its
+    total time, never a value."""
+    trajectory = {"seconds": np.array([0.1, 0.2]), "params": np.array([[1.0, 0.0], [0.5, 0.0]])}
+    assert real_maps.time_to_target(0.5, trajectory, optimum(np.eye(2))) is None
+
+
+def test_the_next_stage_starts_from_the_last_ones_result():
+    previous = np.array([0.1, 0.2, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])  # 2 tilts, illumination, 3 offsets
+    start = real_maps.next_start(previous, 11)
+    np.testing.assert_array_equal(start, [0.1, 0.2, 0.0, 0.0, 0.0, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])
+
+
+@needs_data
+def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_path):
+    arguments = ("real-maps", "--maps", DATA, "--source", "grasp-26ghz", "--npix", 128, "--max-order", 2,
+                 "--repeats", 1, "--results", tmp_path / "r", "--quiet")
+    done = run_command(*arguments)
+    assert done.returncode == 0, done.stderr
+    stages, sources, tapers = read_real_maps(tmp_path / "r")
+    assert [s["order"] for s in stages] == [1, 2]
+    assert tapers[0]["sigma"] in real_maps.TAPERS
+    assert min(fun for _, fun in tapers[0]["profile"]) == pytest.approx(
+        dict(map(tuple, tapers[0]["profile"]))[tapers[0]["sigma"]])
+    for stage in stages:
+        assert stage["optimum"]["polished"]
+        assert len(stage["fits"]) == len(real_maps.SERIES)
+        assert all(m["fun"] >= stage["optimum"]["fun"] - 1e-6 for m in stage["minima"] if m["polished"])
+        for fit in stage["fits"]:
+            assert fit["target_s"] is None or fit["target_s"] <= fit["total_s"]
+            assert (fit["target_s"] is not None) <= (fit["end_distance"] <= real_maps.TARGET)
+    np.testing.assert_array_equal(stages[1]["start"][:2], stages[0]["optimum"]["x"][:2])
+    assert sources[0]["shape"] == [101, 101]
+    residual = np.load(tmp_path / "r" / "residuals-grasp-26ghz.npz")["residual"]
+    assert residual.shape == (3, 101, 101)
+    again = run_command(*arguments)
+    assert again.returncode == 0
+    assert "nothing to run" in again.stdout
+    assert len((tmp_path / "r" / "stages.jsonl").read_text().splitlines()) == 2
+    assert json.loads((tmp_path / "r" / "settings.json").read_text())["npix"] == 128
+
+
+def fit(impl, gradient, repeat, total, target, distance=0.0):
+    return {"impl": impl, "dtype": "float64", "gradient": gradient, "minimizer": "scipy", "repeat": repeat,
+            "prep_s": 0.01, "total_s": total, "target_s": target, "end_distance": distance,
+            "outcome": {"nit": 3, "nfev": 9, "success": True, "message": "", "fun": -1.0, "x": [0.0]}}
+
+
+def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
+    """NumPy misses stage 2's optimum in every repeat: its summed time is a lower bound, so NumPy / torch is "at
+    least" that, never a value; torch / adjoint, both at every optimum, is a value with the repeats' range."""
+    from replication.real_maps_report import ladder_times, ratio, ratio_text
+    from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU
+
+    first = [f for r in range(3) for f in (fit("numpy", "", r, 2.0, 1.5), fit("torch-cpu", "", r, 0.5, 0.4 + 0.1 * r),
+                                           fit("torch-cpu", "adjoint", r, 0.3, 0.2))]
+    second = [f for r in range(3) for f in (fit("numpy", "", r, 4.0, None, 12.0), fit("torch-cpu", "", r, 0.6, 0.5),
+                                            fit("torch-cpu", "adjoint", r, 0.4, 0.3))]
+    stages = [{"fits": first}, {"fits": second}]
+    numpy_times = ladder_times(stages, NUMPY)
+    assert numpy_times == [(5.5, False)] * 3
+    bound = ratio(numpy_times, ladder_times(stages, TORCH_CPU))
+    assert bound["kind"] == "at least"
+    assert ratio_text(bound).startswith(">= ")
+    assert ratio_text(bound).endswith("a bound")
+    value = ratio(ladder_times(stages, TORCH_CPU), ladder_times(stages, TORCH_ADJOINT))
+    assert value["kind"] == "value"
+    assert value["low"] == pytest.approx(0.9 / 0.5)
+    assert value["high"] == pytest.approx(1.1 / 0.5)
+    assert ratio_text(value) == "2x (1.8-2.2)"
