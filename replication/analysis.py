@@ -189,9 +189,9 @@ def load_run(folder, own):
 
 
 def judges_claims(run):
-    """Whether a run measured anything the claims judge (a sweep, a cross-check or a bench); a run of real maps
-    only, say, gets no column in the claims tables and no line in figure 3."""
-    return bool(run.sweeps or run.crosscheck or run.bench)
+    """Whether a run has a column in the claims tables: yours always; a reference run where it measured something
+    the claims judge (a sweep, a cross-check or a bench), so that a reference run of real maps only has none."""
+    return bool(run.own or run.sweeps or run.crosscheck or run.bench)
 
 
 def seconds(record):

@@ -506,7 +506,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     stage."""
     from replication import measurement
     from replication.environment import environment_record, thread_limits
-    from replication.records import as_written, check_real_source, check_real_stage, check_real_taper, read_real_maps
+    from replication.records import read_real_maps
 
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
@@ -518,9 +518,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
     done = {(r["source"], r["order"]): r for r in stages}
-    impls = [implementation_of(s) for s in SERIES]
-    count = sum(repeats * len(impls) for o in observations for order in orders
-                if (o.source.name, order) not in done)
+    count = sum(repeats * len(SERIES) for o in observations for order in orders if (o.source.name, order) not in done)
     missing = {o.source.name for o in observations} - {r["source"] for r in summaries}
     if not count and not missing:
         print(f"{folder / STAGES_FILE}: every stage of {', '.join(o.source.name for o in observations)} is done; "
@@ -529,38 +527,69 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, count, "real maps", "fit", quiet) as (run_id, bar):
         for observation in observations:
-            name, previous = observation.source.name, None
-            if name not in tapers:
-                bar.set_postfix_str(f"{name}: choosing the taper")
-                observation, profile = choose_taper(observation, orders, npix, tol)
-                path = folder / TAPERS_FILE
-                append_record(path, as_written(path, 0, {"source": name, "sigma": observation.sigma, "profile": [
-                    [sigma, finite_or_none(fun)] for sigma, fun in profile.items()], "run_id": run_id},
-                                               check_real_taper))
-            else:
-                observation = observation.with_taper(tapers[name])
-            if any((name, order) not in done for order in orders):
-                warm_up(impls, observation, npix)
-            for order in orders:
-                bar.set_postfix_str(f"{name} n={order}")
-                if (name, order) in done:
-                    previous = done[(name, order)]["optimum"]["x"]
-                    continue
-                setup = setup_for(impls[1], observation, order, npix)
-                p0 = first_start(setup, observation) if previous is None else next_start(np.array(previous),
-                                                                                         setup.nparams)
-                record = run_stage(observation, order, p0, impls, repeats, npix, tol, bar)
-                path = folder / STAGES_FILE
-                append_record(path, as_written(path, 0, record | {"run_id": run_id}, check_real_stage))
-                previous = record["optimum"]["x"]
-            if name in missing:
-                residual = residual_maps(observation, previous, orders[-1], npix)
-                write_residuals(folder / f"residuals-{name}.npz", residual)
-                path = folder / SOURCES_FILE
-                append_record(path, as_written(path, 0, source_record(observation, previous, orders[-1], npix,
-                                                                      residual) | {"run_id": run_id},
-                                               check_real_source))
+            observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar)
+            fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar)
+            if observation.source.name in missing:
+                last = done.get((observation.source.name, orders[-1])) or read_stage(folder, observation, orders[-1])
+                write_source(folder, observation, last["optimum"]["x"], orders[-1], npix, run_id)
     return count
+
+
+def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar):
+    """The observation with its source's taper: the one recorded, else chosen now (choose_taper) and recorded."""
+    from replication.records import as_written, check_real_taper
+
+    name = observation.source.name
+    if name in tapers:
+        return observation.with_taper(tapers[name])
+    bar.set_postfix_str(f"{name}: choosing the taper")
+    observation, profile = choose_taper(observation, orders, npix, tol)
+    path = folder / TAPERS_FILE
+    record = {"source": name, "sigma": observation.sigma, "run_id": run_id,
+              "profile": [[sigma, finite_or_none(fun)] for sigma, fun in profile.items()]}
+    append_record(path, as_written(path, 0, record, check_real_taper))
+    return observation
+
+
+def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar):
+    """Every stage of one source not yet done, in order, each from the last one's optimum, each written as it
+    ends."""
+    from replication.records import as_written, check_real_stage
+
+    name, previous = observation.source.name, None
+    impls = [implementation_of(s) for s in SERIES]
+    if any((name, order) not in done for order in orders):
+        warm_up(impls, observation, npix)
+    for order in orders:
+        bar.set_postfix_str(f"{name} n={order}")
+        if (name, order) in done:
+            previous = done[(name, order)]["optimum"]["x"]
+            continue
+        setup = setup_for(impls[1], observation, order, npix)
+        p0 = first_start(setup, observation) if previous is None else next_start(np.array(previous), setup.nparams)
+        record = run_stage(observation, order, p0, impls, repeats, npix, tol, bar)
+        path = folder / STAGES_FILE
+        append_record(path, as_written(path, 0, record | {"run_id": run_id}, check_real_stage))
+        previous = record["optimum"]["x"]
+
+
+def read_stage(folder, observation, order):
+    """A source's stage record as written."""
+    from replication.records import read_real_maps
+
+    stages, _, _ = read_real_maps(folder)
+    return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
+
+
+def write_source(folder, observation, x, order, npix, run_id):
+    """A source's residual maps and summary at its last stage's optimum."""
+    from replication.records import as_written, check_real_source
+
+    residual = residual_maps(observation, x, order, npix)
+    write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
+    path = folder / SOURCES_FILE
+    record = source_record(observation, x, order, npix, residual) | {"run_id": run_id}
+    append_record(path, as_written(path, 0, record, check_real_source))
 
 
 def write_residuals(path, residual):
