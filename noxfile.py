@@ -8,6 +8,7 @@ Routine sessions (lint, tests) run by default; the experiment's sessions are nam
 
 import argparse
 import os
+import pathlib
 
 import nox
 
@@ -148,6 +149,26 @@ def real_maps(session):
     replication(session, "real-maps", *session.posargs)
     replication(session, "figures")
     replication(session, "report")
+
+
+PYOOF_PINS = ("pyoof==0.2.3", "astropy==5.3.4", "numpy==1.26.4", "scipy==1.11.4", "matplotlib==3.8.4", "pyyaml==6.0.2")
+"""pyoof 0.2.3's environment: it imports with astropy 5.3.4 and numpy 1.26.4, not with today's (its own pins, not
+constraints.txt's)."""
+
+
+@nox.session(default=False)
+def pyoof(session):
+    """pyoof 0.2.3 as a peer on the real maps (docs/real-maps.md), in an environment of its own; -- --results DIR
+    (default: pyoof/ in this machine's newest run), --maps DIR, --max-order N."""
+    session.install(*PYOOF_PINS)
+    session.install("--no-deps", ".")
+    arguments = list(session.posargs)
+    if "--results" not in arguments:
+        newest = sorted(pathlib.Path("results", "runs").glob("*/run.json"))
+        if not newest:
+            session.error("no run of yours yet: run nox -s real_maps first, or pass -- --results DIR")
+        arguments += ["--results", str(newest[-1].parent / "pyoof")]
+    session.run("python", "-m", "replication.pyoof_peer", *arguments, env=installed_environment())
 
 
 @nox.session(default=False)

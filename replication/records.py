@@ -414,5 +414,21 @@ def read_real_maps(folder: pathlib.Path, repair: bool = False, strict: bool = Fa
     return stages, sources, tapers
 
 
+PYOOF_FIT = {"source": str, "order": int, "seconds": NUMBER, "nfev": int, "status": int, "success": bool,
+             "message": str, "cost": NUMBER, "params": list, "pyoof": str}
+"""One order of pyoof's fits of one source of real maps (replication.pyoof_peer)."""
+
+
+def check_pyoof_fit(path: pathlib.Path, number: int, record: dict) -> None:
+    """Validate a pyoof fit record as read."""
+    check_record(path, number, record, PYOOF_FIT)
+    check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
+
+
+def read_pyoof(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """pyoof's fits of the real maps, one per source and order."""
+    return read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", repair, strict)
+
+
 AUTOGRAD_PARTS = ("forward (records the graph)", "backward()")
 """The two parts of a torch autograd value-and-gradient, as the bench's profile names them."""

@@ -232,7 +232,7 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
                 "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
                 "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
-                "real-maps/settings.json", "real-maps/residuals-*.npz")
+                "real-maps/settings.json", "real-maps/residuals-*.npz", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
