@@ -187,8 +187,9 @@ def report(session):
 
 @nox.session(default=False)
 def replicate(session):
-    """Measure this machine: cross-check, sweeps (quick profile: both objectives, every gradient) into a run of
-    its own, then figures and report."""
+    """Measure this machine: cross-check, sweeps (quick profile: the Cauchy likelihood and least squares in noise
+    units, every gradient; the author's unscaled least squares at the smoke profile's points) into a run of its own,
+    then figures and report."""
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
@@ -196,7 +197,8 @@ def replicate(session):
     install_project(session)
     replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
     replication(session, "sweep", "--profile", args.profile)
-    replication(session, "sweep", "--profile", args.profile, "--objective", "least-squares")
+    replication(session, "sweep", "--profile", args.profile, "--objective", "gaussian")
+    replication(session, "sweep", "--profile", "smoke", "--objective", "least-squares")  # the author's, as published
     replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS))
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")

@@ -13,7 +13,7 @@ import scipy.optimize
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import ObservedMaps, observed_maps, prepared_nll
+from .likelihood import ObservedMaps, objective_constant, observed_maps, prepared_nll
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
@@ -29,11 +29,13 @@ class NonFiniteObjective(ArithmeticError):
 @dataclasses.dataclass
 class FitProgress:
     """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
-    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation."""
+    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
+    the objective's constant (likelihood.objective_constant), which the minimizer does not see."""
 
     nfev: int = 0
     nit: int = 0
     trajectory: list | None = None
+    shift: float = 0.0
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def iteration(self, intermediate_result):
@@ -78,6 +80,7 @@ def value_objective(params, setup, data, gamma, objective="cauchy", progress=Non
     value = float(prepared_nll(params, setup, data, gamma, objective))
     if progress is not None:
         finite_or_stop(value, 0.0, params, progress)
+        value -= progress.shift
     return value
 
 
@@ -90,6 +93,7 @@ def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=N
     value, grad = float(value), to_numpy(grad)
     if progress is not None:
         finite_or_stop(value, grad, params, progress)
+        value -= progress.shift
     return value, grad
 
 
@@ -121,7 +125,8 @@ MINIMIZERS = ("scipy",)
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
         minimizer: str = "scipy", trajectory: bool = False) -> scipy.optimize.OptimizeResult:
-    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
+    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
+    minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
     trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
     ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
     numbers per evaluation."""
@@ -133,11 +138,12 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
     check_choice("minimizer", minimizer, MINIMIZERS)
-    progress = FitProgress(trajectory=[] if trajectory else None)
+    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective))
     try:
         result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
                                          method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
                                          options={} if with_gradient else {"eps": difference_step(setup)})
+        result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
     except NonFiniteObjective as stop:
         result = stopped_fit(stop, progress)
     if trajectory:

@@ -162,7 +162,7 @@ class Run:
 
 def sweep_objective(name):
     """The objective of a sweep folder's name."""
-    return "least-squares" if name.endswith("-least-squares") else "cauchy"
+    return next((objective for objective in ("least-squares", "gaussian") if name.endswith(f"-{objective}")), "cauchy")
 
 
 def load_run(folder, own):

@@ -14,6 +14,7 @@ from replication.data import (
     convergence,
     covariance_scale,
     judging_stderr,
+    objective_gamma,
     simulate_observation,
     true_params,
 )
@@ -145,7 +146,7 @@ def fit_tolerance(truth, npix, nzern, data, objective):
     squares FIT_TOL x 2 S / (pixels - parameters) at the truth, i.e. FIT_TOL on the gradient of the Gaussian
     likelihood with the residual variance. The sweep's tol of 1e-8 on the unscaled sum of squares (S ~ 1e-6)
     stops BFGS 0.1-0.6 standard errors short of it, and two minimizers then stop at different places."""
-    if objective == "cauchy":
+    if objective != "least-squares":  # a likelihood: Cauchy, or least squares in noise units
         return FIT_TOL
     value = reference_numpy.negative_log_likelihood(truth, reference_numpy.make_setup(npix, nzern), data,
                                                     objective=objective)
@@ -164,8 +165,8 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                 continue
             setup = impl.make_setup(npix, nzern)
             start = time.perf_counter()
-            result = impl.package.fit(setup, data, truth, tol=tolerance, objective=objective,
-                                      gradient=impl.gradient_name, minimizer=impl.minimizer)
+            result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=objective_gamma(data, objective),
+                                      objective=objective, gradient=impl.gradient_name, minimizer=impl.minimizer)
             impl.synchronize()
             seconds = time.perf_counter() - start
             fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,

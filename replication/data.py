@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 import reference_numpy
+from reference_numpy.constants import GAMMA
 from reference_numpy.validation import NotIdentifiable
 
 MULTIPLICATIVE_NOISE = 0.01
@@ -65,10 +66,35 @@ as the same solution (analysis.SAME_SOLUTION_STDERR). Finite-difference fits sto
 errors short at npix >= 256 (their gradient's accuracy); least-squares fits at tol = 1e-8, 0.1-0.6."""
 
 
+BORDER = 8
+"""The band along each map's edges (a grid's eighth, at least this many pixels) whose spread gives the noise of
+the least squares in noise units."""
+MAD_TO_SIGMA = 1.482602218505602
+"""The median absolute deviation of Gaussian noise times this is its standard deviation."""
+
+
+def noise_sigma(data):
+    """The noise's standard deviation (beam-power units) estimated from the maps themselves: 1.4826 times the median
+    absolute deviation of the pixels within max(8, npix / 8) of the edges, where the simulated beams have fallen to
+    the additive noise, the median over the three maps."""
+    maps = np.asarray(data)
+    width = max(BORDER, maps.shape[-1] // 8)
+    band = np.ones(maps.shape[-2:], dtype=bool)
+    band[width:-width, width:-width] = False
+    return float(np.median([MAD_TO_SIGMA * np.median(np.abs(m[band] - np.median(m[band]))) for m in maps]))
+
+
+def objective_gamma(data, objective):
+    """The gamma a fit of this objective takes: the Cauchy width (constants.GAMMA); for least squares in noise units,
+    the noise's standard deviation estimated from the maps (noise_sigma); unused by the plain least squares."""
+    return noise_sigma(data) if objective == "gaussian" else GAMMA
+
+
 def covariance_scale(value, pixels, nparams, objective):
-    """The factor of the inverse Hessian that gives the covariance: 1 for the Cauchy likelihood; for least
-    squares, 2 S / (pixels - parameters) (a Gaussian likelihood with the residual variance)."""
-    return 1.0 if objective == "cauchy" else 2 * value / (pixels - nparams)
+    """The factor of the inverse Hessian that gives the covariance: 1 for a likelihood (Cauchy, or least squares in
+    noise units); for the plain least squares, 2 S / (pixels - parameters) (a Gaussian likelihood with the residual
+    variance)."""
+    return 2 * value / (pixels - nparams) if objective == "least-squares" else 1.0
 
 
 SANDWICH_MAX_BYTES = 2 * 2**30
@@ -86,15 +112,16 @@ def convergence(x, npix, nzern, data, objective):
     rounding (eps |objective|), the smallest change a line search can see.
     """
     setup = reference_numpy.make_setup(npix, nzern)
-    value, grad = reference_numpy.value_and_grad(x, setup, data, objective=objective, gradient="adjoint")
-    hessian = reference_numpy.hessian(x, setup, data, objective=objective)
+    gamma = objective_gamma(data, objective)
+    value, grad = reference_numpy.value_and_grad(x, setup, data, gamma, objective=objective, gradient="adjoint")
+    hessian = reference_numpy.hessian(x, setup, data, gamma, objective=objective)
     stderr = reference_numpy.standard_errors(hessian, covariance_scale(value, data.size, len(x), objective))
     step = np.linalg.solve(hessian, grad)
     account = {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
                "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),
                "stderr": [float(v) for v in stderr], "stderr_sandwich": None, "newton_sandwich": None}
     if len(x) * data.size * 8 <= SANDWICH_MAX_BYTES:
-        scores = reference_numpy.score_covariance(x, setup, data, objective=objective)
+        scores = reference_numpy.score_covariance(x, setup, data, gamma, objective=objective)
         sandwich = reference_numpy.standard_errors(hessian, scores=scores)
         account |= {"stderr_sandwich": [float(v) for v in sandwich],
                     "newton_sandwich": float(np.max(np.abs(step) / sandwich))}

@@ -75,10 +75,13 @@ def model_power(params, arrays, npix, box, sigma, rho, diff):
 
 
 def objective_value(params, arrays, data, gamma, npix, box, sigma, rho, diff, objective):
-    """The Cauchy negative log-likelihood (or least squares) of params against data in FFT order."""
+    """The Cauchy negative log-likelihood (or least squares, or least squares in noise units) of params against data
+    in FFT order."""
     power = model_power(params, arrays, npix, box, sigma, rho, diff)
     if objective == "least-squares":
         return ((data - power) ** 2).sum()
+    if objective == "gaussian":
+        return ((data - power) ** 2).sum() / (2 * gamma**2)
     scaled = (data - power) / gamma
     return jnp.log1p(scaled**2).sum() + math.prod(data.shape) * math.log(math.pi * gamma)
 
@@ -142,13 +145,22 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
 
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
-    """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult."""
+    """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
+    trees, the minimizer sees the objective without its constant, and result.fun keeps it."""
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
     check_choice("minimizer", minimizer, ("scipy",))
     p0, tol = check_params(p0, setup.nparams, "p0"), check_positive("tol", tol)
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
-    return scipy.optimize.minimize(autograd_objective, p0, args=(function,), method="BFGS", jac=True, tol=tol)
+    shift = math.prod(data.shape) * math.log(math.pi * gamma) if objective == "cauchy" else 0.0
+
+    def unshifted(params):
+        value, grad = autograd_objective(params, function)
+        return value - shift, grad
+
+    result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol)
+    result.fun = float(result.fun) + shift
+    return result
 
 
 def check_against_numpy(npix, nzern, objective="cauchy", seed=3):

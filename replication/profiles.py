@@ -25,7 +25,8 @@ class Profile:
 
     def orders(self, objective):
         """The Zernike orders timed for an objective."""
-        return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
+        least_squares = objective in ("least-squares", "gaussian")
+        return self.least_squares_nzern if least_squares and self.least_squares_nzern else self.nzern
 
     def points(self, impl, objective):
         """The (npix, nzern) points timed for an implementation: a gradient other than its own (a variant
@@ -82,7 +83,7 @@ BENCH_NPIX, BENCH_NZERN = (128, 256, 512, 1024), (3, 5, 8)
 
 
 def sweep_folder_name(profile, objective):
-    """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-least-squares for least squares."""
+    """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-<objective> for another objective."""
     return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
 
 

@@ -17,7 +17,8 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.constants import N_ILLUMINATION, N_MAPS
-from replication import beam_files, registry, series
+from replication import beam_files, optimum, registry, series
+from replication.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.paths import project_root
 from replication.results import RunError, append_record
 
@@ -248,75 +249,18 @@ SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
-TARGET = 0.1
-"""A fit has reached the solution once its parameters lie within this many standard errors of the stage's
-optimum, as a Mahalanobis distance under the sandwich covariance."""
-NEWTON_STEPS, NEWTON_DONE = 20, 1e-6
-"""Newton steps at most to polish an optimum, and the step (in standard errors) below which it is done."""
 IDENTITY = ("npix", "orders", "repeats", "tol", "tapers", "target", "threads", "hostname", "cpu",
             *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Optimum:
-    """A local minimum of one stage, polished by exact Newton steps (torch autograd Hessian, untimed): x, fun, the
-    sandwich covariance (H^-1 J H^-1, parameters' units squared), its standard errors, the Newton steps taken and
-    the size of the last one (standard errors); polished False where the Hessian was not positive definite."""
-
-    x: np.ndarray
-    fun: float
-    covariance: np.ndarray
-    stderr: np.ndarray
-    steps: int
-    last_step: float
-    polished: bool
-
-    def distances(self, params: np.ndarray) -> np.ndarray:
-        """Mahalanobis distances (standard errors) of parameter vectors (n, P) from this optimum."""
-        offsets = np.atleast_2d(params) - self.x
-        return np.sqrt(np.einsum("ij,ij->i", offsets, np.linalg.solve(self.covariance, offsets.T).T))
-
-
-def sandwich(x, setup, data, gamma):
-    """(Hessian, sandwich covariance) at x, exact (torch autograd), or (Hessian, None) where not positive definite."""
-    import torch_impl
-
-    hessian = torch_impl.hessian(x, setup, data, gamma)
-    try:
-        np.linalg.cholesky(hessian)
-    except np.linalg.LinAlgError:
-        return hessian, None
-    inverse = np.linalg.inv(hessian)
-    return hessian, inverse @ torch_impl.score_covariance(x, setup, data, gamma) @ inverse
-
-
 def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum:
-    """The local minimum near x by exact Newton steps: stops once a step is below NEWTON_DONE standard errors."""
+    """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
     import torch_impl
 
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, setup, observation.dropped)
-    x = np.asarray(x, dtype=np.float64)
-    size, steps = math.inf, 0
-    while steps < NEWTON_STEPS:
-        _, grad = torch_impl.value_and_grad(x, setup, data, observation.gamma)
-        hessian, covariance = sandwich(x, setup, data, observation.gamma)
-        if covariance is None:
-            break
-        step = np.linalg.solve(hessian, grad)
-        size = float(np.max(np.abs(step) / np.sqrt(np.diag(covariance))))
-        if size < NEWTON_DONE:
-            break
-        x, steps = x - step, steps + 1
-    fun = torch_impl.negative_log_likelihood(x, setup, data, observation.gamma)
-    _, covariance = sandwich(x, setup, data, observation.gamma)
-    if covariance is None:
-        nan = np.full((x.size, x.size), np.nan)
-        return Optimum(x=x, fun=fun, covariance=nan, stderr=np.full(x.size, np.nan), steps=steps, last_step=size,
-                       polished=False)
-    return Optimum(x=x, fun=fun, covariance=covariance, stderr=np.sqrt(np.diag(covariance)), steps=steps,
-                   last_step=size, polished=True)
+    return optimum.polish(torch_impl, x, setup, data, observation.gamma)
 
 
 def implementation_of(chosen):
@@ -340,28 +284,14 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     return prepared - start, time.perf_counter() - start, result
 
 
-def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
-    """Seconds from the start of the stage (preparation included) to the first evaluation within TARGET standard
-    errors of the optimum, or None where none came that close (the fit is then censored at its total time)."""
-    if not optimum.polished or not len(trajectory["seconds"]):
-        return None
-    near = np.flatnonzero(optimum.distances(trajectory["params"]) <= TARGET)
-    return prep_s + float(trajectory["seconds"][near[0]]) if near.size else None
-
-
 def outcome_of(result) -> dict:
     return {"nit": int(result.nit), "nfev": int(result.nfev), "success": bool(result.success),
             "message": str(result.message), "fun": finite_or_none(result.fun), "x": [float(v) for v in result.x]}
 
 
-def finite_or_none(value):
-    return float(value) if value is not None and math.isfinite(value) else None
-
-
-def optimum_record(optimum: Optimum) -> dict:
-    return {"x": [float(v) for v in optimum.x], "fun": finite_or_none(optimum.fun),
-            "stderr": [finite_or_none(v) for v in optimum.stderr], "newton_steps": optimum.steps,
-            "last_step": finite_or_none(optimum.last_step), "polished": optimum.polished}
+def optimum_record(best: Optimum) -> dict:
+    """A stage's optimum as its record holds it (no covariance: its distances are recorded instead)."""
+    return {key: value for key, value in best.record().items() if key not in ("covariance", "sandwich")}
 
 
 def run_stage(observation: Observation, order: int, p0: np.ndarray, impls, repeats: int, npix: int, tol: float,
@@ -380,28 +310,28 @@ def run_stage(observation: Observation, order: int, p0: np.ndarray, impls, repea
     for impl, repeat, _, _, result in fits:
         if repeat == 0 and np.all(np.isfinite(result.x)):
             ends[impl.series] = polish(result.x, observation, order, npix)
-    optimum = min((o for o in ends.values() if o.polished), key=lambda o: o.fun, default=None)
-    if optimum is None:
-        optimum = next(iter(ends.values()))
+    best = min((o for o in ends.values() if o.polished), key=lambda o: o.fun, default=None)
+    if best is None:
+        best = next(iter(ends.values()))
     records = []
     for impl, repeat, prep_s, total_s, result in fits:
         end = np.asarray(result.x, dtype=np.float64)
         records.append({"impl": impl.series.impl, "dtype": impl.series.dtype, "gradient": impl.series.gradient,
                         "minimizer": impl.series.minimizer, "repeat": repeat, "prep_s": prep_s, "total_s": total_s,
-                        "target_s": time_to_target(prep_s, result.trajectory, optimum),
-                        "end_distance": finite_or_none(float(optimum.distances(end)[0])) if optimum.polished
+                        "target_s": time_to_target(prep_s, result.trajectory, best),
+                        "end_distance": finite_or_none(float(best.distances(end)[0])) if best.polished
                         else None, "outcome": outcome_of(result)})
     first = {impl.series: np.asarray(result.x, dtype=np.float64) for impl, repeat, _, _, result in fits if repeat == 0}
     pairs = [{"a": series_fields(a), "b": series_fields(b),
-              "distance": finite_or_none(float(optimum.distances(first[a] - first[b] + optimum.x)[0]))
-              if optimum.polished else None}
+              "distance": finite_or_none(float(best.distances(first[a] - first[b] + best.x)[0]))
+              if best.polished else None}
              for i, a in enumerate(first) for b in list(first)[i + 1:]]
     minima = [{"impl": s.impl, "dtype": s.dtype, "gradient": s.gradient, "minimizer": s.minimizer,
                "fun": finite_or_none(o.fun), "polished": o.polished,
-               "distance": finite_or_none(float(optimum.distances(o.x)[0])) if optimum.polished else None}
+               "distance": finite_or_none(float(best.distances(o.x)[0])) if best.polished else None}
               for s, o in ends.items()]
     return {"source": observation.source.name, "order": order, "start": [float(v) for v in p0],
-            "optimum": optimum_record(optimum), "fits": records, "minima": minima, "pairs": pairs}
+            "optimum": optimum_record(best), "fits": records, "minima": minima, "pairs": pairs}
 
 
 def series_fields(chosen) -> dict:

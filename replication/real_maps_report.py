@@ -50,6 +50,24 @@ def ratio(slow, fast):
     return {"kind": kind, "low": values[0], "median": statistics.median(values), "high": values[-1]}
 
 
+def stage_ratio(stages, slow: Series, fast: Series):
+    """The speed-up over the stages where both series reached the optimum in every repeat: the ratios of their
+    times to it, repeat by repeat, pooled ({low, median, high, stages}), or None where no stage qualifies."""
+    values, count = [], 0
+    for stage in stages:
+        a = [f for f in stage["fits"] if Series.of(f) == slow]
+        b = [f for f in stage["fits"] if Series.of(f) == fast]
+        if a and b and all(map(reached, a + b)):
+            count += 1
+            values += [x["target_s"] / y["target_s"] for x, y in zip(sorted(a, key=lambda f: f["repeat"]),
+                                                                       sorted(b, key=lambda f: f["repeat"]),
+                                                                       strict=False)]
+    if not values:
+        return None
+    values.sort()
+    return {"low": values[0], "median": statistics.median(values), "high": values[-1], "stages": count}
+
+
 def stage_row(stage, series_order):
     """One stage for the appendix: the optimum's objective and, per series, whether its fits reached it, their
     median time to it (or the bound), their median time to stop, and its own minimum's distance and objective."""
@@ -90,7 +108,8 @@ def source_summary(name, stages, source, taper):
     stages = sorted(stages, key=lambda s: s["order"])
     series_order = list(dict.fromkeys(Series.of(f) for s in stages for f in s["fits"]))
     ladders = {chosen: ladder_times(stages, chosen) for chosen in series_order}
-    ratios = [{"what": what, "slow": slow, "fast": fast, **found} for slow, fast, what in RATIOS
+    ratios = [{"what": what, "slow": slow, "fast": fast, "per_stage": stage_ratio(stages, slow, fast), **found}
+              for slow, fast, what in RATIOS
               if slow in ladders and fast in ladders and (found := ratio(ladders[slow], ladders[fast]))]
     known = {s.name: s for s in real_maps.SOURCES}
     return {"name": name, "title": known[name].title if name in known else name,
@@ -107,14 +126,21 @@ def source_summary(name, stages, source, taper):
 
 
 def ratio_text(found):
-    """A speed-up's cell: the median over repeat pairs and their range, a bound marked as one."""
+    """A speed-up's cell: over all stages, the median over repeat pairs and their range, a bound marked as one; then
+    over the stages both series solved, the pooled median and range."""
     if found is None:
         return "not measured"
     if found["kind"] == "undetermined":
-        return "undetermined (both missed an optimum)"
-    sign = {"value": "", "at least": ">= ", "at most": "<= "}[found["kind"]]
-    text = f"{sign}{found['median']:.3g}x ({found['low']:.3g}-{found['high']:.3g})"
-    return text + (", a bound" if sign else "")
+        text = "all stages: undetermined (both missed an optimum)"
+    else:
+        sign = {"value": "", "at least": ">= ", "at most": "<= "}[found["kind"]]
+        text = (f"all stages: {sign}{found['median']:.3g}x ({found['low']:.3g}-{found['high']:.3g})"
+                + (", a bound" if sign else ""))
+    per_stage = found.get("per_stage")
+    if per_stage is None:
+        return text + "; no stage solved by both"
+    return (text + f"; stages solved by both ({per_stage['stages']}): {per_stage['median']:.3g}x "
+                   f"({per_stage['low']:.3g}-{per_stage['high']:.3g})")
 
 
 def real_maps_section(run):
@@ -126,10 +152,12 @@ def real_maps_section(run):
     names = list(dict.fromkeys(s["source"] for s in stages))
     by_name = {s["source"]: s for s in sources}
     taper_of = {t["source"]: t for t in tapers}
-    return {"folder": folder, "target": real_maps.TARGET,
-            "sources": [source_summary(name, [s for s in stages if s["source"] == name], by_name.get(name),
-                                       taper_of.get(name)) for name in names],
-            "simulated": simulated_beside(run)}
+    summaries = [source_summary(name, [s for s in stages if s["source"] == name], by_name.get(name),
+                                taper_of.get(name)) for name in names]
+    for summary, name in zip(summaries, names, strict=True):
+        summary["pyoof"] = pyoof_summary(run.folder / "pyoof", by_name.get(name),
+                                         [s for s in stages if s["source"] == name])
+    return {"folder": folder, "target": real_maps.TARGET, "sources": summaries, "simulated": simulated_beside(run)}
 
 
 def simulated_beside(run):
@@ -198,4 +226,89 @@ def findings(section):
                          f"{along_v / along_u:.2f} of those along u (white noise: 1); baselines "
                          f"{', '.join(f'{o:.0f}' for o in offsets)} counts (fitted); "
                          f"{plural(record['dropped'], 'dropped sample')} masked.")
+    return lines
+
+
+PHASE_VARIANTS = {"as is": (1, False, False), "negated": (-1, False, False),
+                  "mirrored in u": (1, False, True), "mirrored in v": (1, True, False),
+                  "point-reflected": (1, True, True), "point-reflected and negated (the OOF twin)": (-1, True, True),
+                  "negated, mirrored in u": (-1, False, True), "negated, mirrored in v": (-1, True, False)}
+"""The ways a phase map may differ from ours by convention alone (sign, the direction of u and v) or by the OOF
+twin: pyoof's is compared with ours under each, and the closest is reported."""
+
+
+def our_phase(x, order, pixels):
+    """Our phase (radians, tilts and piston removed) from a fit's parameters on a pixels x pixels grid across the
+    dish, rows along v and columns along u as the maps (NaN off the dish)."""
+    import numpy as np
+
+    import reference_numpy
+
+    t = np.linspace(-1.0, 1.0, pixels)
+    along_v, along_u = np.meshgrid(t, t, indexing="ij")  # the model's x is conjugate to the maps' rows (v)
+    basis = reference_numpy.zernike_basis(order, along_v, along_u)[1:]
+    coefficients = np.array(x[:basis.shape[0]], dtype=float)
+    coefficients[:2] = 0.0
+    phase = np.tensordot(coefficients, basis, axes=1)
+    dish = np.hypot(along_v, along_u) <= 1.0
+    return np.where(dish, phase - phase[dish].mean(), np.nan)
+
+
+def compare_phases(ours, theirs):
+    """{variant: rms difference (radians) over the dish} of theirs (mean removed) against ours, for every
+    PHASE_VARIANTS."""
+    import numpy as np
+
+    theirs = theirs - np.nanmean(theirs)
+    out = {}
+    for name, (sign, flip_v, flip_u) in PHASE_VARIANTS.items():
+        other = sign * theirs[::-1 if flip_v else 1, ::-1 if flip_u else 1]
+        out[name] = float(np.sqrt(np.nanmean((other - ours) ** 2)))
+    return out
+
+
+def pyoof_summary(folder, source_summary_record, stages):
+    """pyoof's fits of one source beside ours: its time to stop over the orders, how each order ended, and its
+    last phase against ours (rms, and the rms difference under the closest variant)."""
+    import numpy as np
+
+    from replication.records import read_pyoof
+
+    path = folder / "pyoof.jsonl"
+    if not path.is_file():
+        return None
+    name = source_summary_record["source"] if source_summary_record else None
+    fits = sorted((r for r in read_pyoof(path) if r["source"] == name), key=lambda r: r["order"])
+    if not fits:
+        return None
+    last = fits[-1]
+    with np.load(folder / f"pyoof-phase-{name}.npz") as saved:
+        theirs = saved["phase"][len(fits) - 1].astype(np.float64)
+    stage = next((s for s in stages if s["order"] == last["order"]), None)
+    if stage is None:
+        return None
+    ours = our_phase(stage["optimum"]["x"], last["order"], theirs.shape[0])
+    differences = compare_phases(ours, theirs)
+    closest = min(differences, key=differences.get)
+    return {"version": last["pyoof"], "order": last["order"], "seconds": sum(r["seconds"] for r in fits),
+            "nfev": sum(r["nfev"] for r in fits), "limited": [r["order"] for r in fits if r["status"] == 0],
+            "ours_rms": float(np.sqrt(np.nanmean(ours**2))),
+            "theirs_rms": float(np.sqrt(np.nanmean((theirs - np.nanmean(theirs)) ** 2))),
+            "closest": closest, "difference": differences[closest]}
+
+
+def pyoof_lines(section):
+    """One sentence per source that pyoof also fitted: its time, how it ended, its phase against ours."""
+    lines = []
+    for source in section["sources"]:
+        peer = source.get("pyoof")
+        if peer is None:
+            continue
+        limited = (f"order{'s' if len(peer['limited']) > 1 else ''} {', '.join(map(str, peer['limited']))} stopped at "
+                   "its evaluation limit" if peer["limited"] else "every order ended by its own tolerance")
+        lines.append(f"pyoof {peer['version']} on the {source['short']} maps (its own model and fit: least squares, "
+                     f"finite-difference Jacobian, maps normalised to their peaks): n = 1..{peer['order']} in "
+                     f"{peer['seconds']:.3g} s and {peer['nfev']} evaluations, time to stop ({limited}). Its phase "
+                     f"at n = {peer['order']}: {peer['theirs_rms']:.3g} rad rms, ours {peer['ours_rms']:.3g}; pyoof's "
+                     f"{peer['closest']} lies closest to ours, {peer['difference']:.2g} rad rms apart.")
     return lines

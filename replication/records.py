@@ -57,10 +57,29 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
             vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
                         for key in ("stderr", "stderr_sandwich")}
         check_vectors(path, number, vectors, record["nparams"])
+        if "target" in record:  # points measured since 2026-12-02
+            check_target_record(path, number, record)
     for key in times:
         if not record[key]["median"] > 0:
             raise RunError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
                            f"{record[key]['median']}")
+
+
+TARGET = {"se": NUMBER, "times": list, "reached": int, "end_distance": MAYBE_NUMBER}
+"""A measured point's times to the point's optimum, one per repeat (null: never within `se` standard errors)."""
+
+
+def check_target_record(path, number, record):
+    """A point's target record: one time or null per repeat, each positive and at most that repeat's total time."""
+    check_record(path, number, record["target"], TARGET)
+    times, totals = record["target"]["times"], record["total_s"].get("all") or []
+    if len(times) != len(totals) or record["target"]["reached"] != sum(t is not None for t in times):
+        raise RunError(f"{path}: line {number}, key 'target.times': one time or null per repeat ({len(totals)}), "
+                       f"reached = the times given; got {json.dumps(record['target'])[:80]}")
+    for time, total in zip(times, totals, strict=True):
+        if time is not None and not (is_a(time, NUMBER) and 0 < time <= total * (1 + 1e-9)):
+            raise RunError(f"{path}: line {number}, key 'target.times': a time to the optimum lies in (0, that "
+                           f"repeat's total {total}], got {time}")
 
 
 def once_each(key_of, what, identical_too=False):

@@ -35,7 +35,7 @@ from replication.mirror import mirror_table, side_by_side_html
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.real_maps_report import findings as real_maps_findings
-from replication.real_maps_report import ratio_text, real_maps_section
+from replication.real_maps_report import pyoof_lines, ratio_text, real_maps_section, simulated_beside
 from replication.records import AUTOGRAD_PARTS
 from replication.registry import floor_step
 from replication.results import check_target, write_text_if_changed, writing_into
@@ -60,7 +60,8 @@ RULES = {key: rule.text for key, rule in analysis.RULES.items()}
 TIMED = ("C1", "C2", "C3", "C4")
 """The claims judged on times to solution."""
 OBJECTIVE_TITLES = {"cauchy": "the Cauchy likelihood (our default)",
-                    "least-squares": "least squares (the objective of the author's timing code)"}
+                    "gaussian": "least squares in noise units",
+                    "least-squares": "least squares as published (the author's unscaled sum)"}
 
 
 def number(value, digits=3):
@@ -539,7 +540,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     all_runs = load_runs(own_runs, reference)
     mirror_rows, mirror_total, identical = mirror_table()
     judged = [run for run in all_runs if analysis.judges_claims(run)]
-    tables = [claim_table(judged, mirror_total, objective) for objective in OBJECTIVE_TITLES]
+    tables = [claim_table(judged, mirror_total, objective) for objective in OBJECTIVE_TITLES
+              if objective != "gaussian" or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
@@ -570,8 +572,13 @@ def real_maps_shown(all_runs, sections, figures, output):
     section = next(s["real_maps"] for run, s in zip(all_runs, sections, strict=True) if run is shown_run)
     if section is None:
         return None
+    kind = (shown_run.machine.get("cpu"), shown_run.machine.get("cpu_count"))
+    same_machine = sorted(all_runs, key=lambda run: (run is not shown_run,
+                                                     (run.machine.get("cpu"), run.machine.get("cpu_count")) != kind))
+    beside = next(((run, found) for run in same_machine if (found := simulated_beside(run))), None)
+    simulated = beside and beside[1] | {"title": beside[0].title}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
-                      "findings": real_maps_findings(section),
+                      "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
                       "figures": [{"path": relative(figures / f"{name}.png", output), "caption": caption}
                                   for name, caption in real_maps_figures(shown_run.title)]}
 

@@ -2,7 +2,10 @@
 
 import dataclasses
 
-from replication import measurement, registry
+import numpy as np
+
+from replication import measurement, optimum, registry
+from replication.data import covariance_scale, objective_gamma
 from replication.environment import environment_record, thread_limits
 from replication.implementations import informs_predictions, select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
@@ -41,8 +44,64 @@ def reference_fit(records, npix, nzern):
     return None
 
 
-def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="cauchy"):
-    """Time one point, or estimate it when its predicted time exceeds the profile's budget."""
+OPTIMA_FILE = "optima.jsonl"
+"""A sweep folder's optima: one line per point (and data), found once before its first timed fit."""
+OPTIMUM_TOL = 1e-10
+"""gtol of the fit (torch, exact adjoint, from the truth) that Newton steps then polish into a point's optimum."""
+
+
+class PointOptima:
+    """The optima of a sweep's points, read from its optima.jsonl, found (untimed) and written there when first
+    asked for."""
+
+    def __init__(self, path):
+        from replication.results import read_records
+
+        self.path = path
+        self.known = {optimum_key(r): r for r in read_records(path, repair=True)}
+
+    def of(self, npix, nzern, data, start, objective):
+        """The point's optimum (optimum.Optimum)."""
+        key = (npix, nzern, objective, fingerprint(data))
+        if key not in self.known:
+            record = {"npix": npix, "nzern": nzern, "objective": objective, "data_sha256": key[3],
+                      **find_optimum(npix, nzern, data, start, objective).record()}
+            append_record(self.path, record)
+            self.known[key] = record
+        return optimum.Optimum.of(self.known[key])
+
+
+def optimum_key(record):
+    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]
+
+
+def find_optimum(npix, nzern, data, start, objective):
+    """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to OPTIMUM_TOL, polished by
+    Newton steps (optimum.polish)."""
+    import torch_impl
+
+    setup = torch_impl.make_setup(npix, nzern)
+    observed = torch_impl.prepare_data(data, setup)
+    gamma = objective_gamma(data, objective)
+    fitted = torch_impl.fit(setup, observed, start, tol=OPTIMUM_TOL, gamma=gamma, objective=objective,
+                            gradient="adjoint")
+    value = torch_impl.negative_log_likelihood(fitted.x, setup, observed, gamma, objective)
+    scale = covariance_scale(value, data.size, len(start), objective)
+    return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective, scale)
+
+
+def target_record(setup_s, results, best):
+    """Each repeat's time to the optimum (setup included; None where it never came within the target), the
+    repeats that reached it, and the last fit's end distance (standard errors)."""
+    times = [optimum.time_to_target(s, r.trajectory, best) for s, r in zip(setup_s, results, strict=True)]
+    end = best.distances(np.asarray(results[-1].x, dtype=float))[0] if best.polished else None
+    return {"se": optimum.TARGET, "times": times, "reached": sum(t is not None for t in times),
+            "end_distance": optimum.finite_or_none(end)}
+
+
+def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="cauchy", optima=None):
+    """Time one point, or estimate it when its predicted time exceeds the profile's budget; a measured point also
+    records each repeat's time to the point's optimum (optima: the sweep's PointOptima)."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     reference = reference_fit(records, npix, nzern)
@@ -57,10 +116,14 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
     if predicted_s * profile.repeats > profile.budget_s:
         return record | {"estimated": True, "fit_s": {"median": predicted_s}, "setup_s": None, "total_s": None,
                          "outcome": None}
-    setup_s, fit_s, result = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective)
+    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
+                                       trajectory=optima is not None)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
-    return record | {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s),
-                     "total_s": summary(total_s), "outcome": fit_outcome(result, npix, nzern, data, objective)}
+    record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
+               "outcome": fit_outcome(results[-1], npix, nzern, data, objective)}
+    if optima is not None:
+        record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
+    return record
 
 
 def plan(profile, impls, done, objective="cauchy"):
@@ -108,11 +171,12 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     if not todo:
         print(f"{points_path}: all {len(records)} points of the {settings.profile} profile are done; nothing to run")
         return 0
+    optima = PointOptima(results_dir / OPTIMA_FILE)
     with measurement.measuring(results_dir, environment | {"unavailable": unavailable}, settings.threads, len(todo),
                                f"sweep {settings.profile} {objective}", "point", quiet) as (run_id, bar):
         for impl, npix, nzern in todo:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
-            record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective)
+            record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective, optima)
             record = as_written(points_path, len(records) + 1, record, check_point)
             append_record(points_path, record)
             records.append(record)

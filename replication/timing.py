@@ -7,7 +7,13 @@ import time
 import numpy as np
 
 import reference_numpy
-from replication.data import bfgs_standard_errors, convergence, simulate_observation, true_params
+from replication.data import (
+    bfgs_standard_errors,
+    convergence,
+    objective_gamma,
+    simulate_observation,
+    true_params,
+)
 
 SEED = 1
 """Seed of the simulated observation shared by every implementation at a point."""
@@ -28,46 +34,51 @@ def fingerprint(data):
 def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
     """Median seconds of one objective evaluation (no gradient), after one warm-up call."""
     setup = impl.make_setup(npix, nzern)
-    impl.package.negative_log_likelihood(p0, setup, data, objective=objective)
+    gamma = objective_gamma(data, objective)
+    impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
     times = []
     for _ in range(repeats):
         impl.synchronize()
         start = time.perf_counter()
-        impl.package.negative_log_likelihood(p0, setup, data, objective=objective)
+        impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
         impl.synchronize()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
-def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy"):
-    """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result). The one
-    place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
+def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=False):
+    """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
+    trajectory where asked). The one place a fit is timed (the sweep, retrieval); device work is waited for before
+    each clock reading."""
     impl.synchronize()
     start = time.perf_counter()
     setup = impl.make_setup(npix, nzern)
     impl.synchronize()
     built = time.perf_counter()
-    result = impl.package.fit(setup, data, p0, tol=tol, objective=objective, gradient=impl.gradient_name,
-                              minimizer=impl.minimizer)
+    result = impl.package.fit(setup, data, p0, tol=tol, gamma=objective_gamma(data, objective), objective=objective,
+                              gradient=impl.gradient_name, minimizer=impl.minimizer,
+                              **({"trajectory": True} if trajectory else {}))
     impl.synchronize()
     return built - start, time.perf_counter() - built, result
 
 
 def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
     """One value-and-gradient call of what a fit calls (CUDA context, FFT plans, JAX's compilation), untimed."""
-    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective=objective,
-                                gradient=impl.gradient_name)
+    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective_gamma(data, objective),
+                                objective=objective, gradient=impl.gradient_name)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy"):
-    """Run `repeats` timed fits (setup + fit) after a warm-up call; the last fit's outcome."""
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False):
+    """Run `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
+    each per repeat."""
     warm_up(impl, npix, nzern, data, p0, objective)
-    setup_s, fit_s = [], []
+    setup_s, fit_s, results = [], [], []
     for _ in range(repeats):
-        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective)
+        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective, trajectory)
         setup_s.append(built_s)
         fit_s.append(fitted_s)
-    return setup_s, fit_s, result
+        results.append(result)
+    return setup_s, fit_s, results
 
 
 def summary(seconds):

@@ -2,7 +2,8 @@
 
 The trees as they stood at BEFORE (the commit before the telescope, masks and offsets were added) are read from
 git and imported beside today's; every result of the default telescope (setup arrays, beams, both objectives,
-every gradient, the Hessian, the score covariance and a short fit) must match to the last bit.
+every gradient, the Hessian and the score covariance) must match to the last bit. (Fits are left out: since
+2026-12-02 the minimizer sees the objective without its constant, by design, which changes where BFGS stops.)
 """
 
 import importlib
@@ -71,8 +72,6 @@ def results(package, npix, nzern, data, params):
             out[f"{gradient} {objective}"] = as_bytes(value) + as_bytes(grad)
     out["hessian"] = as_bytes(package.hessian(params, setup, data))
     out["scores"] = as_bytes(package.score_covariance(params, setup, data))
-    fit = package.fit(setup, data, params + 0.01, gradient=gradients[-1])
-    out["fit"] = as_bytes(fit.x) + as_bytes(fit.fun) + as_bytes(fit.nfev)
     return out
 
 

@@ -199,7 +199,7 @@ def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
     assert all(check["passed"] for check in content["checks"])
     assert {"beams", "objective", "gradient", "hessian", "fit parameters", "fit objective"} <= {
         c["check"] for c in content["checks"]}
-    assert {c["objective"] for c in content["checks"]} == {None, "cauchy", "least-squares"}
+    assert {c["objective"] for c in content["checks"]} == {None, "cauchy", "least-squares", "gaussian"}
     assert (tmp_path / "example.npz").exists()
 
 

@@ -168,7 +168,7 @@ def test_the_harness_has_no_import_cycle():
 READ_SIDE = ("analysis", "cold_start", "figures", "report", "records", "registry", "runs", "series", "results",
              "profiles", "mirror", "paths", "beam_files", "real_maps_report")
 WRITERS = ("sweep", "shards", "bench", "crosscheck", "retrieval", "timing", "peers", "environment", "implementations",
-           "measurement", "real_maps")
+           "measurement", "real_maps", "optimum", "pyoof_peer")
 
 
 def test_writers_do_not_import_the_read_side():

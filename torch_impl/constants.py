@@ -21,9 +21,11 @@ DIFF = 0.0
 """Ellipticity term diff*(dx^2 - dy^2) of the illumination, dimensionless (fixed at 0)."""
 GAMMA = 1e-4
 """Width of the Cauchy likelihood, beam-power units (the beams' own units)."""
-OBJECTIVES = ("cauchy", "least-squares")
-"""The objectives a fit can minimise: the Cauchy negative log-likelihood (the default), or the plain sum of
-squared residuals (beam-power units squared) that the author's timing code fitted."""
+OBJECTIVES = ("cauchy", "least-squares", "gaussian")
+"""The objectives a fit can minimise: the Cauchy negative log-likelihood (the default); the plain sum of squared
+residuals (beam-power units squared) that the author's timing code fitted; or least squares in units of the noise,
+S / (2 gamma^2) with gamma the noise's standard deviation, the Gaussian negative log-likelihood without its
+constant."""
 FORWARD_DIFFERENCE_STEP = 1.4901161193847656e-08
 """Step of two-point differences in float64: sqrt(eps), the step scipy takes by default (parameter units);
 backend.difference_step gives each setup's precision its own."""

@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
 from .gradient import value_and_gradient
-from .likelihood import ObservedMaps, observed_maps, prepared_nll
+from .likelihood import ObservedMaps, objective_constant, observed_maps, prepared_nll
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
 
@@ -35,11 +35,13 @@ class NonFiniteObjective(ArithmeticError):
 @dataclasses.dataclass
 class FitProgress:
     """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
-    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation."""
+    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
+    the objective's constant (likelihood.objective_constant), which the minimizer does not see."""
 
     nfev: int = 0
     nit: int = 0
     trajectory: list | None = None
+    shift: float = 0.0
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def iteration(self, intermediate_result):
@@ -85,6 +87,7 @@ def value_objective(params, setup, data, gamma, objective="cauchy", progress=Non
         value = float(prepared_nll(params, setup, data, gamma, objective))
     if progress is not None:
         finite_or_stop(value, 0.0, params, progress)
+        value -= progress.shift
     return value
 
 
@@ -97,6 +100,7 @@ def adjoint_objective(params, setup, data, gamma, objective="cauchy", progress=N
     value, grad = float(value), to_numpy(grad)
     if progress is not None:
         finite_or_stop(value, grad, params, progress)
+        value -= progress.shift
     return value, grad
 
 
@@ -110,6 +114,7 @@ def _autograd_objective(params, setup, data, gamma, objective="cauchy", progress
     value, grad = float(nll.detach()), to_numpy(params.grad)
     if progress is not None:
         finite_or_stop(value, grad, params, progress)
+        value -= progress.shift
     return value, grad
 
 
@@ -162,14 +167,14 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
         progress.nfev += 1
         if progress.trajectory is not None:
             kept.append((time.perf_counter() - progress.start, progress.nfev, params.detach().clone()))
-        return prepared_nll(params, setup, data, gamma, objective)
+        return prepared_nll(params, setup, data, gamma, objective) - progress.shift
 
     result = torchmin.minimize(_recorded_objective, as_model_array(p0, setup), method="bfgs", tol=tol,
                                options=dict(ON_DEVICE_OPTIONS))
     if progress.trajectory is not None and kept:
         moved = to_numpy(torch.stack([params for _, _, params in kept]))
         progress.trajectory += [(seconds, count, row) for (seconds, count, _), row in zip(kept, moved, strict=True)]
-    x, fun = to_numpy(result.x), float(result.fun)
+    x, fun = to_numpy(result.x), float(result.fun) + progress.shift
     finite = math.isfinite(fun) and bool(np.all(np.isfinite(x)))
     return scipy.optimize.OptimizeResult(
         x=x, fun=fun, jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv), nit=int(result.nit),
@@ -182,7 +187,8 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
         minimizer: str = "scipy", trajectory: bool = False) -> scipy.optimize.OptimizeResult:
-    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult.
+    """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
+    minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
     trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
     ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
     numbers per evaluation.
@@ -197,7 +203,7 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin" and gradient != "autograd":
         raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "
                          "available with minimizer='scipy'")
-    progress = FitProgress(trajectory=[] if trajectory else None)
+    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective))
     if minimizer == "torchmin":
         result = _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress)
     else:
@@ -205,6 +211,7 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
             result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
                                              method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
                                              options={} if with_gradient else {"eps": difference_step(setup)})
+            result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
         except NonFiniteObjective as stop:
             result = stopped_fit(stop, progress)
     if trajectory:

@@ -22,15 +22,17 @@ def objective_and_power_adjoint(power, data, gamma, objective, weights=None):
     Where weights (0 or 1 per pixel) are given, a pixel of weight 0 adds nothing to L and has W = 0.
 
     Cauchy: L = sum log(1 + (e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
-    s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Sums in float64, as in
+    s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Gaussian (least squares in
+    noise units): L = sum e^2 / (2 gamma^2), W = e / gamma^2. Sums in float64, as in
     likelihood.py, whose values these equal.
     """
     excess = power
     excess -= data
     if weights is not None:
         excess *= weights
-    if objective == "least-squares":
-        return (excess * excess).sum(dtype=torch.float64), excess, 2.0
+    if objective != "cauchy":
+        value = (excess * excess).sum(dtype=torch.float64)
+        return (value, excess, 2.0) if objective == "least-squares" else (value / (2 * gamma**2), excess, 1 / gamma**2)
     excess /= gamma
     squared = excess * excess
     squared += 1  # then log, not log1p, as in likelihood.cauchy_nll, which says why
