@@ -12,8 +12,9 @@ from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """A sweep's grid: sizes, Zernike orders, repeats, and the per-point budget (seconds) above which a
-    point is estimated instead of run; least_squares_nzern, where set, the orders least squares is timed at
-    (it takes several times more BFGS iterations than the Cauchy likelihood)."""
+    point is estimated instead of run; least_squares_nzern, where set, the orders the author's unscaled least squares
+    is timed at; variants_npix and variants_nzern, where set, the points of the gradient variants (and the orders of
+    least squares in noise units: C4's)."""
 
     npix: tuple
     nzern: tuple
@@ -25,8 +26,9 @@ class Profile:
 
     def orders(self, objective):
         """The Zernike orders timed for an objective."""
-        least_squares = objective in ("least-squares", "gaussian")
-        return self.least_squares_nzern if least_squares and self.least_squares_nzern else self.nzern
+        if objective == "gaussian" and self.variants_nzern:
+            return self.variants_nzern  # least squares in noise units at the orders C4 is judged at
+        return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
 
     def points(self, impl, objective):
         """The (npix, nzern) points timed for an implementation: a gradient other than its own (a variant
