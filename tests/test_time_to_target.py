@@ -42,3 +42,15 @@ def test_the_optimum_of_a_point_is_found_once(optima):
     keys = [line for line in optima.path.read_text().splitlines() if '"nzern": 2' in line]
     assert len(keys) == 1
     assert sweep.PointOptima(optima.path).known.keys() == optima.known.keys()
+
+
+def test_the_noise_of_least_squares_in_noise_units_is_read_from_the_maps():
+    """The simulated maps' additive noise is 2.4% of the peak; the edge band sees it (the beams have fallen off)."""
+    import reference_numpy
+    from replication.data import ADDITIVE_NOISE, noise_sigma, simulate_observation, true_params
+
+    setup = reference_numpy.make_setup(128, 3)
+    truth = true_params(setup.nparams)
+    data = simulate_observation(setup, truth, seed=5)
+    expected = ADDITIVE_NOISE * float(reference_numpy.beam_maps(truth, setup).max())
+    assert noise_sigma(data) == pytest.approx(expected, rel=0.05)
