@@ -54,10 +54,10 @@ def test_a_null_where_a_number_is_required_is_refused_naming_file_line_and_key(l
 
 def test_older_cross_checks_read_as_todays_fields():
     files = sorted(REFERENCE.glob("*/crosscheck/crosscheck.json"))
-    assert files, "the reference runs hold cross-checks"
-    for path in files:
+    older = [path for path in files if json.loads(path.read_text()).get("schema", 1) < CROSSCHECK_SCHEMA]
+    assert older, "the reference runs hold cross-checks made before the fields: read through the conversion"
+    for path in older:
         content = json.loads(path.read_text())
-        assert content.get("schema", 1) < CROSSCHECK_SCHEMA  # made before the fields: read through the conversion
         fits = crosscheck_fits(content)
         labels = [fit["impl"] for fit in content["fits"]]
         if content.get("schema", 1) >= 2:
