@@ -62,6 +62,13 @@ def add_run_options(parser, kind):
                         help=f"write exactly into this folder instead of <run>/{kind}")
 
 
+def add_measuring_options(parser):
+    """The threads a writer measures with, and its progress bar."""
+    parser.add_argument("--threads", type=threads, default=default_threads(),
+                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+
+
 def add_report_options(parser, what):
     """Which runs figures and report show, and where they go."""
     parser.add_argument("--run", type=pathlib.Path, action="append", default=None,
@@ -148,9 +155,7 @@ def add_retrieve_command(commands):
     retrieve.add_argument("--profile", choices=sorted(RETRIEVAL_PROFILES), default="quick",
                           help="the truths to fit (default quick)")
     add_run_options(retrieve, "retrieval-<profile>")
-    retrieve.add_argument("--threads", type=threads, default=default_threads(),
-                          help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
-    retrieve.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+    add_measuring_options(retrieve)
     retrieve.set_defaults(func=run_retrieve_command)
 
 
@@ -185,9 +190,7 @@ def add_real_maps_command(commands):
     fits.add_argument("--repeats", type=positive_int, default=real_maps.REPEATS,
                       help=f"timed fits of each stage by each series (default {real_maps.REPEATS})")
     add_run_options(fits, "real-maps")
-    fits.add_argument("--threads", type=threads, default=default_threads(),
-                      help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
-    fits.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
+    add_measuring_options(fits)
     fits.set_defaults(func=run_real_maps_command)
 
 
