@@ -227,8 +227,8 @@ def reference_runs(base=None):
 
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
-                "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json", "gpu.txt",
-                "log.txt",
+                "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json",
+                "gpu.txt", "log.txt",
                 "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
                 "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
