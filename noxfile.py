@@ -144,7 +144,7 @@ def retrieval(session):
 def real_maps(session):
     """Fit the SRT's real OOF maps and a GRASP simulation of them (orders 1-5, NumPy and torch, resumable) into your
     run, then figures and report. The maps are not in the repository (docs/real-maps.md): -- --maps DIR names their
-    folder (default $OOF_REAL_MAPS, else ../shared/data/srt-oof-2019); other options are the command's."""
+    folder (default $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository); other options are the command's."""
     install_project(session)
     replication(session, "real-maps", *session.posargs)
     replication(session, "figures")

@@ -12,6 +12,7 @@ import scipy.fft
 
 from .aperture import aperture_phase, illumination
 from .beams import add_offsets, beam_power, far_field, place_on_grid
+from .likelihood import pixel_count
 from .setup import parameter_parts
 
 
@@ -40,11 +41,6 @@ def objective_and_power_adjoint(power, data, gamma, objective, weights=None):
     squared += 1
     excess /= squared
     return value, excess, 2 / gamma
-
-
-def pixel_count(data, weights):
-    """How many pixels the objective compares: all of data's, or those of weight 1."""
-    return math.prod(data.shape) if weights is None else weights.sum(dtype=np.float64)
 
 
 def far_field_adjoint(weights, factor, beam, box):

@@ -54,6 +54,11 @@ def observed_maps(data, setup):
     return prepare_data(data, setup)
 
 
+def pixel_count(data, weights):
+    """How many pixels the objective compares: all of data's, or those of weight 1."""
+    return math.prod(data.shape) if weights is None else weights.sum(dtype=np.float64)
+
+
 def cauchy_nll(power, data, gamma, weights=None):
     """Sum over pixels of -log(gamma / (pi (resid^2 + gamma^2))), resid = data - power, over the pixels of
     weight 1 where weights (0 or 1 per pixel) are given.
@@ -65,7 +70,7 @@ def cauchy_nll(power, data, gamma, weights=None):
     if weights is None:
         return np.log1p(scaled**2).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
     scaled = scaled * weights
-    pixels = weights.sum(dtype=np.float64)
+    pixels = pixel_count(data, weights)
     return np.log1p(scaled**2).sum(dtype=np.float64) + pixels * math.log(math.pi * gamma)
 
 
@@ -98,8 +103,7 @@ def objective_constant(data, gamma, objective):
     minimizer's tests of progress and finite-difference steps, all relative to |objective|, lose that much."""
     if objective != "cauchy":
         return 0.0
-    pixels = math.prod(data.fft_order.shape) if data.weights is None else float(data.weights.sum())
-    return pixels * math.log(math.pi * gamma)
+    return float(pixel_count(data.fft_order, data.weights)) * math.log(math.pi * gamma)
 
 
 def prepared_nll(params, setup, data, gamma, objective="cauchy"):

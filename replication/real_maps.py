@@ -30,8 +30,9 @@ SRT_DISH = {"radius": 32.004, "focal_length": 21.0236, "effective_focal_length":
 (metres), from the maps' configuration (pyoof-srt's run_config.yaml)."""
 DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
 """Environment variable naming the folder that holds the maps (as the --maps option does)."""
-DEFAULT_FOLDER = pathlib.PurePosixPath("..", "shared", "data", "srt-oof-2019")
-"""Where the maps are looked for by default, relative to the repository root."""
+DEFAULT_FOLDER = pathlib.PurePosixPath("data", "srt-oof-2019")
+"""Where the maps are looked for by default, relative to the repository root (ignored by git: the maps are never
+committed)."""
 WHENCE = ("the SRT maps come from the public repository github.com/pinno/pyoof-srt (folder sample_input_files/, "
           "BSD-3-Clause): see docs/real-maps.md")
 """One line saying where a user gets the maps."""
@@ -79,8 +80,8 @@ def source_named(name: str) -> Source:
 
 
 def maps_folder(folder=None) -> pathlib.Path:
-    """The folder holding the maps: the one given, else $OOF_REAL_MAPS, else ../shared/data/srt-oof-2019 from the
-    repository root; a RunError saying where the maps come from where it does not exist."""
+    """The folder holding the maps: the one given, else $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository;
+    a RunError saying where the maps come from where it does not exist."""
     chosen = folder or os.environ.get(DATA_FOLDER_VARIABLE) or project_root() / DEFAULT_FOLDER
     path = pathlib.Path(chosen)
     if not path.is_dir():

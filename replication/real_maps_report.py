@@ -127,11 +127,11 @@ def source_summary(name, stages, source, taper):
               for slow, fast, what in RATIOS
               if slow in ladders and fast in ladders and (found := ratio(ladders[slow], ladders[fast]))]
     known = {s.name: s for s in real_maps.SOURCES}
+    rows = [stage_row(s, series_order) for s in stages]
     return {"name": name, "title": known[name].title if name in known else name,
             "short": known[name].short if name in known else name, "source": source, "taper": taper,
-            "series": series_order, "stages": [stage_row(s, series_order) for s in stages],
-            "reached": {chosen: sum(row["cells"][chosen]["reached"] == row["cells"][chosen]["fits"] > 0
-                                    for row in map(lambda s: stage_row(s, series_order), stages))
+            "series": series_order, "stages": rows,
+            "reached": {chosen: sum(row["cells"][chosen]["reached"] == row["cells"][chosen]["fits"] > 0 for row in rows)
                         for chosen in series_order},
             "ladders": {chosen: {"median": statistics.median(t for t, _ in times), "whole": all(w for _, w in times)}
                         for chosen, times in ladders.items() if times},

@@ -4,6 +4,7 @@ import contextlib
 import hashlib
 import io
 import os
+import pathlib
 import subprocess
 
 import numpy as np
@@ -73,3 +74,12 @@ def run_command(*args):
         os.chdir(cwd)
     return subprocess.CompletedProcess(["python", "-m", "replication", *map(str, args)], code, out.getvalue(),
                                        err.getvalue())
+
+
+def real_maps_folder():
+    """Where the tests find the SRT maps: $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository, else the team's
+    shared copy beside the checkout (../shared/data/srt-oof-2019); the first that exists (the last where none does)."""
+    candidates = [os.environ.get("OOF_REAL_MAPS"), ROOT / "data" / "srt-oof-2019",
+                  ROOT.parent / "shared" / "data" / "srt-oof-2019"]
+    folders = [pathlib.Path(c) for c in candidates if c]
+    return next((folder for folder in folders if folder.is_dir()), folders[-1])

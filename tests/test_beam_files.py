@@ -1,15 +1,14 @@
 """The readers of beam maps made by others: good files read as documented, each damaged file refused in one line
 naming the file (and the line), through the library and the command line."""
 
-import pathlib
 
 import numpy as np
 import pytest
-from conftest import run_command
+from conftest import real_maps_folder, run_command
 
 from replication import beam_files, real_maps
 
-DATA = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "srt-oof-2019"
+DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
                                                           f"{real_maps.WHENCE}")
 

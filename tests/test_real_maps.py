@@ -2,17 +2,16 @@
 and a small run of the command on the SRT's GRASP maps where the data are at hand."""
 
 import json
-import pathlib
 
 import numpy as np
 import pytest
-from conftest import run_command
+from conftest import real_maps_folder, run_command
 
 from replication import optimum as optima
 from replication import real_maps
 from replication.records import read_real_maps
 
-DATA = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "srt-oof-2019"
+DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
                                                           f"{real_maps.WHENCE}")
 
