@@ -16,12 +16,14 @@ from replication.data import (
     judging_newton,
     judging_stderr,
 )
+from replication.optimum import mahalanobis
 from replication.profiles import sweep_folder_name
 from replication.records import (
     crosscheck_fits,
     fit_series,
     read_bench,
     read_crosscheck,
+    read_optima,
     read_peers_check,
     read_points,
     read_retrieval,
@@ -101,6 +103,9 @@ class Run:
     nodes: list = dataclasses.field(default_factory=list)
     retrieval: dict = dataclasses.field(default_factory=dict)
     """{folder name: records} of the run's cold-start retrievals (retrieval-<profile>)."""
+    optima: dict = dataclasses.field(default_factory=dict)
+    """{sweep folder name: {(npix, nzern, objective, data_sha256): optimum record}}: the points' optima (runs since
+    2026-12-02), merged over shards."""
 
     @property
     def retrieval_shown(self):
@@ -177,7 +182,10 @@ def load_run(folder, own):
     clash = sorted(set(sweeps) & set(sharded))
     if clash:
         raise runs.RunError(f"{folder}: {clash[0]} is both a sweep and a sharded sweep of this run; keep one")
-    return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes,
+    optima = {}
+    for path in sorted(folder.glob("sweep-*/optima.jsonl")) + sorted(folder.glob("shards/*/*/sweep-*/optima.jsonl")):
+        optima.setdefault(path.parent.name, {}).update(read_optima(path))
+    return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes, optima=optima,
                crosscheck=read_crosscheck(folder / "crosscheck" / "crosscheck.json"),
                bench=read_bench(folder / "bench" / "bench.json"),
                bench_default=read_bench(folder / "bench-default-allocator" / "bench.json"),
@@ -194,24 +202,52 @@ def judges_claims(run):
     return bool(run.own or run.sweeps or run.crosscheck or run.bench)
 
 
+def timed_to_target(record):
+    """Whether a measured point records each repeat's time to its optimum (runs since 2026-12-02): its time is then
+    a time to solution, else (older runs) the time the optimiser took to stop."""
+    return not record["estimated"] and "target" in record
+
+
+def repeat_times(record):
+    """(seconds per repeat, whether every repeat reached the optimum) of a measured point: each repeat's time to
+    solution, a repeat that never came within the target counted at its total time (a lower bound); a point
+    recorded before the targets: each repeat's time to stop, reached where the fit is a solution (how_it_ended)."""
+    totals = record["total_s"].get("all") or [record["total_s"]["median"]]
+    if timed_to_target(record):
+        times = record["target"]["times"]
+        return [t if t is not None else total for t, total in zip(times, totals, strict=True)], None not in times
+    return list(totals), is_solution(record)
+
+
 def seconds(record):
-    """Median time-to-solution of a point (setup + fit), measured or estimated."""
+    """Median time to solution of a point (setup + fit up to the first evaluation within the target of the point's
+    optimum; a repeat that never got there at its total time, then a bound), measured or estimated; the time to stop
+    where the point records no target (runs before 2026-12-02)."""
     if record["estimated"]:
         return record["fit_s"]["median"]
-    return record["total_s"]["median"]
+    return statistics.median(repeat_times(record)[0]) if timed_to_target(record) else record["total_s"]["median"]
+
+
+def stop_seconds(record):
+    """Median seconds from the start to the optimiser's stop (setup + fit): what the paper's script timed."""
+    return record["fit_s"]["median"] if record["estimated"] else record["total_s"]["median"]
 
 
 def how_it_ended(record):
     """Why a point's time is not a time to solution, in a few words, or None where it is one.
 
-    Measured fits with an exact account are solutions when they ended at the optimum (data.ended_at_optimum);
-    fits recorded before the account, when neither scipy nor torchmin flagged a failure other than precision
-    loss (scipy's word for a line search that can no longer see a decrease, at the optimum or not). Estimated
-    points are predictions, judged by the fit they were predicted from.
+    Points timed to the target: a solution where every repeat came within the target of the point's optimum, else
+    censored (its time a bound). Older points: measured fits with an exact account are solutions when they ended at
+    the optimum (data.ended_at_optimum); fits recorded before the account, when neither scipy nor torchmin flagged a
+    failure other than precision loss (scipy's word for a line search that can no longer see a decrease, at the
+    optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
     """
     if not identifiable(record["npix"], record["nzern"]):
         return "not identifiable (rank-deficient design)"
     if record["estimated"]:
+        return None
+    targeted = timed_to_target(record)
+    if targeted and record["target"]["reached"] == len(record["target"]["times"]):
         return None
     outcome = record["outcome"]
     if "convergence" in outcome:
@@ -219,7 +255,10 @@ def how_it_ended(record):
             return "objective not finite"
         if not np.isfinite(judging_newton(outcome["convergence"])):
             return "not at a minimum (Hessian not positive definite)"
-        return None if ended_at_optimum(outcome) else "stopped before the optimum"
+        if not ended_at_optimum(outcome):
+            return "stopped before the optimum"
+    if targeted:
+        return f"never within {record['target']['se']:g} SE of the optimum (time a bound)"
     if outcome["success"] or "precision loss" in outcome["message"]:
         return None
     return f"failed: {outcome['message']}"
@@ -230,24 +269,117 @@ def is_solution(record):
     return how_it_ended(record) is None
 
 
+VALUE, AT_LEAST, AT_MOST, BETWEEN, UNDETERMINED = "value", "at least", "at most", "between", "undetermined"
+"""How far a speed-up is known: a value; a lower bound (the slower fit never reached the target, so its time is at
+least its total); an upper bound (the faster one never did); between two bounds (a median that bounds can move
+only so far); undetermined (neither fit reached it)."""
+
+
+class Ratio(float):
+    """A speed-up time(slow) / time(fast): the ratio of the medians over repeats (for a bound, the bound), with low and
+    high the smallest and largest ratio over every pair of repeats (one of each series; open, 0 or inf, on a bound's
+    open side), its kind, and floor and ceiling: what it can be given what was measured. A float, so that it sorts and
+    plots as one."""
+
+    def __new__(cls, value, low, high, kind=VALUE, floor=None, ceiling=None):
+        ratio = super().__new__(cls, value)
+        ratio.low, ratio.high, ratio.kind = float(low), float(high), kind
+        ratio.floor = float(floor) if floor is not None else float(value) if kind in (VALUE, AT_LEAST) else 0.0
+        ratio.ceiling = float(ceiling) if ceiling is not None else float(value) if kind in (VALUE, AT_MOST) \
+            else math.inf
+        return ratio
+
+    @property
+    def is_bound(self):
+        return self.kind != VALUE
+
+    def __repr__(self):
+        return f"Ratio({float(self)!r}, {self.low!r}, {self.high!r}, {self.kind!r}, {self.floor!r}, {self.ceiling!r})"
+
+
+def ratio_of(slow, fast):
+    """The speed-up between two measured points timed alike (Ratio), or None where neither fit reached the target."""
+    a, a_reached = repeat_times(slow)
+    b, b_reached = repeat_times(fast)
+    value = seconds(slow) / seconds(fast)
+    pairs = [x / y for x in a for y in b]
+    if a_reached and b_reached:
+        return Ratio(value, min(pairs), max(pairs))
+    if b_reached:
+        return Ratio(value, min(pairs), math.inf, AT_LEAST)
+    if a_reached:
+        return Ratio(value, 0.0, max(pairs), AT_MOST)
+    return Ratio(math.nan, 0.0, math.inf, UNDETERMINED)
+
+
+def as_ratio(value):
+    """A speed-up as a Ratio (a plain number: a value without a range)."""
+    return value if isinstance(value, Ratio) else Ratio(value, value, value)
+
+
+def as_ratios(ratios):
+    return {key: as_ratio(value) for key, value in ratios.items()}
+
+
+def aggregate(function, ratios):
+    """function (median, min, max, a geometric mean: any function increasing in each argument) of speed-ups, as a
+    Ratio: a value where every bound among them leaves the result fixed, else a bound or undetermined; low and high
+    the function of the lows and of the highs."""
+    ratios = list(ratios)
+    floor, ceiling = function([r.floor for r in ratios]), function([r.ceiling for r in ratios])
+    low, high = function([r.low for r in ratios]), function([r.high for r in ratios])
+    if floor == ceiling:
+        return Ratio(floor, low, high)
+    if math.isinf(ceiling) and floor > 0:
+        return Ratio(floor, low, math.inf, AT_LEAST)
+    if floor == 0 and math.isfinite(ceiling):
+        return Ratio(ceiling, 0.0, high, AT_MOST)
+    if floor > 0 and math.isfinite(ceiling):
+        return Ratio(floor, low, high, BETWEEN, floor, ceiling)
+    return Ratio(math.nan, 0.0, math.inf, UNDETERMINED)
+
+
+def comparable(a, b, measured_only=True):
+    """Whether two points of one grid point enter a ratio: both measured (or measured_only False), timed on the same
+    node, both identifiable, and both timed alike (to the target, or both to the optimiser's stop)."""
+    if measured_only and (a["estimated"] or b["estimated"]):
+        return False
+    if a.get("node") != b.get("node") or not identifiable(a["npix"], a["nzern"]):
+        return False
+    return a["estimated"] or b["estimated"] or timed_to_target(a) == timed_to_target(b)
+
+
 def speedups(series, slow, fast, measured_only=True):
-    """{(npix, nzern): seconds(slow) / seconds(fast)} over points both series have, timed on the same node, both
-    fits solutions (how_it_ended)."""
+    """{(npix, nzern): Ratio of seconds(slow) / seconds(fast)} over points both series have, timed on the same node.
+    Points timed to the target: every pair enters, a censored fit's as a bound (a pair where neither fit reached the
+    target has no ratio, see complete_sizes); older points: both fits solutions (how_it_ended), time to stop."""
     a, b = series.get(slow, {}), series.get(fast, {})
-    return {key: seconds(a[key]) / seconds(b[key]) for key in sorted(set(a) & set(b))
-            if (not measured_only or not (a[key]["estimated"] or b[key]["estimated"]))
-            and a[key].get("node") == b[key].get("node") and is_solution(a[key]) and is_solution(b[key])}
+    ratios = {}
+    for key in sorted(set(a) & set(b)):
+        if not comparable(a[key], b[key], measured_only):
+            continue
+        if a[key]["estimated"] or b[key]["estimated"]:
+            value = seconds(a[key]) / seconds(b[key])
+            ratios[key] = Ratio(value, value, value)
+        elif timed_to_target(a[key]) or (is_solution(a[key]) and is_solution(b[key])):
+            ratio = ratio_of(a[key], b[key])
+            if ratio.kind != UNDETERMINED:
+                ratios[key] = ratio
+    return ratios
 
 
 def complete_sizes(series, slow, fast):
-    """The speed-ups a per-size verdict (C2, C3, C4) may judge: those of grid sizes where every measured pair of
-    the two series is a pair of solutions, so that leaving out fits that stopped short never narrows the orders
-    a verdict takes its median or spread over."""
+    """The speed-ups a per-size verdict (C2, C3, C4) judges. Points timed to the target: every measured pair, a pair
+    where neither fit reached the target entering as undetermined (so that no order is silently left out). Older
+    points: those of grid sizes where every measured pair of the two series is a pair of solutions, so that leaving
+    out fits that stopped short never narrows the orders a verdict takes its median or spread over."""
     a, b = series.get(slow, {}), series.get(fast, {})
-    measured = [key for key in set(a) & set(b) if not (a[key]["estimated"] or b[key]["estimated"])]
+    measured = [key for key in set(a) & set(b) if comparable(a[key], b[key])]
     ratios = speedups(series, slow, fast)
-    short = {key[0] for key in measured if key not in ratios}
-    return {key: value for key, value in ratios.items() if key[0] not in short}
+    short = {key[0] for key in measured if not timed_to_target(a[key]) and key not in ratios}
+    complete = {key: value for key, value in ratios.items() if key[0] not in short}
+    complete |= {key: ratio_of(a[key], b[key]) for key in measured if timed_to_target(a[key])}
+    return dict(sorted(complete.items()))
 
 
 def left_out(series):
@@ -259,6 +391,12 @@ def left_out(series):
             if reason is not None:
                 reasons[reason] = reasons.get(reason, 0) + 1
     return dict(sorted(reasons.items()))
+
+
+def timed_to_targets(series):
+    """Whether a sweep's measured points record times to target (runs since 2026-12-02), so that its verdicts rest
+    on times to solution rather than on the optimiser's stop."""
+    return any(timed_to_target(record) for points in series.values() for record in points.values())
 
 
 def parameter_count(nzern):
@@ -278,11 +416,28 @@ class Rule:
     upper: bool = False
 
     def grade(self, value):
-        """The verdict of a measured value (None: not measured)."""
+        """The verdict of a measured value (None: not measured). A speed-up known only as a bound (Ratio) is graded
+        at both ends of what it can be: the verdict where both agree, else undetermined (never graded as a value)."""
         if value is None:
             return NOT_MEASURED
+        if isinstance(value, Ratio):
+            return self.grade_range(value.floor, value.ceiling) if value.kind != UNDETERMINED else UNDETERMINED
+        return self.grade_range(value, value)
+
+    def grade_range(self, low, high):
+        """The verdict of a value known to lie in [low, high]: the grade both ends share, else undetermined."""
+        grades = {self.grade_value(low), self.grade_value(high)}
+        return grades.pop() if len(grades) == 1 else UNDETERMINED
+
+    def grade_value(self, value):
         meets = (lambda limit: value <= limit) if self.upper else (lambda limit: value >= limit)
         return REPRODUCED if meets(self.reproduced) else PARTLY if meets(self.partly) else NOT_REPRODUCED
+
+    def possible(self, low, high):
+        """The grades a value in [low, high] may have, worst first (one where the verdict is determined)."""
+        order = (NOT_REPRODUCED, PARTLY, REPRODUCED)
+        ends = sorted({order.index(self.grade_value(low)), order.index(self.grade_value(high))})
+        return order[ends[0]:ends[-1] + 1]
 
     @property
     def text(self):
@@ -304,10 +459,11 @@ RULES = {
                    str(parameter_count(n)) for n in C4_ORDERS)
                + f"), at the largest grid of npix >= {C4_MIN_NPIX} that has them all (1: a speed-up proportional to "
                "P; the spread max / min shown beside it)", 0.3, 0.6, upper=True),
-    "C5a": Rule(f"share of the paper's float64 torch fits (autograd, scipy BFGS; CPU and GPU), cross-check and sweep, "
-                f"within {SAME_SOLUTION_STDERR} standard error of the NumPy fit of the same data, where both fits are "
-                "solutions (sandwich standard errors where recorded, else the exact inverse Hessian's, else BFGS's; "
-                "other series reported, not judged)", 1.0, 0.9),
+    "C5a": Rule(f"share of the pairs of the paper's float64 fits of the same data (NumPy finite differences, torch "
+                f"autograd on CPU and GPU; scipy BFGS), cross-check and sweep, within {SAME_SOLUTION_STDERR} standard "
+                "error of each other: every pair, as the Mahalanobis distance under the point's optimum (runs before "
+                "2026-12-02: largest parameter difference against NumPy in its fit's standard errors, pairs of "
+                "solutions only); the worst pair shown; other series reported, not judged", 1.0, 0.9),
     "C5b": Rule("share of the fits with an exact account that ended at the optimum (Newton step left <= "
                 f"{STOPPED_AT_OPTIMUM} standard error, sandwich where recorded)", 1.0, 0.9),
     "C6": Rule("share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
@@ -319,32 +475,41 @@ RULES = {
 def verdict_c1(ratios):
     """C1, up to ~100x NumPy -> torch on a GPU: the median over Zernike orders at the largest grid size with a
     measured ratio (one outlier cannot set it); >= 50 reproduced, >= 10 partly. The largest single ratio and its
-    point are kept beside it."""
+    point are kept beside it. Bounds (censored fits) enter as bounds (aggregate)."""
+    ratios = as_ratios(ratios)
     if not ratios:
         return {"value": None, "verdict": NOT_MEASURED, "npix": None, "max": None, "point": None}
     npix = max(key[0] for key in ratios)
-    value = statistics.median(v for key, v in ratios.items() if key[0] == npix)
-    point = max(ratios, key=ratios.get)
-    return {"value": value, "verdict": RULES["C1"].grade(value), "npix": npix, "max": ratios[point], "point": point}
+    value = aggregate(statistics.median, [v for key, v in ratios.items() if key[0] == npix])
+    point = max((key for key in ratios if ratios[key].kind != UNDETERMINED), key=ratios.get, default=None)
+    return {"value": value, "verdict": RULES["C1"].grade(value), "npix": npix,
+            "max": ratios[point] if point else None, "point": point}
 
 
 def per_size_medians(ratios, min_npix):
-    """{npix: median ratio over Zernike orders} for the grid sizes from min_npix up."""
+    """{npix: median ratio over Zernike orders (a Ratio, a bound where a censored fit leaves it open)} for the grid
+    sizes from min_npix up."""
     by_npix = {}
     for (npix, _), value in ratios.items():
         if npix >= min_npix:
             by_npix.setdefault(npix, []).append(value)
-    return {npix: statistics.median(values) for npix, values in sorted(by_npix.items())}
+    return {npix: aggregate(statistics.median, values) for npix, values in sorted(by_npix.items())}
 
 
 def weakest_size(ratios, min_npix):
     """The claim must hold at every grid size from min_npix up: the smallest per-size median, with all of them."""
-    medians = per_size_medians(ratios, min_npix)
-    return (min(medians.values()) if medians else None), medians
+    medians = per_size_medians(as_ratios(ratios), min_npix)
+    return (aggregate(min, medians.values()) if medians else None), medians
+
+
+def weakest_npix(by_npix):
+    """The grid size whose median sets the smallest: the least floor (the size that may be the weakest)."""
+    return min(by_npix, key=lambda npix: (by_npix[npix].floor, float(by_npix[npix].ceiling)))
 
 
 def verdict_c2(ratios, min_npix=256):
-    """C2, GPU ~10x CPU torch for npix >= 256: the smallest per-size median ratio there (RULES["C2"])."""
+    """C2, GPU ~10x CPU torch for npix >= 256: the smallest per-size median ratio there (RULES["C2"]), and each
+    size's."""
     value, medians = weakest_size(ratios, min_npix)
     return {"value": value, "verdict": RULES["C2"].grade(value), "by_npix": medians}
 
@@ -356,26 +521,52 @@ def verdict_c3(ratios, min_npix=128):
     return {"value": value, "verdict": RULES["C3"].grade(value), "by_npix": medians}
 
 
+def slope_range(log_p, lows, highs):
+    """Least and largest least-squares slope of log(ratio) against log_p over ratios known to lie in [lows, highs]
+    (the slope is linear in each log ratio: each end takes the low or the high by the sign of its weight)."""
+    x = np.asarray(log_p) - np.mean(log_p)
+    weights = x / np.sum(x * x)
+    with np.errstate(divide="ignore"):
+        low_logs, high_logs = np.log(lows), np.log(highs)
+    least = sum(w * (lo if w > 0 else hi) for w, lo, hi in zip(weights, low_logs, high_logs, strict=True) if w)
+    most = sum(w * (hi if w > 0 else lo) for w, lo, hi in zip(weights, low_logs, high_logs, strict=True) if w)
+    return float(least), float(most)
+
+
+def absolute_range(least, most):
+    """[least, most] of |s| for s in [least, most]."""
+    if least <= 0 <= most:
+        return 0.0, max(-least, most)
+    return min(abs(least), abs(most)), max(abs(least), abs(most))
+
+
 def verdict_c4(ratios):
     """C4, speed-up independent of the number of parameters: at the largest grid (npix >= C4_MIN_NPIX) where every
     order of the fixed set C4_ORDERS has a ratio, the slope of log(speed-up) against log(P) over that set only
     (other orders a run measured are ignored, so the verdict does not depend on them); |slope| <= 0.3
     reproduced, <= 0.6 partly. A slope of 1 is a speed-up proportional to P (finite differences' P + 1
-    evaluations against one gradient). The spread (max / min over the set) is kept beside it."""
+    evaluations against one gradient). The spread (max / min over the set) is kept beside it. Where a ratio is a
+    bound, the slope is known only within a range ("known"): graded at both ends (Rule.grade_range); "repeats" is the
+    slope's range over the repeats' ranges."""
     by_npix = {}
-    for (npix, nzern), value in ratios.items():
+    for (npix, nzern), value in as_ratios(ratios).items():
         if nzern in C4_ORDERS:
             by_npix.setdefault(npix, {})[nzern] = value
     candidates = [npix for npix, values in by_npix.items() if npix >= C4_MIN_NPIX and len(values) == len(C4_ORDERS)]
     if not candidates:
-        return {"value": None, "verdict": NOT_MEASURED, "npix": None, "by_nzern": {}, "spread": None}
+        return {"value": None, "verdict": NOT_MEASURED, "npix": None, "by_nzern": {}, "spread": None,
+                "known": None, "repeats": None}
     npix = max(candidates)
     values = dict(sorted(by_npix[npix].items()))
     log_p = np.log([parameter_count(n) for n in values])
-    slope = float(np.polyfit(log_p, np.log(list(values.values())), 1)[0])
-    verdict = RULES["C4"].grade(abs(slope))
-    return {"value": slope, "verdict": verdict, "npix": npix, "by_nzern": values,
-            "spread": max(values.values()) / min(values.values())}
+    known = slope_range(log_p, [r.floor for r in values.values()], [r.ceiling for r in values.values()])
+    repeats = slope_range(log_p, [r.low for r in values.values()], [r.high for r in values.values()])
+    exact = not any(r.is_bound for r in values.values())
+    slope = float(np.polyfit(log_p, np.log(list(values.values())), 1)[0]) if exact else None
+    verdict = UNDETERMINED if any(map(math.isnan, known)) else RULES["C4"].grade_range(*absolute_range(*known))
+    spread = max(values.values()) / min(values.values()) if exact else None
+    return {"value": slope, "verdict": verdict, "npix": npix, "by_nzern": values, "spread": spread,
+            "known": known, "repeats": repeats}
 
 
 def exact_stderr(outcome):
@@ -385,9 +576,14 @@ def exact_stderr(outcome):
     return judging_stderr(account) if account else None
 
 
-def fit_differences(series, reference=NUMPY):
-    """Largest |x - x_reference| / stderr of each float64 series against the reference, per point: exact
-    standard errors of the reference fit where recorded, else (older runs) the BFGS estimate of the other."""
+def fit_differences(series, reference=NUMPY, optima=None):
+    """How far apart the float64 fits of each point ended. With the point's optimum (optima, runs since 2026-12-02):
+    every pair of series, as the Mahalanobis distance between their ends under the optimum's covariance (standard
+    errors), every pair compared whether or not its fits reached the optimum. Older runs: each series against the
+    reference, largest |x - x_reference| / stderr (exact standard errors of the reference fit where recorded, else
+    the BFGS estimate of the other), comparable where both fits are solutions."""
+    if optima:
+        return mahalanobis_differences(series, optima)
     rows = []
     base = series.get(reference, {})
     for name, points in series.items():
@@ -402,15 +598,38 @@ def fit_differences(series, reference=NUMPY):
             shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
             basis = "BFGS" if exact is None else "sandwich" if a["outcome"]["convergence"].get(
                 "stderr_sandwich") else "exact"
-            rows.append({"series": name, "npix": key[0], "nzern": key[1], "max_stderr": float(shift.max()),
-                         "basis": basis,
+            rows.append({"series": name, "against": reference, "npix": key[0], "nzern": key[1],
+                         "max_stderr": float(shift.max()), "basis": basis,
                          "comparable": is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))})
     return rows
 
 
+def mahalanobis_differences(series, optima):
+    """Every pair of float64 series measured at a point with a polished optimum: the Mahalanobis distance between
+    their fits' ends (the last repeat's) under the optimum's covariance; rows as fit_differences' ("series" the
+    second of the pair, "against" the first, in the report's order)."""
+    names = [name for name in ordered(series) if name.dtype == "float64"]
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            for key in sorted(set(series[first]) & set(series[second])):
+                a, b = series[first][key], series[second][key]
+                if a["estimated"] or b["estimated"] or a.get("data_sha256") != b.get("data_sha256"):
+                    continue
+                found = optima.get((*key, a.get("objective", "cauchy"), a.get("data_sha256")))
+                if not found or not found["polished"]:
+                    continue
+                rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
+                             "max_stderr": mahalanobis(b["outcome"]["x"], a["outcome"]["x"], found["covariance"]),
+                             "basis": "Mahalanobis", "comparable": True})
+    return rows
+
+
 def crosscheck_differences(crosscheck, objective):
-    """The cross-check's fit comparisons of one objective as fit_differences rows (exact standard errors of the
-    NumPy fit), each fit compared once; comparable where both fits ended at the optimum."""
+    """The cross-check's fit comparisons of one objective as fit_differences rows, each fit against the NumPy fit of
+    its point, once. Cross-checks since 2026-12-02 (the NumPy fit holds the point's polished optimum): the
+    Mahalanobis distance under the optimum's covariance, every fit compared; older ones: the largest parameter
+    difference in the NumPy fit's exact standard errors, comparable where both fits ended at the optimum."""
     fits = [fit for fit in crosscheck_fits(crosscheck) if fit.get("objective", "cauchy") == objective]
     rows = []
     for fit in fits:
@@ -418,11 +637,17 @@ def crosscheck_differences(crosscheck, objective):
                           (fit["npix"], fit["nzern"])), None)
         if fit_series(fit) == NUMPY or reference is None or not reference.get("convergence"):
             continue
+        found = reference.get("optimum")
+        if found and found["polished"]:
+            rows.append({"series": fit_series(fit), "against": NUMPY, "npix": fit["npix"], "nzern": fit["nzern"],
+                         "max_stderr": mahalanobis(fit["x"], reference["x"], found["covariance"]),
+                         "basis": "Mahalanobis", "comparable": True, "source": "cross-check"})
+            continue
         stderr = judging_stderr(reference["convergence"])
         shift = float(np.max(np.abs(np.array(fit["x"]) - np.array(reference["x"])) / stderr))
         comparable = all(f.get("convergence") and ended_at_optimum(f) for f in (fit, reference))
-        rows.append({"series": fit_series(fit), "npix": fit["npix"], "nzern": fit["nzern"], "max_stderr": shift,
-                     "basis": "exact", "comparable": bool(comparable), "source": "cross-check"})
+        rows.append({"series": fit_series(fit), "against": NUMPY, "npix": fit["npix"], "nzern": fit["nzern"],
+                     "max_stderr": shift, "basis": "exact", "comparable": bool(comparable), "source": "cross-check"})
     return rows
 
 
@@ -462,10 +687,11 @@ def share_verdict(passed, rule):
 
 
 def verdict_c5a(crosscheck_fits, sweep_differences):
-    """C5a, the implementations agree: each float64 fit within SAME_SOLUTION_STDERR exact standard error of the
-    NumPy fit of the same data, over the cross-check's fits and the sweep's, where both fits are solutions
-    (a comparison of two fits stopped short of the optimum says where each stopped, not whether the
-    implementations agree); all reproduced, >= 90% partly."""
+    """C5a, the implementations agree: each float64 fit within SAME_SOLUTION_STDERR standard error of the other fits
+    of the same data, over the cross-check's fits and the sweep's; all reproduced, >= 90% partly; the worst pair
+    kept. Runs since 2026-12-02: every pair of fits, by the Mahalanobis distance under the point's optimum. Older
+    runs: against the NumPy fit, where both fits are solutions (a comparison of two fits stopped short of the
+    optimum says where each stopped, not whether the implementations agree)."""
     rows = [row for row in list(crosscheck_fits) + list(sweep_differences) if row["comparable"]]
     result = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows], RULES["C5a"])
     result["worst"] = max(rows, key=lambda row: row["max_stderr"]) if rows else None
@@ -531,15 +757,20 @@ times to solution: (name, slower series, faster series, what changes). At each p
 
 def geometric_mean(values):
     """exp(mean(log v)): the mean of ratios that multiplies, geometric_mean(a * b) = geometric_mean(a) *
-    geometric_mean(b) over the same points."""
+    geometric_mean(b) over the same points; 0 or inf where one of them is (a bound's open end)."""
+    values = list(values)
+    if any(v == 0 for v in values) or any(math.isinf(v) for v in values):
+        return 0.0 if not any(math.isinf(v) for v in values) else math.inf if not any(v == 0 for v in values) \
+            else math.nan
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def decomposition(series):
-    """Per npix, the geometric mean over Zernike orders of each factor's ratio, at the points where every series
-    of the chain and the whole were measured (solutions only); plus the whole (NumPy over the last series of the
-    chain) and the library factor at fixed finite differences. At each point the factors' ratios multiply to the
-    whole exactly (the times telescope), and so do their geometric means. {} without gradient variants."""
+    """Per npix, the geometric mean over Zernike orders of each factor's ratio (a Ratio: its range from the repeats'
+    ranges, a bound where a censored fit leaves it open), at the points where every series of the chain and the
+    whole were measured; plus the whole (NumPy over the last series of the chain) and the library factor at fixed
+    finite differences. At each point the factors' ratios multiply to the whole exactly (the times telescope), and
+    so do their geometric means where every one is a value. {} without gradient variants."""
     chain = [factor for factor in FACTORS if factor[1] in series and factor[2] in series]
     if not chain or chain[0][0] != "algorithm":
         return {}
@@ -551,11 +782,14 @@ def decomposition(series):
     rows = {}
     for npix in sorted({key[0] for key in common}):
         keys = [key for key in common if key[0] == npix]
-        rows[npix] = {name: geometric_mean([values[key] for key in keys]) if all(key in values for key in keys)
-                      else None for name, values in ratios.items()}
+        rows[npix] = {name: aggregate(geometric_mean, [values[key] for key in keys])
+                      if all(key in values for key in keys) else None for name, values in ratios.items()}
         rows[npix]["orders"] = sorted(key[1] for key in keys)
-        rows[npix]["product"] = math.prod(rows[npix][name] for name, *_ in chain)
-        rows[npix]["product_is_whole"] = math.isclose(rows[npix]["product"], rows[npix]["whole"], rel_tol=1e-9)
+        factors = [rows[npix][name] for name, *_ in chain]
+        exact = not any(r.is_bound for r in [*factors, rows[npix]["whole"]])
+        rows[npix]["product"] = math.prod(factors) if exact else None
+        rows[npix]["product_is_whole"] = exact and math.isclose(rows[npix]["product"], rows[npix]["whole"],
+                                                                rel_tol=1e-9)
     return {"factors": [(name, slow, fast, what) for name, slow, fast, what in chain], "last": last, "rows": rows,
             "c4": {gradient: verdict_c4(complete_sizes(series, slow, fast)) for gradient, slow, fast in (
                 ("finite differences", NUMPY, TORCH_DIFFERENCES),

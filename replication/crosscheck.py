@@ -7,19 +7,19 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.constants import N_ILLUMINATION, TOL
-from replication import registry
+from replication import optimum, registry
 from replication.data import (
     aberrated_params,
     bfgs_standard_errors,
     convergence,
     covariance_scale,
-    judging_stderr,
     objective_gamma,
     simulate_observation,
     true_params,
 )
 from replication.environment import environment_record, thread_limits
 from replication.implementations import Implementation, every
+from replication.optimum import mahalanobis
 from replication.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck
 from replication.results import check_target, write_json
 from replication.series import Series
@@ -153,10 +153,20 @@ def fit_tolerance(truth, npix, nzern, data, objective):
     return FIT_TOL * covariance_scale(value, data.size, len(truth), objective)
 
 
+def point_optimum(npix, nzern, data, x, objective, scale):
+    """The optimum the point's fits are compared at (untimed): the NumPy fit's end polished by exact Newton steps,
+    with its sandwich covariance (optimum.polish)."""
+    setup = reference_numpy.make_setup(npix, nzern)
+    observed = reference_numpy.prepare_data(data, setup)
+    return optimum.polish(reference_numpy, x, setup, observed, objective_gamma(data, objective), objective, scale)
+
+
 def fit_checks(impls, npix, nzern, truth, data, objectives):
     """Fit with every float64 implementation from the truth, each with its own gradient and minimizer, and
-    record each fit once under the label of what ran; compare with the NumPy fit in exact standard errors (from
-    the Hessian at the NumPy fit), and record how each fit ended."""
+    record each fit once under the label of what ran, with its distance from the point's optimum (the NumPy fit
+    polished, untimed; standard errors, Mahalanobis) and its time to within optimum.TARGET of it from its trajectory;
+    compare each with the NumPy fit by the Mahalanobis distance under the optimum's covariance, and record how
+    each fit ended."""
     fits, checks = [], []
     for objective in objectives:
         fitted, tolerance = [], fit_tolerance(truth, npix, nzern, data, objective)
@@ -166,7 +176,8 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             setup = impl.make_setup(npix, nzern)
             start = time.perf_counter()
             result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=objective_gamma(data, objective),
-                                      objective=objective, gradient=impl.gradient_name, minimizer=impl.minimizer)
+                                      objective=objective, gradient=impl.gradient_name, minimizer=impl.minimizer,
+                                      trajectory=True)
             impl.synchronize()
             seconds = time.perf_counter() - start
             fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
@@ -175,16 +186,22 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                            "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
-                           "convergence": convergence(result.x, npix, nzern, data, objective)})
+                           "convergence": convergence(result.x, npix, nzern, data, objective),
+                           "trajectory": result.trajectory})
         reference = next(f for f in fitted if fit_series(f) == Series(registry.reference().name))
         scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
-        stderr = judging_stderr(reference["convergence"])
+        best = point_optimum(npix, nzern, data, reference["x"], objective, scale)
+        reference["optimum"] = best.record()
+        for fit in fitted:
+            trajectory = fit.pop("trajectory")
+            fit["distance"] = optimum.finite_or_none(best.distances(np.array(fit["x"]))[0])
+            fit["target_s"] = optimum.time_to_target(0.0, trajectory, best)
         for other in fitted:
             if other is not reference:
-                shift = float(np.max(np.abs(np.array(other["x"]) - np.array(reference["x"])) / stderr))
+                shift = mahalanobis(other["x"], reference["x"], best.covariance)
                 other_label, reference_label = fit_series(other).label, fit_series(reference).label
-                checks.append(check("fit parameters", npix, nzern, f"{other_label} vs {reference_label} (in "
-                                    "standard errors, sandwich)", shift, "fit_stderr", objective))
+                checks.append(check("fit parameters", npix, nzern, f"{other_label} vs {reference_label} (Mahalanobis, "
+                                    "standard errors of the point's optimum)", shift, "fit_stderr", objective))
                 checks.append(check("fit objective", npix, nzern, f"{other_label} vs {reference_label} "
                                     "(log-likelihood units)", abs(other["fun"] - reference["fun"]) / scale, "fit_nll",
                                     objective))

@@ -13,6 +13,7 @@ any jax array is made.
 import dataclasses
 import functools
 import math
+import time
 
 import jax
 import numpy as np
@@ -144,9 +145,13 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     return autograd_objective(params, bound(jitted_value_and_grad, setup, data, gamma, objective))
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy"):
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy",
+        trajectory=False):
     """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
-    trees, the minimizer sees the objective without its constant, and result.fun keeps it."""
+    trees, the minimizer sees the objective without its constant, and result.fun keeps it; trajectory=True: every
+    evaluation as it happened, `result.trajectory`, as the trees record it."""
+    from reference_numpy.fit import FitProgress, trajectory_arrays
+
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
     check_choice("minimizer", minimizer, ("scipy",))
@@ -154,12 +159,18 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
     shift = math.prod(data.shape) * math.log(math.pi * gamma) if objective == "cauchy" else 0.0
 
+    progress = FitProgress(trajectory=[] if trajectory else None)
+
     def unshifted(params):
+        progress.evaluated(params)
         value, grad = autograd_objective(params, function)
         return value - shift, grad
 
+    progress.start = time.perf_counter()
     result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol)
     result.fun = float(result.fun) + shift
+    if trajectory:
+        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result
 
 

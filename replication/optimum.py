@@ -15,6 +15,8 @@ import numpy as np
 
 TARGET = 0.1
 """Standard errors (Mahalanobis) within which a fit has reached the optimum."""
+OPTIMUM_TOL = 1e-10
+"""gtol of the fit (torch, exact adjoint, from the truth) that Newton steps then polish into a point's optimum."""
 NEWTON_STEPS, NEWTON_DONE = 20, 1e-6
 """Newton steps at most to polish an optimum, and the step (in standard errors) below which it is done."""
 SANDWICH_MAX_BYTES = 2**30
@@ -57,6 +59,12 @@ class Optimum:
         return cls(x=np.array(record["x"], dtype=float), fun=record["fun"], covariance=covariance,
                    stderr=np.array(record["stderr"], dtype=float), steps=record["newton_steps"],
                    last_step=record["last_step"], polished=record["polished"], sandwich=record["sandwich"])
+
+
+def mahalanobis(x, y, covariance) -> float:
+    """sqrt(d' C^-1 d) for d = x - y: the distance in standard errors under covariance C."""
+    offset = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+    return float(np.sqrt(offset @ np.linalg.solve(np.asarray(covariance, dtype=float), offset)))
 
 
 def finite_or_none(value):

@@ -151,6 +151,33 @@ def point_key(record: dict) -> tuple:
     return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
 
 
+OPTIMUM = {"npix": int, "nzern": int, "objective": str, "data_sha256": str, "x": list, "fun": MAYBE_NUMBER,
+           "stderr": list, "newton_steps": int, "polished": bool, "sandwich": bool, "covariance": list}
+"""A point's optimum in a sweep's optima.jsonl (optimum.Optimum.record): found once, untimed, before its timed fits."""
+
+
+def check_optimum(path: pathlib.Path, number: int, record: dict) -> None:
+    """An optimum record: its vectors one number per parameter, its covariance P rows of P numbers."""
+    check_record(path, number, record, OPTIMUM)
+    size = len(record["x"])
+    check_vectors(path, number, {"x": record["x"], "stderr": record["stderr"]}, size)
+    for row, values in enumerate(record["covariance"]):
+        check_vectors(path, number, {f"covariance[{row}]": values}, size)
+    if len(record["covariance"]) != size:
+        raise RunError(f"{path}: line {number}, key 'covariance': expected {size} rows (one per parameter), got "
+                       f"{len(record['covariance'])}")
+
+
+def optimum_key(record: dict) -> tuple:
+    """What identifies an optimum: the point, the objective and the data."""
+    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]
+
+
+def read_optima(path: pathlib.Path, repair: bool = False, strict: bool = False) -> dict:
+    """{optimum_key: record} of a sweep's optima.jsonl, validated ({} where absent)."""
+    return {optimum_key(r): r for r in read_keyed(path, check_optimum, optimum_key, "optimum", repair, strict)}
+
+
 RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_count": int, "gpu": (str, type(None)),
               "threads": int, "torch_threads": int, "python": str, "git_commit": (str, type(None)),
               **dict.fromkeys(registry.version_keys(), str)}
@@ -192,6 +219,14 @@ def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> Non
         raise RunError(f"{path}: line {number}, key 'total_s': a time must be positive, got {record['total_s']}")
     if record["start"] == FROM_TRUTH:
         check_record(path, number, record, {"phase_stderr_rms": NUMBER})
+        if "optimum" in record:  # fits since 2026-12-02: the optimum the truth's cold starts are judged against
+            check_optimum(path, number, record["optimum"] | {key: record[key] for key in ("npix", "nzern")}
+                          | {"objective": "cauchy", "data_sha256": record["data_sha256"]})
+    elif "distance" in record:  # cold starts since 2026-12-02: distance from the judge's optimum, time to it
+        check_record(path, number, record, {"distance": MAYBE_NUMBER, "target_s": MAYBE_NUMBER})
+        if record["target_s"] is not None and not 0 < record["target_s"] <= record["total_s"]:
+            raise RunError(f"{path}: line {number}, key 'target_s': the time to the target must lie in (0, total_s = "
+                           f"{record['total_s']}], got {record['target_s']}")
 
 
 def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
@@ -271,6 +306,11 @@ def read_crosscheck(path: pathlib.Path) -> dict | None:
                          "fits item")
             vectors |= {f"convergence.{key}": fit["convergence"].get(key) for key in ("stderr", "stderr_sandwich")}
         check_vectors(path, number, vectors, len(fit["x"]), "fits item")
+        if "distance" in fit:  # cross-checks since 2026-12-02: distance from the point's optimum, time to it
+            check_record(path, number, fit, {"distance": MAYBE_NUMBER, "target_s": MAYBE_NUMBER}, "fits item")
+        if "optimum" in fit:  # held by the NumPy fit of each point and objective
+            check_optimum(path, number, fit["optimum"] | {key: fit[key] for key in ("npix", "nzern", "objective")}
+                          | {"data_sha256": ""})
         try:
             fit_series(fit) if schema >= CROSSCHECK_SCHEMA else Series.parse(fit["impl"])
         except ValueError:

@@ -13,7 +13,7 @@ import jinja2
 import numpy as np
 
 from reference_numpy.gradient import STEPS
-from replication import analysis, paths, runs
+from replication import analysis, optimum, paths, runs
 from replication.data import (
     STOPPED_AT_OPTIMUM,
     covariance_scale,
@@ -71,8 +71,33 @@ def number(value, digits=3):
     return f"{value:.{digits}g}"
 
 
-def times(value):
-    return "—" if value is None else f"{value:.3g}x"
+def times(value, interval=True):
+    """A speed-up's cell: the value and its range over pairs of repeats ("9.5x (8.1-10)"), a bound marked as one
+    (">= 12x"), or plain for a number without a range."""
+    if value is None:
+        return "—"
+    if not isinstance(value, analysis.Ratio):
+        return f"{value:.3g}x"
+    if value.kind == analysis.UNDETERMINED:
+        return "undetermined"
+    if value.kind == analysis.BETWEEN:
+        return f"{value.floor:.3g}x to {value.ceiling:.3g}x (bounds)"
+    if value.kind != analysis.VALUE:
+        return f"{'>=' if value.kind == analysis.AT_LEAST else '<='} {value:.3g}x"
+    low, high = short_number(value.low), short_number(value.high)
+    if not interval or low == high:
+        return f"{value:.3g}x"
+    return f"{value:.3g}x ({low}-{high})"
+
+
+def share_range(interval):
+    """A share's interval in per cent: '60-98%'."""
+    return "—" if interval is None else f"{100 * interval[0]:.0f}-{100 * interval[1]:.0f}%"
+
+
+def short_number(value):
+    """Two significant figures, without an exponent below 10,000 (150, not 1.5e+02)."""
+    return f"{value:.0f}" if 100 <= abs(value) < 1e4 else f"{value:.2g}"
 
 
 def sci(value):
@@ -81,13 +106,18 @@ def sci(value):
 
 
 def seconds_cell(record):
-    """Median seconds of a point; estimated values carry a tilde, fits that are not solutions a dagger."""
+    """Median seconds of a point: to the target, then to the optimiser's stop where the point records a target
+    ("0.12 / 0.15"; a fit that never reached it ">= 12 / 12 †", a bound); estimated values carry a tilde, older fits
+    that are not solutions a dagger."""
     if record is None:
         return ""
     value = analysis.seconds(record)
     if record["estimated"]:
         return f"~{value:.3g} (est.)"
-    return f"{value:.3g}" + ("" if analysis.is_solution(record) else " †")
+    solved = analysis.is_solution(record)
+    if analysis.timed_to_target(record):
+        return f"{'' if solved else '>= '}{value:.3g} / {analysis.stop_seconds(record):.3g}" + ("" if solved else " †")
+    return f"{value:.3g}" + ("" if solved else " †")
 
 
 RATIO_COLUMNS = ((NUMPY, TORCH_CPU), (NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA))
@@ -134,9 +164,10 @@ def reason_not_measured(claim, series, objective="cauchy"):
     if claim in TIMED and not {NUMPY, TORCH_CPU} <= names:
         return "NumPy and torch-cpu were not both timed"
     solved = analysis.speedups(series, NUMPY, TORCH_CPU)
-    if claim in ("C3", "C4") and not solved and analysis.left_out(series):
+    old_rule = not analysis.timed_to_targets(series)
+    if claim in ("C3", "C4") and not solved and analysis.left_out(series) and old_rule:
         return "no point where both NumPy's and torch-cpu's fits are solutions"
-    if claim in ("C2", "C3", "C4") and analysis.left_out(series):
+    if claim in ("C2", "C3", "C4") and analysis.left_out(series) and old_rule:
         return "no grid size large enough where every measured pair of fits is a pair of solutions"
     if claim == "C3":
         return "no measured pair at npix >= 128"
@@ -149,32 +180,68 @@ def reason_not_measured(claim, series, objective="cauchy"):
 
 
 def left_out_text(series):
-    """'N of M measured fits are not solutions (K stopped before the optimum, ...)', or None."""
+    """'N of M measured fits ... (K stopped before the optimum, ...)', or None: for a sweep timed to the target,
+    the fits whose times are bounds; for an older one, those whose times enter no ratio."""
     reasons = analysis.left_out(series)
     if not reasons:
         return None
     measured = sum(not record["estimated"] for points in series.values() for record in points.values())
     parts = ", ".join(f"{count} {reason}" for reason, count in reasons.items())
+    if analysis.timed_to_targets(series):
+        return (f"{sum(reasons.values())} of {measured} measured fits of this sweep are not solutions ({parts}); "
+                "their ratios enter as bounds")
     return (f"{sum(reasons.values())} of {measured} measured fits of this sweep are not solutions ({parts}); "
             "their times enter no ratio")
 
 
-C5A_SERIES = (TORCH_CPU, TORCH_CUDA)
-"""The float64 series C5a judges against NumPy: the paper's own pairing (torch autograd, scipy's BFGS). Other
-series (float64 gradient variants, the on-device BFGS, JAX) are reported beside it, not judged."""
+C5A_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
+"""The float64 series whose pairs C5a judges: the paper's own (NumPy with finite differences, torch autograd; scipy's
+BFGS). Other series (float64 gradient variants, the on-device BFGS, JAX) are reported beside it, not judged."""
 
 
 def c5_parts(run, series, objective):
     """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
     crosscheck = analysis.crosscheck_differences(run.crosscheck, objective)
-    differences = analysis.fit_differences(series)
+    name = run.judged(objective)[0]
+    differences = analysis.fit_differences(series, optima=run.optima.get(name))
     endings = analysis.endings(series) + [
         ended_at_optimum(fit) for fit in analysis.crosscheck_fits(run.crosscheck)
         if fit.get("objective", "cauchy") == objective and fit.get("convergence")]
-    judged = [[row for row in rows if row["series"] in C5A_SERIES] for rows in (crosscheck, differences)]
-    others = [row for row in crosscheck + differences if row["series"] not in C5A_SERIES]
+
+    def paper_pair(row):
+        return row["series"] in C5A_SERIES and row.get("against", NUMPY) in C5A_SERIES
+
+    judged = [[row for row in rows if paper_pair(row)] for rows in (crosscheck, differences)]
+    others = [row for row in crosscheck + differences if not paper_pair(row)]
     return (analysis.verdict_c5a(*judged), analysis.verdict_c5b(endings), judged[1],
             analysis.verdict_c5a(others, []))
+
+
+def worst_pair_text(c5a):
+    """C5a's worst pair: 'worst 0.04 SE (numpy / torch-cpu, npix 512, n = 8)'."""
+    worst = c5a["worst"]
+    if worst is None:
+        return ""
+    return (f"; worst {worst['max_stderr']:.2g} SE ({worst.get('against', NUMPY)} / {worst['series']}, npix "
+            f"{worst['npix']}, n = {worst['nzern']})")
+
+
+def slope_text(c4):
+    """C4's cell: the slope at its grid with its range over the repeats' ranges; a range where a censored fit leaves
+    it open ("slope >= 1.2")."""
+    if c4["value"] is not None:
+        low, high = (f"{end:.2f}" for end in c4["repeats"])
+        spread = f"slope {c4['value']:.2f}" + ("" if low == high else f" ({low} to {high})")
+        return f"{spread} at npix {c4['npix']}, spread {times(c4['spread'])}"
+    low, high = c4["known"]
+    known = f">= {low:.2f}" if np.isinf(high) and np.isfinite(low) else f"<= {high:.2f}" if np.isinf(low) and \
+        np.isfinite(high) else f"{low:.2f} to {high:.2f}" if np.isfinite(low) and np.isfinite(high) else "open"
+    return f"slope {known} at npix {c4['npix']} (a bound: a fit never reached the target)"
+
+
+def per_size_text(by_npix):
+    """'npix 256: 2.2x (2.0-2.3); npix 512: ...'"""
+    return "; ".join(f"npix {npix}: {times(value)}" for npix, value in by_npix.items())
 
 
 def timed_cells(series, records):
@@ -185,14 +252,24 @@ def timed_cells(series, records):
     c4 = analysis.verdict_c4(analysis.complete_sizes(series, NUMPY, TORCH_CPU))
     cores = host_cores(records)
     text = {
-        "C1": c1["npix"] and f"{times(c1['value'])} at npix {c1['npix']} (max {times(c1['max'])} at npix "
+        "C1": c1["npix"] and f"{times(c1['value'])} at npix {c1['npix']} (max {times(c1['max'], False)} at npix "
                              f"{c1['point'][0]}, n = {c1['point'][1]}); NumPy on {cores}",
-        "C2": c2["by_npix"] and f"{times(c2['value'])} at npix {min(c2['by_npix'], key=c2['by_npix'].get)}; "
-                                f"torch-cpu on {cores}",
-        "C3": c3["by_npix"] and f"{times(c3['value'])} at npix {min(c3['by_npix'], key=c3['by_npix'].get)}",
-        "C4": c4["npix"] and f"slope {c4['value']:.2f} at npix {c4['npix']} (spread {times(c4['spread'])})",
+        "C2": c2["by_npix"] and f"{per_size_text(c2['by_npix'])}; torch-cpu on {cores}",
+        "C3": c3["by_npix"] and f"{times(c3['value'])} at npix {analysis.weakest_npix(c3['by_npix'])}",
+        "C4": c4["npix"] and slope_text(c4),
     }
     return text, {"C1": c1, "C2": c2, "C3": c3, "C4": c4}
+
+
+def undetermined_text(claim, verdict):
+    """Why a timed claim's verdict is undetermined: the grades its bound allows."""
+    rule = analysis.RULES[claim]
+    if claim == "C4":
+        low, high = analysis.absolute_range(*verdict["known"])
+    else:
+        low, high = verdict["value"].floor, verdict["value"].ceiling
+    grades = " or ".join(rule.possible(low, high))
+    return f"a bound (a fit never came within the target): {grades}, the measurements cannot tell which"
 
 
 def retrieval_section(run, appendix):
@@ -214,17 +291,17 @@ def retrieval_section(run, appendix):
             if verdict["verdict"] == analysis.NOT_MEASURED:
                 cells.append(analysis.NOT_MEASURED)
             elif key == "C3":
-                weakest = min(verdict["by_npix"], key=verdict["by_npix"].get)
+                weakest = analysis.weakest_npix(verdict["by_npix"])
                 cells.append(f"{times(verdict['value'])} at npix {weakest}: **{verdict['verdict']}**")
             else:
-                cells.append(f"slope {verdict['value']:.2f} at npix {verdict['npix']} (spread "
-                             f"{times(verdict['spread'])}): **{verdict['verdict']}**")
+                cells.append(f"{slope_text(verdict)}: **{verdict['verdict']}**")
         claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
     return {"title": run.title, "appendix": appendix, "folder": shown(run.folder / name),
             "profile": name.removeprefix("retrieval-"), "fits": len(cold_start.judged(records)),
             "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
             "success": success, "points": cold_start.point_table(records), "claims": claims,
             "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
+            "by_distance": any(map(cold_start.judged_by_distance, records)),
             "settings": cold_start.RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
 
 
@@ -234,7 +311,8 @@ def run_claims(run, mirror_total, objective, notes):
     records = run.sweeps[name][1] if name else []
     text, verdicts = timed_cells(series, records)
     c5a, c5b, differences, others = c5_parts(run, series, objective)
-    text["C5a"] = c5a["total"] and f"{c5a['passed']} of {c5a['total']} within {analysis.SAME_SOLUTION_STDERR} SE"
+    text["C5a"] = c5a["total"] and (f"{c5a['passed']} of {c5a['total']} within {analysis.SAME_SOLUTION_STDERR} SE"
+                                    + worst_pair_text(c5a))
     text["C5b"] = c5b["total"] and f"{c5b['passed']} of {c5b['total']} at the optimum"
     text["C6"] = f"{mirror_total['share']:.0%} of {mirror_total['total']} lines"
     verdicts |= {"C5a": c5a, "C5b": c5b, "C6": analysis.verdict_c6(mirror_total)}
@@ -245,6 +323,8 @@ def run_claims(run, mirror_total, objective, notes):
         marks = []
         if verdict == analysis.NOT_MEASURED:
             marks.append(notes.mark(reason_not_measured(key, series, objective)))
+        elif verdict == analysis.UNDETERMINED:
+            marks.append(notes.mark(undetermined_text(key, verdicts[key])))
         elif key in TIMED and left:
             marks.append(notes.mark(left))
         if key == "C5a" and c5a["not_comparable"]:
@@ -461,6 +541,7 @@ def sweep_sections(run):
                            "objective": analysis.sweep_objective(name),
                            "folder": shown(run.folder / (name if (run.folder / name).is_dir() else "shards")),
                            "names": names, "ratio_columns": ratio_columns, "rows": rows, "runs": records,
+                           "targeted": analysis.timed_to_targets(series),
                            "left_out": left_out_text(series), "convergence": analysis.convergence_rows(series)})
     return sweeps
 
@@ -554,6 +635,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "mirror_rows": mirror_rows, "mirror_total": mirror_total, "identical": identical,
         "profiles": PROFILES, "figures": main_figures(all_runs, figures, output),
         "same_solution": analysis.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
+        "target_se": optimum.TARGET, "optimum_tol": optimum.OPTIMUM_TOL,
         "model": relative(PAPER / "MODEL.md", output),
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
@@ -624,7 +706,8 @@ def environment():
     only where the template file changed)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text)
+    env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, slope=slope_text,
+                       share_range=share_range)
     return env
 
 

@@ -9,7 +9,7 @@ from replication.data import covariance_scale, objective_gamma
 from replication.environment import environment_record, thread_limits
 from replication.implementations import informs_predictions, select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
-from replication.records import as_written, check_point, point_key, read_points
+from replication.records import as_written, check_point, point_key, read_optima, read_points
 from replication.results import append_record
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -46,8 +46,6 @@ def reference_fit(records, npix, nzern):
 
 OPTIMA_FILE = "optima.jsonl"
 """A sweep folder's optima: one line per point (and data), found once before its first timed fit."""
-OPTIMUM_TOL = 1e-10
-"""gtol of the fit (torch, exact adjoint, from the truth) that Newton steps then polish into a point's optimum."""
 
 
 class PointOptima:
@@ -55,10 +53,8 @@ class PointOptima:
     asked for."""
 
     def __init__(self, path):
-        from replication.results import read_records
-
         self.path = path
-        self.known = {optimum_key(r): r for r in read_records(path, repair=True)}
+        self.known = read_optima(path, repair=True)
 
     def of(self, npix, nzern, data, start, objective):
         """The point's optimum (optimum.Optimum)."""
@@ -71,19 +67,15 @@ class PointOptima:
         return optimum.Optimum.of(self.known[key])
 
 
-def optimum_key(record):
-    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]
-
-
 def find_optimum(npix, nzern, data, start, objective):
-    """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to OPTIMUM_TOL, polished by
-    Newton steps (optimum.polish)."""
+    """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
+    by Newton steps (optimum.polish)."""
     import torch_impl
 
     setup = torch_impl.make_setup(npix, nzern)
     observed = torch_impl.prepare_data(data, setup)
     gamma = objective_gamma(data, objective)
-    fitted = torch_impl.fit(setup, observed, start, tol=OPTIMUM_TOL, gamma=gamma, objective=objective,
+    fitted = torch_impl.fit(setup, observed, start, tol=optimum.OPTIMUM_TOL, gamma=gamma, objective=objective,
                             gradient="adjoint")
     value = torch_impl.negative_log_likelihood(fitted.x, setup, observed, gamma, objective)
     scale = covariance_scale(value, data.size, len(start), objective)

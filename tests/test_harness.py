@@ -241,3 +241,33 @@ def test_the_gpu_script_parses_and_its_sweeps_share_one_setting_of_threads():
     assert len(sweeps) == 3
     assert all('--threads "$CORES"' in line for line in sweeps)
     assert all("--run \"$RUN\"" in line for line in text.splitlines() if "python3 -m replication" in line)
+
+
+def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_path):
+    """Each cross-check fit records its Mahalanobis distance from the point's polished optimum (held by the NumPy
+    fit) and its time to within 0.1 SE of it; the 'fit parameters' check is that distance between the fit and NumPy's,
+    and the read side compares every fit (not only those at the optimum)."""
+    from replication import analysis
+    from replication.crosscheck import run_crosscheck
+    from replication.optimum import mahalanobis
+    from replication.records import read_crosscheck
+
+    run_crosscheck(tmp_path, points="smoke", threads=1, objectives=("cauchy",))
+    content = read_crosscheck(tmp_path / "crosscheck.json")
+    fits = content["fits"]
+    for npix in {fit["npix"] for fit in fits}:
+        here = [fit for fit in fits if fit["npix"] == npix]
+        (reference,) = [fit for fit in here if fit["impl"] == "numpy" and not fit["variant"]]
+        assert reference["optimum"]["polished"]
+        for fit in here:
+            assert fit["distance"] is not None
+            if fit["distance"] <= 0.1:  # its last evaluation is in its trajectory: it got there
+                assert fit["target_s"] is not None
+            assert fit["target_s"] is None or 0 < fit["target_s"] <= fit["fit_s"]
+        rows = [row for row in analysis.crosscheck_differences(content, "cauchy") if row["npix"] == npix]
+        assert len(rows) == len(here) - 1
+        assert all(row["comparable"] and row["basis"] == "Mahalanobis" for row in rows)
+        other = next(fit for fit in here if fit is not reference)
+        check = next(c for c in content["checks"] if c["check"] == "fit parameters" and c["npix"] == npix)
+        assert check["value"] == pytest.approx(mahalanobis(other["x"], reference["x"],
+                                                           reference["optimum"]["covariance"]))

@@ -97,8 +97,8 @@ def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypat
     monkeypatch.setattr(retrieval, "RETRIEVAL_PROFILES", cold_start.RETRIEVAL_PROFILES)
     real, made = retrieval.fit_truth, []
 
-    def interrupted(point, todo, tol, warmed):
-        for fitted in real(point, todo, tol, warmed):
+    def interrupted(point, todo, tol, warmed, judge=None):
+        for fitted in real(point, todo, tol, warmed, judge):
             if len(made) == 2:
                 raise KeyboardInterrupt
             made.append(fitted)
@@ -115,3 +115,52 @@ def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypat
     assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 0
     records = cold_start.read_retrieval(tmp_path / "points.jsonl")
     assert len({cold_start.record_key(r) for r in records}) == len(records) == 6
+    (judge,) = [r for r in records if r["start"] == cold_start.FROM_TRUTH]
+    assert judge["optimum"]["polished"]  # the optimum the cold starts were judged against, resumed ones too
+    for cold in (r for r in records if r["start"] != cold_start.FROM_TRUTH):
+        assert cold["distance"] is not None
+        assert cold["target_s"] is None or 0 < cold["target_s"] <= cold["total_s"]
+        assert (cold_start.ending(cold, judge) == "global optimum") == (cold["distance"] <= 0.1)
+
+
+def test_a_cold_start_is_judged_by_its_distance_from_the_polished_optimum_with_amp_folded():
+    """The judge's optimum polished (untimed); a fit that ends at amp ~ -1 (the same beams) is at the global optimum
+    at distance 0, its time to solution read from its trajectory; one that ends far away is not, whatever its
+    objective."""
+    import types
+
+    setup = reference_numpy.make_setup(32, 3)
+    truth = retrieval.aberrated_truth(setup, rms=0.5, seed=3)
+    data = simulate_observation(setup, truth, 3)
+    warm = reference_numpy.fit(setup, data, truth, gradient="adjoint", tol=1e-10)
+    best = retrieval.judge_optimum(setup, data, warm.x)
+    assert best.polished
+    mirrored = best.x.copy()
+    mirrored[setup.amp_index] *= -1
+    assert reference_numpy.negative_log_likelihood(mirrored, setup, data) == pytest.approx(
+        reference_numpy.negative_log_likelihood(best.x, setup, data), rel=1e-14)
+    far = best.x + 5 * best.stderr
+    result = types.SimpleNamespace(x=mirrored, trajectory={"seconds": np.array([0.1, 0.2]),
+                                                           "params": np.array([far, mirrored])})
+    judged = retrieval.against_judge({"total_s": 1.0}, 0.5, result, best, setup.amp_index)
+    assert judged["distance"] == pytest.approx(0.0, abs=1e-9)
+    assert judged["target_s"] == pytest.approx(0.7)  # 0.5 s before the fit, then its second evaluation
+    stuck = retrieval.against_judge({"total_s": 1.0}, 0.5, types.SimpleNamespace(
+        x=far, trajectory={"seconds": np.array([0.1]), "params": np.array([far])}), best, setup.amp_index)
+    assert stuck["distance"] > 5
+    assert stuck["target_s"] is None
+
+
+def test_distance_not_objective_decides_and_a_cold_start_that_never_got_there_is_a_bound():
+    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
+    lower_but_far = record(NUMPY, cold_start.PLAIN, fun=-100.2) | {"distance": 3.0, "target_s": None}
+    assert cold_start.ending(lower_but_far, judge) == "local minimum"  # the old rule said "global optimum"
+    near = record(NUMPY, cold_start.PLAIN, fun=-100.0, newton=0.5) | {"distance": 0.05, "target_s": 0.5}
+    assert cold_start.ending(near, judge) == "global optimum"
+    fits = [judge, record(NUMPY, cold_start.PLAIN, fun=-90.0, seconds=8.0) | {"distance": 9.0, "target_s": None},
+            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0, seconds=2.0) | {"distance": 0.01, "target_s": 1.0}]
+    (ratio,) = cold_start.speedup_ratios(fits).values()
+    assert ratio.kind == cold_start.AT_LEAST
+    assert float(ratio) == 8.0
+    assert cold_start.wilson(10, 10)[1] == pytest.approx(1.0)
+    assert 0.65 < cold_start.wilson(10, 10)[0] < 0.75

@@ -54,3 +54,90 @@ def test_the_noise_of_least_squares_in_noise_units_is_read_from_the_maps():
     data = simulate_observation(setup, truth, seed=5)
     expected = ADDITIVE_NOISE * float(reference_numpy.beam_maps(truth, setup).max())
     assert noise_sigma(data) == pytest.approx(expected, rel=0.05)
+
+
+def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
+    """The same point fitted twice by torch: once stopped early (never within the target), once to the end. Read
+    as the slower series, the stopped fit's time is its total, a lower bound: the speed-up is 'at least', graded at
+    both ends of what it can be (undetermined where those differ), and printed with '>='."""
+    from replication import analysis, report
+    from replication.series import Series
+
+    impl = Implementation(TORCH_CPU.name)
+    stopped = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e3, "t", "cauchy", optima)
+    finished = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e-8, "t", "cauchy", optima)
+    assert analysis.how_it_ended(stopped) is not None
+    assert analysis.is_solution(finished)
+    assert analysis.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
+    slow, fast = Series("numpy"), Series("torch-cpu")
+    series = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): finished}}
+    ratio = analysis.speedups(series, slow, fast)[(32, 3)]
+    assert ratio.kind == analysis.AT_LEAST
+    assert ratio.is_bound
+    assert ratio.high == float("inf")
+    assert report.times(ratio).startswith(">= ")
+    backwards = analysis.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
+                                  slow, fast)[(32, 3)]
+    assert backwards.kind == analysis.AT_MOST
+    assert report.times(backwards).startswith("<= ")
+    neither = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): stopped}}
+    assert analysis.speedups(neither, slow, fast) == {}  # no ratio...
+    assert analysis.complete_sizes(neither, slow, fast)[(32, 3)].kind == analysis.UNDETERMINED  # ...but not dropped
+    rule = analysis.RULES["C3"]
+    assert rule.grade(analysis.Ratio(6.0, 5.0, float("inf"), analysis.AT_LEAST)) == analysis.REPRODUCED
+    assert rule.grade(analysis.Ratio(3.0, 2.5, float("inf"), analysis.AT_LEAST)) == analysis.UNDETERMINED
+    assert rule.possible(3.0, float("inf")) == (analysis.PARTLY, analysis.REPRODUCED)
+    assert rule.grade(analysis.Ratio(1.5, 0.0, 1.7, analysis.AT_MOST)) == analysis.NOT_REPRODUCED
+    assert rule.grade(analysis.Ratio(3.0, 2.5, 3.5)) == analysis.PARTLY  # a value: its median graded
+
+
+def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
+    import statistics
+
+    from replication.analysis import (
+        AT_LEAST,
+        AT_MOST,
+        BETWEEN,
+        NOT_REPRODUCED,
+        UNDETERMINED,
+        VALUE,
+        Ratio,
+        aggregate,
+        verdict_c3,
+        verdict_c4,
+    )
+
+    values = [Ratio(4.0, 3.0, 5.0), Ratio(6.0, 5.0, 7.0), Ratio(9.0, 8.0, float("inf"), AT_LEAST)]
+    median = aggregate(statistics.median, values)
+    assert (median.kind, float(median), median.low, median.high) == (VALUE, 6.0, 5.0, 7.0)
+    low_bound = [Ratio(4.0, 3.0, 5.0), Ratio(6.0, 5.0, 7.0), Ratio(2.0, 1.0, float("inf"), AT_LEAST)]
+    between = aggregate(statistics.median, low_bound)  # the bound at 2 may be anything above: the median is 4 to 6
+    assert (between.kind, between.floor, between.ceiling) == (BETWEEN, 4.0, 6.0)
+    assert aggregate(statistics.median, low_bound[:2] + [Ratio(7.0, 6.0, float("inf"), AT_LEAST)] * 2).kind == \
+        AT_LEAST
+    assert aggregate(min, [Ratio(4.0, 3.0, 5.0), Ratio(3.0, 0.0, 3.5, AT_MOST)]).kind == AT_MOST
+    assert aggregate(min, [Ratio(4.0, 3.0, 5.0), Ratio(float("nan"), 0.0, float("inf"), UNDETERMINED)]).kind == \
+        AT_MOST
+    c3 = verdict_c3({(128, 2): Ratio(20.0, 18.0, float("inf"), AT_LEAST), (128, 4): Ratio(12.0, 11.0, 13.0),
+                     (128, 6): Ratio(14.0, 13.0, 15.0)})
+    assert c3["value"].kind == VALUE
+    assert float(c3["value"]) == 14.0
+    # C4: a bound on the largest order leaves the slope open on one side; graded at both ends
+    open_slope = verdict_c4({(256, 2): 2.0, (256, 4): 4.0, (256, 6): 6.0,
+                             (256, 8): Ratio(10.0, 9.0, float("inf"), AT_LEAST)})
+    assert open_slope["value"] is None
+    assert open_slope["known"][1] == float("inf")
+    assert open_slope["verdict"] == NOT_REPRODUCED  # at least the slope of the values, about 1: above 0.6 either way
+
+
+def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
+    from replication import analysis, report
+    from replication.series import NUMPY, TORCH_CPU
+
+    checked = 0
+    for run in report.load_runs([], report.paths.REFERENCE):
+        for _, (series, _) in run.sweeps.items():
+            for ratio in analysis.speedups(series, NUMPY, TORCH_CPU).values():
+                assert ratio.low <= ratio <= ratio.high
+                checked += 1
+    assert checked > 100
