@@ -129,15 +129,24 @@ def peers(session):
 
 @nox.session(default=False)
 def retrieval(session):
-    """Retrieval from a cold start into your run (quick profile: npix 128 and 256, n = 2-8, aberrations of 0.25-4
-    rad rms, two seeds; resumable), then figures and report. -- --profile full: npix up to 512, five seeds."""
+    """Retrieval from a cold start into your run (quick profile: npix 128 and 256, n = 2-6, aberrations of 0.5-3
+    rad rms, ten seeds; resumable), then figures and report. -- --profile full: npix up to 512, twenty seeds;
+    --threads N as the command's; --new-run: a run of its own."""
     parser = argparse.ArgumentParser(prog="nox -s retrieval --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
+    parser.add_argument("--threads", type=int, help="threads for torch, BLAS and scipy.fft (default min(2, cores))")
+    parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
     args = parser.parse_args(session.posargs)
     install_project(session)
-    replication(session, "retrieve", "--profile", args.profile)
+    replication(session, "retrieve", "--profile", args.profile, *threads_option(args.threads),
+                *(["--new-run"] if args.new_run else []))
     replication(session, "figures")
     replication(session, "report")
+
+
+def threads_option(threads):
+    """The --threads argument passed on to the measuring commands (none: theirs by default)."""
+    return [] if threads is None else ["--threads", str(threads)]
 
 
 @nox.session(default=False)
@@ -193,13 +202,15 @@ def replicate(session):
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
+    parser.add_argument("--threads", type=int, help="threads for torch, BLAS and scipy.fft (default min(2, cores))")
     args = parser.parse_args(session.posargs)
     install_project(session)
-    replication(session, "crosscheck", *(["--new-run"] if args.new_run else []))
-    replication(session, "sweep", "--profile", args.profile)
-    replication(session, "sweep", "--profile", args.profile, "--objective", "gaussian")
-    replication(session, "sweep", "--profile", "smoke", "--objective", "least-squares")  # the author's, as published
-    replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS))
+    threads = threads_option(args.threads)
+    replication(session, "crosscheck", *threads, *(["--new-run"] if args.new_run else []))
+    replication(session, "sweep", "--profile", args.profile, *threads)
+    replication(session, "sweep", "--profile", args.profile, "--objective", "gaussian", *threads)
+    replication(session, "sweep", "--profile", "smoke", "--objective", "least-squares", *threads)  # as published
+    replication(session, "sweep", "--profile", args.profile, *(f"--gradient={name}" for name in GRADIENTS), *threads)
     if not cuda_available(session):
         session.log("torch-cuda: CUDA is not available on this machine; reported as not measured here.")
     replication(session, "figures")

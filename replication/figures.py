@@ -1,5 +1,7 @@
 """The figures, one function per figure, drawn only from recorded results."""
 
+import statistics
+
 import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
@@ -8,6 +10,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.lines import Line2D
 
 from replication.analysis import (
+    AT_LEAST,
+    AT_MOST,
+    UNDETERMINED,
+    VALUE,
+    aggregate,
     crosscheck_fits,
     decomposition,
     fit_series,
@@ -195,9 +202,15 @@ def speedup_vs_grid_size(all_runs, folder):
             if not ratios:
                 continue
             sizes = sorted({k[0] for k in ratios})
-            median = [np.median([v for k, v in ratios.items() if k[0] == npix]) for npix in sizes]
+            medians = [aggregate(statistics.median, [v for k, v in ratios.items() if k[0] == npix]) for npix in sizes]
             line, marker = run_style(index)
-            axis.plot(sizes, median, linestyle=line, marker=marker, color=RATIO_COLOURS[(slow, fast)])
+            colour = RATIO_COLOURS[(slow, fast)]
+            values = [float(m) if m.kind == VALUE else np.nan for m in medians]  # a bound breaks the line
+            axis.plot(sizes, values, linestyle=line, marker=marker, color=colour)
+            for npix, found in zip(sizes, medians, strict=True):
+                if found.kind in (AT_LEAST, AT_MOST):  # a bound: an open triangle pointing where the value may lie
+                    axis.plot(npix, float(found), "^" if found.kind == AT_LEAST else "v", color=colour,
+                              markerfacecolor="none", markersize=7)
     sizes = sorted({k[0] for run in all_runs for points in run.series.values() for k in points})
     for value, text in ((10, "paper: ~10x"), (100, "paper: ~100x")):
         axis.axhline(value, color="grey", linestyle="--", linewidth=1)
@@ -208,7 +221,8 @@ def speedup_vs_grid_size(all_runs, folder):
     axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.set(yscale="log", xlabel="grid size npix (pixels)",
-             ylabel="speed-up (ratio of times to solution)", title="Speed-ups, median over Zernike orders (measured)")
+             ylabel="speed-up (ratio of times to solution)",
+             title="Speed-ups, median over Zernike orders (measured; open triangles: bounds)")
     names = [f"{slow} / {fast}" for slow, fast in SPEED_UPS]
     legends(figure, all_runs, names, {f"{slow} / {fast}": c for (slow, fast), c in RATIO_COLOURS.items()})
     return save(figure, folder, "fig3_speedup_vs_grid_size")
@@ -226,9 +240,14 @@ def speedup_decomposition(run, folder):
     figure, axis = subplots(figsize=(6.5, 3.8))
     width = 0.8 / len(names)
     for offset, name in enumerate(names):
-        values = [result["rows"][npix][name] or np.nan for npix in sizes]
+        found = [result["rows"][npix][name] for npix in sizes]
+        values = [float(r) if r is not None and r.kind != UNDETERMINED else np.nan for r in found]
         positions = np.arange(len(sizes)) + (offset - (len(names) - 1) / 2) * width
-        axis.bar(positions, np.array(values) - 1, width, bottom=1, color=FACTOR_COLOURS[name], label=name)
+        bars = axis.bar(positions, np.array(values) - 1, width, bottom=1, color=FACTOR_COLOURS[name], label=name)
+        for bar, ratio in zip(bars, found, strict=True):
+            if ratio is not None and ratio.is_bound:  # a bound, not a value: hatched
+                bar.set_hatch("//")
+                bar.set_alpha(0.5)
     axis.axhline(1, color="black", linewidth=0.8)
     axis.set_yscale("log")
     axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
