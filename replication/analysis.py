@@ -196,6 +196,17 @@ def load_run(folder, own):
                           if (sub / "points.jsonl").is_file()})
 
 
+def run_environments(run):
+    """Every session record of a run (sweeps, shards, cross-check, benches, retrievals, real maps): what each found of
+    the machine, the software and the code."""
+    found = [environment for _, environments in run.sweeps.values() for environment in environments]
+    found += [content["environment"] for content in (run.crosscheck, run.bench, run.bench_default, run.bench_compile,
+                                                     run.bench_peers) if content and content.get("environment")]
+    for path in sorted(run.folder.glob("retrieval-*/runs.jsonl")) + sorted(run.folder.glob("real-maps/runs.jsonl")):
+        found += read_run_records(path)
+    return found
+
+
 def judges_claims(run):
     """Whether a run has a column in the claims tables: yours always; a reference run where it measured something
     the claims judge (a sweep, a cross-check or a bench), so that a reference run of real maps only has none."""

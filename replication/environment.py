@@ -14,7 +14,7 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication import registry, runs
+from replication import model_code, registry, runs
 from replication.paths import ROOT
 from replication.runs import cpu_model
 
@@ -90,4 +90,5 @@ def environment_record(threads):
         "allocator_env": {name: os.environ.get(name) for name in ALLOCATOR_VARIABLES},
         "malloc_kept": reference_numpy.MALLOC_KEPT and torch_impl.MALLOC_KEPT,
         "git_commit": git_commit(),
+        "model_code": model_code.recorded(),
     }

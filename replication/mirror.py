@@ -4,43 +4,60 @@ import difflib
 import html
 import re
 
-from replication.paths import NUMPY_TREE, TORCH_TREE
+from replication.paths import NUMPY_TREE, ROOT, TORCH_TREE
 from replication.results import write_text_if_changed
 
 LIBRARY_NAMES = re.compile(r"\b(numpy|np|torch|scipy)\b")
 """Library names folded to one token before lines are compared."""
 
 
-def folded_lines(path):
-    """The file's non-blank lines, stripped, with library names folded."""
-    return [LIBRARY_NAMES.sub("LIB", line.strip()) for line in path.read_text().splitlines() if line.strip()]
+def working_sources(root=ROOT):
+    """{path in the repository: source} of the model trees' modules in the working tree."""
+    return {f"{tree}/{path.name}": path.read_text(encoding="utf-8")
+            for tree in (NUMPY_TREE.name, TORCH_TREE.name) for path in sorted((root / tree).glob("*.py"))}
 
 
-def module_names():
-    """Module files present in both trees."""
-    return sorted({p.name for p in NUMPY_TREE.glob("*.py")} & {p.name for p in TORCH_TREE.glob("*.py")})
+def folded_lines(source):
+    """A module's non-blank lines, stripped, with library names folded."""
+    return [LIBRARY_NAMES.sub("LIB", line.strip()) for line in source.splitlines() if line.strip()]
 
 
-def mirror_counts(name):
+def pair(name, sources):
+    """(NumPy source, torch source) of a module present in both trees."""
+    return sources[f"{NUMPY_TREE.name}/{name}"], sources[f"{TORCH_TREE.name}/{name}"]
+
+
+def module_names(sources=None):
+    """Module files present in both trees (of sources: {path: source}, default the working tree)."""
+    sources = working_sources() if sources is None else sources
+    names = {tree: {path.split("/", 1)[1] for path in sources if path.startswith(tree + "/")}
+             for tree in (NUMPY_TREE.name, TORCH_TREE.name)}
+    return sorted(names[NUMPY_TREE.name] & names[TORCH_TREE.name])
+
+
+def mirror_counts(name, sources=None):
     """(identical lines, lines of the longer side) for one module pair."""
-    a, b = folded_lines(NUMPY_TREE / name), folded_lines(TORCH_TREE / name)
+    a, b = (folded_lines(source) for source in pair(name, working_sources() if sources is None else sources))
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return sum(block.size for block in matcher.get_matching_blocks()), max(len(a), len(b))
 
 
-def identical_files(name):
-    """Whether a module is byte for byte the same in both trees (no library call differs: shared by
-    construction, like constants.py)."""
-    return (NUMPY_TREE / name).read_bytes() == (TORCH_TREE / name).read_bytes()
+def identical_files(name, sources=None):
+    """Whether a module is the same text in both trees (no library call differs: shared by construction, like
+    constants.py)."""
+    a, b = pair(name, working_sources() if sources is None else sources)
+    return a == b
 
 
-def mirror_table():
+def mirror_table(sources=None):
     """One row per module pair that differs (name, identical lines, total lines, share), a total row over them,
-    and the byte-identical modules apart: (rows, total, {"modules": [...], "lines": N})."""
+    and the byte-identical modules apart: (rows, total, {"modules": [...], "lines": N}); of sources ({path:
+    source}: a run's code), by default the working tree."""
+    sources = working_sources() if sources is None else sources
     rows, identical = [], {"modules": [], "lines": 0}
-    for name in module_names():
-        same, total = mirror_counts(name)
-        if identical_files(name):
+    for name in module_names(sources):
+        same, total = mirror_counts(name, sources)
+        if identical_files(name, sources):
             identical["modules"].append(name)
             identical["lines"] += total
         else:
@@ -61,14 +78,19 @@ class NumberedHtmlDiff(difflib.HtmlDiff):
         self._prefix = [f"from{self.number}_", f"to{self.number}_"]
 
 
-def side_by_side_html(path):
-    """Write a difflib side-by-side HTML diff of every module pair to path (unchanged if already the same)."""
+def side_by_side_html(path, sources=None):
+    """Write a difflib side-by-side HTML diff of every module pair (of sources, default the working tree) to path
+    (unchanged if already the same)."""
+    return write_text_if_changed(path, side_by_side_page(sources))
+
+
+def side_by_side_page(sources=None):
+    """The side-by-side HTML page of every module pair of sources (default the working tree)."""
+    sources = working_sources() if sources is None else sources
     parts = []
-    for number, name in enumerate(module_names()):
-        a = (NUMPY_TREE / name).read_text().splitlines()
-        b = (TORCH_TREE / name).read_text().splitlines()
+    for number, name in enumerate(module_names(sources)):
+        a, b = (source.splitlines() for source in pair(name, sources))
         table = NumberedHtmlDiff(number, wrapcolumn=100).make_table(a, b, f"numpy: {name}", f"torch: {name}")
         parts.append(f"<h2>{html.escape(name)}</h2>" + table)
     empty = NumberedHtmlDiff(len(parts)).make_file([], [], "", "")
-    page = empty.replace("<body>", "<body>\n" + "\n".join(parts), 1)
-    return write_text_if_changed(path, page)
+    return empty.replace("<body>", "<body>\n" + "\n".join(parts), 1)

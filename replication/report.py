@@ -13,7 +13,7 @@ import jinja2
 import numpy as np
 
 from reference_numpy.gradient import STEPS
-from replication import analysis, optimum, paths, runs
+from replication import analysis, model_code, optimum, paths, runs
 from replication.data import (
     STOPPED_AT_OPTIMUM,
     covariance_scale,
@@ -31,7 +31,7 @@ from replication.figures import (
     real_maps_run,
     retrieval_run,
 )
-from replication.mirror import mirror_table, side_by_side_html
+from replication.mirror import mirror_table, side_by_side_page
 from replication.paths import FIGURES, PAPER, ROOT, TEMPLATES
 from replication.profiles import PROFILES
 from replication.real_maps_report import findings as real_maps_findings
@@ -305,7 +305,27 @@ def retrieval_section(run, appendix):
             "settings": cold_start.RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
 
 
-def run_claims(run, mirror_total, objective, notes):
+def run_code(run, main):
+    """How a run's model code stands against main's (main: model_code.identity of the working tree): {"stale": True
+    where it differs as code (docstrings and comments aside), False where it is main's, None where not known; "text":
+    a short line saying so; "mirror": C6 of the run's own code (or None)}."""
+    codes = model_code.run_code(analysis.run_environments(run))
+    known = [code for code in codes if code["hash"] is not None]
+    if not known:
+        return {"stale": None, "text": "model code not known (no commit recorded)", "mirror": None, "commits": []}
+    commits = [commit for code in known for commit in code["commits"]]
+    differing = sorted({path for code in known for path in model_code.differing_modules(code["modules"],
+                                                                                        main["modules"])})
+    where = f" (commit{'s' if len(commits) > 1 else ''} {', '.join(c[:7] for c in commits)})" if commits else ""
+    if not differing:
+        return {"stale": False, "text": f"model code = main's{where}", "mirror": known[-1]["mirror"],
+                "commits": commits}
+    names = ", ".join(path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:") for path in differing)
+    return {"stale": True, "text": f"stale: model code differs from main's in {len(differing)} module(s), {names}"
+                                   f"{where}", "mirror": known[-1]["mirror"], "commits": commits}
+
+
+def run_claims(run, main, objective, notes):
     """{claim: cell} of one run under one objective: a short value, the verdict, and numbered notes."""
     name, series = run.judged(objective)
     records = run.sweeps[name][1] if name else []
@@ -314,8 +334,10 @@ def run_claims(run, mirror_total, objective, notes):
     text["C5a"] = c5a["total"] and (f"{c5a['passed']} of {c5a['total']} within {analysis.SAME_SOLUTION_STDERR} SE"
                                     + worst_pair_text(c5a))
     text["C5b"] = c5b["total"] and f"{c5b['passed']} of {c5b['total']} at the optimum"
-    text["C6"] = f"{mirror_total['share']:.0%} of {mirror_total['total']} lines"
-    verdicts |= {"C5a": c5a, "C5b": c5b, "C6": analysis.verdict_c6(mirror_total)}
+    mirror = run_code(run, main)["mirror"]
+    text["C6"] = mirror and f"{mirror['share']:.0%} of {mirror['total']} lines"
+    verdicts |= {"C5a": c5a, "C5b": c5b,
+                 "C6": analysis.verdict_c6(mirror) if mirror else {"value": None, "verdict": analysis.NOT_MEASURED}}
     cells = {}
     left = left_out_text(series)
     for key in CLAIMS:
@@ -340,10 +362,11 @@ def run_claims(run, mirror_total, objective, notes):
     return cells
 
 
-def claim_table(all_runs, mirror_total, objective):
-    """The claims table of one objective: per claim and run a cell, and the notes under the table."""
+def claim_table(all_runs, main, objective):
+    """The claims table of one objective: per claim and run a cell, and the notes under the table (main: the model
+    code's identity, against which each run's is set)."""
     notes = Notes()
-    per_run = [run_claims(run, mirror_total, objective, notes) for run in all_runs]
+    per_run = [run_claims(run, main, objective, notes) for run in all_runs]
     rows = [{"id": key, "short": SHORT[key], "cells": [cells[key] for cells in per_run]} for key in CLAIMS]
     return {"objective": objective, "title": OBJECTIVE_TITLES[objective], "rows": rows, "notes": notes.texts}
 
@@ -606,6 +629,17 @@ def main_figures(all_runs, figures, output):
     return [{"path": relative(figures / f"{name}.png", output), "caption": caption} for name, caption in chosen]
 
 
+def mirror_sources(all_runs, main):
+    """The code the readability section shows (C6's modules and the side-by-side page): that of the newest run shown
+    whose commit git can show (so that rewording a tree does not change the report); the working tree without one."""
+    for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
+        for commit in reversed(run_code(run, main)["commits"]):
+            sources = model_code.sources_at(commit)
+            if sources:
+                return sources
+    return model_code.working_sources()
+
+
 def unidentifiable(all_runs):
     """The points of the profiles and of the runs' records that make_setup refuses as not identifiable, with
     the rank of their design and the parameter count."""
@@ -619,11 +653,15 @@ def unidentifiable(all_runs):
 def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     """Everything the main template shows, read from the run folders; and each run's appendix context."""
     all_runs = load_runs(own_runs, reference)
-    mirror_rows, mirror_total, identical = mirror_table()
+    main = model_code.identity(model_code.working_sources())
+    sources = mirror_sources(all_runs, main)
+    mirror_rows, mirror_total, identical = mirror_table(sources)
     judged = [run for run in all_runs if analysis.judges_claims(run)]
-    tables = [claim_table(judged, mirror_total, objective) for objective in OBJECTIVE_TITLES
+    tables = [claim_table(judged, main, objective) for objective in OBJECTIVE_TITLES
               if objective != "gaussian" or any(run.judged(objective)[0] for run in judged)]
-    sections = [run_sections(run, figures, output / "runs") for run in all_runs]
+    sections = [run_sections(run, figures, output / "runs") | {
+        "code": run_code(run, main), "old_rule": bool(run.series) and not analysis.timed_to_targets(run.series)}
+        for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return {
@@ -632,7 +670,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "runs": sections,
         "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if analysis.judges_claims(run)],
         "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
-        "mirror_rows": mirror_rows, "mirror_total": mirror_total, "identical": identical,
+        "mirror_rows": mirror_rows, "mirror_total": mirror_total, "identical": identical, "mirror_sources": sources,
         "profiles": PROFILES, "figures": main_figures(all_runs, figures, output),
         "same_solution": analysis.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
         "target_se": optimum.TARGET, "optimum_tol": optimum.OPTIMUM_TOL,
@@ -720,7 +758,12 @@ def render_all(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         texts[run["appendix"]] = env.get_template("RUN.md.j2").render(
             run=run, profiles=values["profiles"], same_solution=values["same_solution"],
             stopped_at_optimum=values["stopped_at_optimum"], report=relative(output / "REPORT.md", output / "runs"))
+    texts[MIRROR_PAGE] = side_by_side_page(values["mirror_sources"])
     return texts
+
+
+MIRROR_PAGE = "mirror_diff.html"
+"""The side-by-side page of the two trees, beside REPORT.md."""
 
 
 def render(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
@@ -745,10 +788,9 @@ def render_command(own_runs, reference, output, figures, check=False):
             write_text_if_changed(output / name, text)
         for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
             check_target(stale).unlink()  # the appendix of a run no longer shown
-        side_by_side_html(output / "mirror_diff.html")
     print(claims_summary(texts["REPORT.md"]))
-    print(f"wrote {output / 'REPORT.md'}, {len(texts) - 1} appendix(es) under {output / 'runs'} and "
-          f"{output / 'mirror_diff.html'}")
+    print(f"wrote {output / 'REPORT.md'}, {len(texts) - 2} appendix(es) under {output / 'runs'} and "
+          f"{output / MIRROR_PAGE}")
     return 0
 
 

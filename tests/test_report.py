@@ -250,8 +250,20 @@ def test_a_run_without_variants_has_no_decomposition(smoke_run, no_references):
     assert analysis.decomposition(run.series) == {}
 
 
-def test_committed_side_by_side_diff_is_exactly_what_the_code_renders(tmp_path):
-    from replication.mirror import side_by_side_html
+def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
+    """Runs are shown with their own code: C6 and the side-by-side page come from the runs' commits, and whether a
+    run's code is main's is judged on syntax trees without docstrings. A docstring changed in torch_impl/ therefore
+    leaves every rendered byte as committed; a change of code marks the runs stale."""
+    from replication import model_code
 
-    fresh = side_by_side_html(tmp_path / "mirror_diff.html").read_text()
-    assert fresh == (PAPER / "mirror_diff.html").read_text(), "re-run `python -m replication report --reference-only`"
+    real = model_code.working_sources()
+    path = "torch_impl/likelihood.py"
+    start = real[path].index('"""') + 3
+    reworded = real | {path: real[path][:start] + "Reworded. " + real[path][start:]}
+    assert model_code.identity(reworded)["hash"] == model_code.identity(real)["hash"]
+    monkeypatch.setattr(model_code, "working_sources", lambda root=None: reworded)
+    for name, text in render_all().items():
+        assert (PAPER / name).read_text() == text, name
+    changed = real | {path: real[path] + "\nCHANGED = 1\n"}
+    monkeypatch.setattr(model_code, "working_sources", lambda root=None: changed)
+    assert "stale: model code differs from main's" in render_all()["REPORT.md"]
