@@ -129,7 +129,7 @@ def peers(session):
 
 @nox.session(default=False)
 def retrieval(session):
-    """Retrieval from a cold start into your run (quick profile: npix 128 and 256, n = 2-6, aberrations of 0.5-3
+    """Retrieval from a cold start into your run (quick profile: npix 128 and 256, n = 2-8, aberrations of 0.5-3
     rad rms, ten seeds; resumable), then figures and report. -- --profile full: npix up to 512, twenty seeds;
     --threads N as the command's; --new-run: a run of its own."""
     parser = argparse.ArgumentParser(prog="nox -s retrieval --")
