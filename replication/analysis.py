@@ -134,9 +134,12 @@ class Run:
 
     @property
     def profile_label(self):
-        """', paper profile' where the judged sweep is not the quick profile (two runs of one machine and day
-        then read apart); '' otherwise."""
-        return "" if self.profile in (None, "quick") else f", {self.profile} profile"
+        """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
+        one thread (two runs of one machine and day then read apart); '' otherwise."""
+        name = self.judged("cauchy")[0]
+        threads = {record.get("threads") for record in self.sweeps[name][1]} if name else set()
+        one = ", 1 thread" if threads == {1} else ""
+        return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one
 
     @property
     def appendix_name(self):
