@@ -858,7 +858,8 @@ def peers(series):
             continue
         fastest = min(cells, key=lambda name: seconds(cells[name]))
         rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
-            name: {"s": seconds(record), "ratio": seconds(record) / seconds(cells[fastest]),
+            name: {"s": seconds(record), "ratio": ratio_of(record, cells[fastest]) if comparable(
+                record, cells[fastest]) else seconds(record) / seconds(cells[fastest]),
                    "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
                    "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
     return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],

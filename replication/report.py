@@ -725,7 +725,7 @@ def against_jax(run):
         ratios = [value for (npix, _), value in analysis.speedups(run.series, series, JAX).items()
                   if npix in JAX_POINTS]
         if ratios:
-            ranges.append({"what": what, "low": min(ratios), "high": max(ratios)})
+            ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})
     return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges} if ranges else None
 
 
