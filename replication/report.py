@@ -358,7 +358,7 @@ def run_claims(run, main, objective, notes):
                                     f"{analysis.SAME_SOLUTION_STDERR} SE"))
         if key == "C5a" and any(row["basis"] == "BFGS" for row in differences):
             marks.append(notes.mark("no exact account in this run: BFGS's standard errors"))
-        cells[key] = {"text": text[key] or "—", "verdict": verdict, "notes": marks}
+        cells[key] = {"text": text[key] or "—", "verdict": verdict, "notes": marks, "found": verdicts[key]}
     return cells
 
 
@@ -369,6 +369,125 @@ def claim_table(all_runs, main, objective):
     per_run = [run_claims(run, main, objective, notes) for run in all_runs]
     rows = [{"id": key, "short": SHORT[key], "cells": [cells[key] for cells in per_run]} for key in CLAIMS]
     return {"objective": objective, "title": OBJECTIVE_TITLES[objective], "rows": rows, "notes": notes.texts}
+
+
+PAPER_SAYS = {
+    "C1": "up to ~100x faster than NumPy, torch on a GPU (Tesla K20c)",
+    "C2": "GPU torch ~10x CPU torch at npix >= 256",
+    "C3": "CPU torch ~10x NumPy, intermediate and large grids",
+    "C4": "speed-up largely independent of the parameters (n <= 8)",
+    "C5a": "all implementations reach the same solution",
+}
+"""The paper's claims in a few words, with its hardware where it matters, for the first screen."""
+THRESHOLDS = {"C1": ">= 50x", "C2": ">= 5x at each npix >= 256", "C3": ">= 5x at each npix >= 128",
+              "C4": "abs(slope) <= 0.3", "C5a": "all pairs within 0.1 SE"}
+"""Each claim's threshold for *reproduced*, in a few words (the full rules: analysis.RULES)."""
+
+
+def short_name(run):
+    """A run's name in the first screen: CPU family, cores, GPU, and the date and what tells it from another run
+    of that machine ('EPYC 2c, 12-02, 1 thread')."""
+    machine = run.machine
+    family = next((word for word in ("EPYC", "Xeon", "Ryzen", "Core", "Apple") if word in str(machine["cpu"])),
+                  str(machine["cpu"]).split()[0])
+    gpu = f" + {machine['gpu'].replace('NVIDIA ', '')}" if machine.get("gpu") else ""
+    return f"{family} {machine['cpu_count']}c{gpu}, {run.info['created'][5:10]}{run.profile_label}"
+
+
+def value_range(values, format_value):
+    """'a' or 'a to b' over values (floats), each end written by format_value."""
+    low, high = min(values, key=float), max(values, key=float)
+    return format_value(low) if format_value(low) == format_value(high) else \
+        f"{format_value(low)} to {format_value(high)}"
+
+
+def ours_cell(key, measured):
+    """Our value of a claim over the runs that measured it: the range of the runs' values."""
+    found = [cell["found"] for _, cell in measured]
+    if key in ("C1", "C3"):
+        return value_range([f["value"] for f in found], lambda v: times(v, False))
+    if key == "C2":
+        return "; ".join(", ".join(f"npix {npix}: {times(v, False)}" for npix, v in f["by_npix"].items())
+                         for f in found)
+    if key == "C4":
+        ends = [f["value"] if f["value"] is not None else f["known"][0] for f in found]
+        exact = all(f["value"] is not None for f in found)
+        return "slope " + value_range(ends, lambda v: f"{v:.2f}") + ("" if exact else " (some are bounds: >=)")
+    worst = max(float(f["worst"]["max_stderr"]) for f in found if f["worst"])
+    return f"{sum(f['passed'] for f in found)} of {sum(f['total'] for f in found)} pairs; worst {worst:.2g} SE"
+
+
+def where_cell(key, measured):
+    """Where a claim was measured: the grid sizes its values come from and the runs' short names."""
+    found = [cell["found"] for _, cell in measured]
+    sizes = sorted({npix for f in found for npix in (
+        [f["npix"]] if key in ("C1", "C4") else list(f["by_npix"]) if key == "C2" else
+        [analysis.weakest_npix(f["by_npix"])] if key == "C3" else [])})
+    grid = f"npix {', '.join(map(str, sizes))}; " if sizes else ""
+    return grid + (short_name(measured[0][0]) if len(measured) == 1 else f"{len(measured)} runs")
+
+
+def verdict_cell(key, measured, total):
+    """'reproduced on 4, partly on 1 of 6 runs (>= 5x)'."""
+    counts = {}
+    for _, cell in measured:
+        counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
+    text = ", ".join(f"{verdict} on {count}" for verdict, count in counts.items())
+    return f"{text} of {total} run{'s' if total > 1 else ''} ({THRESHOLDS[key]})"
+
+
+def caveat_cell(key, measured, sections):
+    """The main caveat of a claim, from what its runs are: one run only, a run made with other code or judged by
+    the old rule; for C4, what the same gradient on both sides gives."""
+    notes = []
+    if len(measured) == 1:
+        notes.append("one run")
+    stale = sum(bool(sections[run.folder.name]["code"]["stale"]) for run, _ in measured)
+    old = sum(sections[run.folder.name]["old_rule"] for run, _ in measured)
+    if stale:
+        notes.append(f"older code: {stale} of {len(measured)}")
+    if old:
+        notes.append(f"time to stop: {old} of {len(measured)}")
+    if key == "C4":
+        same = [(run, sections[run.folder.name]["decomposition"]["c4"]["exact (adjoint)"]) for run, _ in measured
+                if sections[run.folder.name]["decomposition"]]
+        same = [(run, found) for run, found in same if found["value"] is not None]
+        if same:
+            notes.append("one gradient both sides: slope " +
+                         value_range([found["value"] for _, found in same], lambda v: f"{v:.2f}"))
+    return "; ".join(notes) or "—"
+
+
+def first_screen(table, judged_runs, sections):
+    """The first screen's table (one row per paper claim, from the claims table of one objective) and the facts its
+    sentences state: per claim the paper's words, our values over the runs, where, the verdicts, the caveat."""
+    by_folder = {section["folder_name"]: section for section in sections}
+    rows = []
+    for row in table["rows"]:
+        if row["id"] not in PAPER_SAYS:
+            continue
+        measured = [(run, cell) for run, cell in zip(judged_runs, row["cells"], strict=True)
+                    if cell["verdict"] != analysis.NOT_MEASURED]
+        if not measured:
+            rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": "not measured", "where": "—",
+                         "verdict": f"not measured ({THRESHOLDS[row['id']]})", "caveat": "no run measured it"})
+            continue
+        rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": ours_cell(row["id"], measured),
+                     "where": where_cell(row["id"], measured),
+                     "verdict": verdict_cell(row["id"], measured, len(judged_runs)),
+                     "caveat": caveat_cell(row["id"], measured, by_folder)})
+    stale = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["code"]["stale"]]
+    old = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["old_rule"]]
+    caveats = []
+    if stale:
+        caveats.append(f"Made with older model code (the same model; its code has changed since): {'; '.join(stale)}.")
+    if old:
+        caveats.append(f"Judged by time to the optimiser's stop (recorded before times to target): {'; '.join(old)}.")
+    unmeasured = [row["id"] for row in rows if row["ours"] == "not measured"]
+    if unmeasured:
+        caveats.append(f"Not measured by any run: {', '.join(unmeasured)}.")
+    return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(judged_runs),
+            "machines": sorted({short_name(run).split(",")[0] for run in judged_runs})}
 
 
 def answer(table, all_runs):
@@ -660,12 +779,13 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     tables = [claim_table(judged, main, objective) for objective in OBJECTIVE_TITLES
               if objective != "gaussian" or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") | {
-        "code": run_code(run, main), "old_rule": bool(run.series) and not analysis.timed_to_targets(run.series)}
-        for run in all_runs]
+        "code": run_code(run, main), "old_rule": bool(run.series) and not analysis.timed_to_targets(run.series),
+        "folder_name": run.folder.name} for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return {
         "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
+        "first_screen": first_screen(tables[0], judged, sections),
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
         "runs": sections,
         "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if analysis.judges_claims(run)],

@@ -293,3 +293,27 @@ def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
         assert f"exact adjoint {report.times(min(ratios), False)} to {report.times(max(ratios), False)}" in line
         run.peers_check["passed"] = False
         assert report.against_jax(run) is None
+
+
+def test_the_first_screen_table_says_what_the_runs_measured():
+    """The answer's table: each row's values are the range of the runs' own verdict values, its verdict counts
+    those of the runs, and every line of the table has the table's columns (no stray '|')."""
+    text = (PAPER / "REPORT.md").read_text()
+    all_runs = [run for run in report.load_runs([], REFERENCE) if analysis.judges_claims(run)]
+    c3 = [analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
+    values = [found["value"] for found in c3 if found["value"] is not None]
+    low, high = report.times(min(values, key=float), False), report.times(max(values, key=float), False)
+    row = next(line for line in text.splitlines() if line.startswith("| C3 | "))
+    assert f"| {low} to {high} |" in row
+    counts = {}
+    for found in c3:
+        if found["verdict"] != analysis.NOT_MEASURED:
+            counts[found["verdict"]] = counts.get(found["verdict"], 0) + 1
+    for verdict, count in counts.items():
+        assert f"{verdict} on {count}" in row
+    assert f"of {len(all_runs)} runs" in row
+    start = text.index("| Claim | The paper | Ours |")
+    table = text[start:text.index("\n\n", start)].splitlines()
+    assert len(table) == 2 + 5  # C1-C4 and C5a: the paper's claims
+    assert {line.count("|") for line in table} == {7}
+    assert f"On a CPU, torch reached the solution {low} to {high} sooner" in text
