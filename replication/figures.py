@@ -12,6 +12,9 @@ from matplotlib.lines import Line2D
 from replication.analysis import (
     AT_LEAST,
     AT_MOST,
+    NUMPY_ADJOINT,
+    TORCH_ADJOINT,
+    TORCH_DIFFERENCES,
     UNDETERMINED,
     VALUE,
     aggregate,
@@ -20,6 +23,7 @@ from replication.analysis import (
     fit_series,
     is_solution,
     judges_claims,
+    parameter_count,
     seconds,
     speedups,
 )
@@ -226,6 +230,113 @@ def speedup_vs_grid_size(all_runs, folder):
     names = [f"{slow} / {fast}" for slow, fast in SPEED_UPS]
     legends(figure, all_runs, names, {f"{slow} / {fast}": c for (slow, fast), c in RATIO_COLOURS.items()})
     return save(figure, folder, "fig3_speedup_vs_grid_size")
+
+
+def gpu_run(all_runs):
+    """The run whose GPU ratios the answer's figure draws: the newest with a torch-cuda series, or None."""
+    with_gpu = [run for run in all_runs if TORCH_CUDA in run.series]
+    return max(with_gpu, key=lambda run: (run.own, run.info["created"])) if with_gpu else None
+
+
+def answer_runs(all_runs):
+    """(the run of the CPU ratios, the run of the GPU ratios) the answer's figure draws: the decomposition's run
+    (it has the same-gradient series) else the figures' run; the newest run with a GPU series."""
+    return decomposition_run(all_runs) or figure_run(all_runs), gpu_run(all_runs)
+
+
+def draw_ratio(axis, xs, ratios, colour, label, marker="o"):
+    """Ratios (analysis.Ratio) against xs: values joined by a line with their range over repeats as error bars,
+    bounds as open triangles pointing where the value may lie (never on the line)."""
+    values = [(x, r) for x, r in zip(xs, ratios, strict=True) if r.kind == VALUE]
+    if values:
+        x, r = zip(*values, strict=True)
+        axis.errorbar(x, [float(v) for v in r], yerr=[[float(v) - v.low for v in r], [v.high - float(v) for v in r]],
+                      color=colour, marker=marker, markersize=4, capsize=2, linewidth=1.5, label=label)
+    for x, r in zip(xs, ratios, strict=True):
+        if r.kind in (AT_LEAST, AT_MOST):
+            axis.plot(x, float(r), "^" if r.kind == AT_LEAST else "v", color=colour, markerfacecolor="none",
+                      markersize=7)
+
+
+def answer_plan(all_runs):
+    """What the answer's figure draws, without drawing (the report's caption reads it too): {"cpu": the run of the
+    CPU ratios, "gpu": of the GPU ratios, "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour)],
+    "b": [(label, P, Ratios, colour)], "guide": (P, ratios of a slope-1 line) or None}."""
+    cpu_run, gpu = answer_runs(all_runs)
+    plan = {"cpu": cpu_run, "gpu": gpu, "npix": None, "a": [], "b": [], "guide": None}
+    for run, pairs in ((cpu_run, [(NUMPY, TORCH_CPU)]), (gpu, [(NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA)])):
+        for slow, fast in pairs if run is not None else []:
+            ratios = speedups(run.series, slow, fast)
+            sizes = sorted({k[0] for k in ratios})
+            if sizes:
+                medians = [aggregate(statistics.median, [v for k, v in ratios.items() if k[0] == npix])
+                           for npix in sizes]
+                plan["a"].append((f"{slow} / {fast}", sizes, medians, RATIO_COLOURS[(slow, fast)]))
+    if cpu_run is None:
+        return plan
+    c4 = decomposition(cpu_run.series).get("c4", {})
+    npix = next((found["npix"] for found in c4.values() if found["npix"]), None)
+    plan["npix"] = npix = npix or max((k[0] for k in speedups(cpu_run.series, NUMPY, TORCH_CPU)), default=None)
+    for (slow, fast), colour, text in (((NUMPY, TORCH_CPU), "tab:orange", "paper's: NumPy differences / autograd"),
+                                       ((NUMPY_ADJOINT, TORCH_ADJOINT), "tab:blue", "exact gradient both sides"),
+                                       ((NUMPY, TORCH_DIFFERENCES), "tab:red", "differences both sides")):
+        ratios = {k[1]: v for k, v in speedups(cpu_run.series, slow, fast).items() if k[0] == npix}
+        if len(ratios) >= 2:
+            orders = sorted(ratios)
+            plan["b"].append((text, [parameter_count(n) for n in orders], [ratios[n] for n in orders], colour))
+    if plan["b"]:
+        _, counts, ratios, _ = plan["b"][0]
+        plan["guide"] = (counts, [float(ratios[0]) * count / counts[0] for count in counts])
+    return plan
+
+
+def answer_figure(all_runs, folder):
+    """The answer's figure (answer_plan): (a) the paper's three speed-ups against grid size (median over orders,
+    with the range over repeats), with the paper's 10x and 100x; (b) NumPy / torch against the parameter count P at
+    one grid size, log-log, with a slope-1 guide and the same ratio with one gradient on both sides."""
+    plan = answer_plan(all_runs)
+    figure, (left, right) = subplots(1, 2, figsize=(11, 4.0))
+    for label, sizes, medians, colour in plan["a"]:
+        draw_ratio(left, sizes, medians, colour, label)
+    for value, text in ((10, "paper: ~10x (CPU)"), (100, "paper: ~100x (GPU)")):
+        left.axhline(value, color="grey", linestyle="--", linewidth=1)
+        left.text(0.02, value * 1.08, text, color="grey", fontsize=8, transform=left.get_yaxis_transform())
+    left.axhline(1, color="black", linewidth=0.8)
+    left.set(xscale="log", yscale="log", xlabel="grid size npix (pixels)", ylabel="speed-up (ratio of times)",
+             title="(a) speed-up against grid size, median over orders")
+    sizes = sorted({npix for _, found, _, _ in plan["a"] for npix in found})  # ticks after the scale is set
+    if sizes:
+        left.set_xticks(sizes)
+    left.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    left.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    if plan["a"]:
+        left.legend(fontsize=7, loc="lower right")
+    for label, counts, ratios, colour in plan["b"]:
+        draw_ratio(right, counts, ratios, colour, label)
+    if plan["guide"]:
+        right.plot(*plan["guide"], color="grey", linestyle=":", label="slope 1 (speed-up proportional to P)")
+    right.set(xscale="log", yscale="log", xlabel="parameters P", ylabel="speed-up (ratio of times)",
+              title=f"(b) speed-up against P at npix {plan['npix']}")
+    if plan["guide"]:
+        right.set_xticks(plan["guide"][0])
+    right.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    right.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    if plan["b"]:
+        right.legend(fontsize=7, loc="upper left")
+    return save(figure, folder, "fig0_answer")
+
+
+def answer_caption(plan):
+    """The answer figure's caption, naming only what it draws and from which runs."""
+    parts = []
+    if plan["a"]:
+        runs = [run.short_title for run in (plan["cpu"], plan["gpu"]) if run is not None]
+        parts.append(f"(a) {', '.join(label for label, *_ in plan['a'])}; {'; '.join(dict.fromkeys(runs))}")
+    if plan["b"]:
+        parts.append(f"(b) npix {plan['npix']}: {', '.join(label for label, *_ in plan['b'])}, and a slope-1 guide; "
+                     f"{plan['cpu'].short_title}")
+    return ("The answer in one figure. " + ". ".join(parts) + ". Error bars: range over repeats; open triangles: "
+            "bounds") if parts else None
 
 
 FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": "tab:red", "device": "tab:green",
@@ -513,6 +624,8 @@ def draw_all(all_runs, output):
     """
     paths = []
     with matplotlib.rc_context(STYLE):
+        if any(run.series for run in all_runs):
+            paths += answer_figure(all_runs, output)
         shown = figure_run(all_runs)
         if shown is not None:
             paths += time_vs_grid_size(shown, output)

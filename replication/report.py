@@ -24,6 +24,8 @@ from replication.data import (
 )
 from replication.figures import (
     PAPER_SERIES,
+    answer_caption,
+    answer_plan,
     crosscheck_run,
     decomposition_run,
     figure_run,
@@ -786,6 +788,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     return {
         "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
         "first_screen": first_screen(tables[0], judged, sections),
+        "answer_figure": answer_figure_shown(all_runs, figures, output),
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
         "runs": sections,
         "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if analysis.judges_claims(run)],
@@ -847,6 +850,14 @@ def against_jax(run):
         if ratios:
             ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})
     return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges} if ranges else None
+
+
+def answer_figure_shown(all_runs, figures, output):
+    """The answer's figure (figures.answer_figure) with its caption, where a run has a sweep; else None."""
+    if not any(run.series for run in all_runs):
+        return None
+    caption = answer_caption(answer_plan(all_runs))
+    return caption and {"path": relative(figures / "fig0_answer.png", output), "caption": caption}
 
 
 def retrieval_figure(all_runs, figures, output):

@@ -317,3 +317,23 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     assert len(table) == 2 + 5  # C1-C4 and C5a: the paper's claims
     assert {line.count("|") for line in table} == {7}
     assert f"On a CPU, torch reached the solution {low} to {high} sooner" in text
+
+
+def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
+    """The answer figure's caption is made from its plan: every series it names is drawn, and a run without a GPU
+    has no GPU ratio in the caption."""
+    from replication import figures
+
+    all_runs = report.load_runs([], REFERENCE)
+    plan = figures.answer_plan(all_runs)
+    caption = figures.answer_caption(plan)
+    for label, *_ in plan["a"] + plan["b"]:
+        assert label in caption
+    assert ("torch-cuda" in caption) == any("torch-cuda" in label for label, *_ in plan["a"])
+    run_folder, references = synthetic
+    (own,) = report.load_runs([run_folder], references)
+    without_gpu = {name: points for name, points in own.series.items() if name != TORCH_CUDA}
+    own.sweeps["sweep-quick"] = (without_gpu, own.sweeps["sweep-quick"][1])
+    alone = figures.answer_plan([own])
+    assert not any("torch-cuda" in label for label, *_ in alone["a"])
+    assert "torch-cuda" not in (figures.answer_caption(alone) or "")
