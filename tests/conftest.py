@@ -83,3 +83,8 @@ def real_maps_folder():
                   ROOT.parent / "shared" / "data" / "srt-oof-2019"]
     folders = [pathlib.Path(c) for c in candidates if c]
     return next((folder for folder in folders if folder.is_dir()), folders[-1])
+
+
+def both(texts):
+    """The report and its details (REPORT.md, then DETAILS.md) of a render_all, as one text to search."""
+    return texts["REPORT.md"] + "\n" + texts["DETAILS.md"]

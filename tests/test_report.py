@@ -4,6 +4,7 @@ import math
 import statistics
 
 import pytest
+from conftest import both
 
 from replication import analysis, crosscheck, runs, sweep
 from replication.environment import machine_record
@@ -32,7 +33,7 @@ def no_references(tmp_path):
 
 def test_report_renders_from_a_smoke_run(smoke_run, no_references):
     texts = render_all([smoke_run], no_references, output=smoke_run, figures=smoke_run / "figures")
-    text, appendix = texts["REPORT.md"], texts["runs/your-2026-01-01_test.md"]
+    text, appendix = both(texts), texts["runs/your-2026-01-01_test.md"]
     table = claims_summary(text)
     for claim in ("C1", "C2", "C3", "C4", "C5a", "C5b", "C6"):
         assert f"| {claim}: " in table
@@ -49,7 +50,7 @@ def test_report_renders_from_a_smoke_run(smoke_run, no_references):
 
 
 def test_your_run_stands_beside_every_reference_run(smoke_run):
-    text = render([smoke_run], output=smoke_run, figures=smoke_run / "figures")
+    text = both(render_all([smoke_run], output=smoke_run, figures=smoke_run / "figures"))
     header = claims_summary(text).splitlines()[1]
     references = [run for run in runs.reference_runs() if any(run.glob("sweep-*")) or (run / "crosscheck").is_dir()]
     assert references, "the repository ships reference runs"
@@ -266,4 +267,4 @@ def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
         assert (PAPER / name).read_text() == text, name
     changed = real | {path: real[path] + "\nCHANGED = 1\n"}
     monkeypatch.setattr(model_code, "working_sources", lambda root=None: changed)
-    assert "stale: model code differs from main's" in render_all()["REPORT.md"]
+    assert "stale: model code differs from main's" in both(render_all())

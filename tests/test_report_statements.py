@@ -5,6 +5,7 @@ not multiply), and checks that the report says what its numbers say."""
 import json
 
 import pytest
+from conftest import both
 
 from replication import analysis, report, runs, timing
 from replication.environment import machine_record
@@ -74,15 +75,15 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
     c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))
-    assert f"{report.times(c3['value'])} at npix" in texts["REPORT.md"]
+    assert f"{report.times(c3['value'])} at npix" in both(texts)
     reasons = analysis.left_out(run.series)
-    assert f"{reasons['stopped before the optimum']} stopped before the optimum" in texts["REPORT.md"]
-    assert "their times enter no ratio" in texts["REPORT.md"]
+    assert f"{reasons['stopped before the optimum']} stopped before the optimum" in both(texts)
+    assert "their times enter no ratio" in both(texts)
 
 
 def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     run_folder, references = synthetic
-    text = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")["REPORT.md"]
+    text = both(render_all([run_folder], references, output=run_folder, figures=run_folder / "figures"))
     (run,) = report.load_runs([run_folder], references)
     c1 = analysis.verdict_c1(analysis.speedups(run.series, NUMPY, TORCH_CUDA))
     assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
@@ -105,10 +106,10 @@ def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_
 
     variants = records()
     write = write_run(run_folder.parent / "variants", variants)
-    text = render_all([write], references, output=write, figures=write / "figures")["REPORT.md"]
+    text = both(render_all([write], references, output=write, figures=write / "figures"))
     assert "the product column equals the whole" in text
     monkeypatch.setattr(analysis, "decomposition", off_by_a_tenth)
-    text = render_all([write], references, output=write, figures=write / "figures")["REPORT.md"]
+    text = both(render_all([write], references, output=write, figures=write / "figures"))
     assert "## Where the speed-up comes from" in text
     assert "the product column equals the whole" not in text
     assert "taken over different points" in text
@@ -140,12 +141,12 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
 
     timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8)
     assert calls == ["value_and_grad", "fit", "fit"]
-    text = render_all()["REPORT.md"]
+    text = both(render_all())
     assert "after one untimed value and\n  gradient with the fit's own gradient" in text
 
 
 def test_c6_counts_only_modules_that_differ():
-    text = render_all()["REPORT.md"]
+    text = both(render_all())
     _rows, total, identical = report.mirror_table()
     assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
     assert f"({identical['lines']} lines that" in text
@@ -170,7 +171,7 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
     sentence = "comes from NumPy's finite differences"
     real = analysis.decomposition
     shown = report.decomposition_run(report.load_runs([]))
-    text = render_all()["REPORT.md"]
+    text = both(render_all())
     if sentence in text:
         c4 = real(shown.series)["c4"]
         assert [c4["finite differences"]["verdict"], c4["exact (adjoint)"]["verdict"]] == ["reproduced"] * 2
@@ -182,7 +183,7 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
         return result
 
     monkeypatch.setattr(analysis, "decomposition", adjoint_fails)
-    assert sentence not in render_all()["REPORT.md"]
+    assert sentence not in both(render_all())
 
 
 def test_c4_reads_the_same_whether_a_run_measured_more_orders_than_the_fixed_set(tmp_path):
@@ -193,7 +194,7 @@ def test_c4_reads_the_same_whether_a_run_measured_more_orders_than_the_fixed_set
     fixed = write_run(tmp_path / "fixed", [r for r in points if r["nzern"] != 3])
     cells = []
     for run in (every, fixed):
-        text = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")["REPORT.md"]
+        text = both(render_all([run], tmp_path / "reference", output=run, figures=run / "figures"))
         cells.append(next(line for line in text.splitlines() if line.startswith("| C4:")))
     assert cells[0] == cells[1]
     assert "slope" in cells[0]
@@ -243,7 +244,7 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     folder.mkdir()
     (folder / "points.jsonl").write_text("".join(json.dumps(fit) + "\n" for fit in fits))
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
-    main = texts["REPORT.md"][texts["REPORT.md"].index("## Retrieval from a cold start"):]
+    main = both(texts)[both(texts).index("## Retrieval from a cold start"):]
     assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
     interval = report.share_range(cold_start.wilson(5, 6))
     assert f"| 1 | 6 of 6 (61-100%); 0.01 | 5 of 6 ({interval}); 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu
@@ -283,7 +284,7 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
 def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
     """The answer's line on JAX: for each reference run that timed JAX, the range of torch's time to solution over
     JAX's at npix 256 and 512 is that of the run's fits at the optimum; a peer that failed its gate gets no line."""
-    text = (PAPER / "REPORT.md").read_text()
+    text = (PAPER / "DETAILS.md").read_text()
     with_jax = [run for run in report.load_runs([], REFERENCE) if analysis.JAX in run.series]
     assert with_jax
     for run in with_jax:
@@ -310,8 +311,8 @@ def test_the_first_screen_table_says_what_the_runs_measured():
         if found["verdict"] != analysis.NOT_MEASURED:
             counts[found["verdict"]] = counts.get(found["verdict"], 0) + 1
     for verdict, count in counts.items():
-        assert f"{verdict} on {count}" in row
-    assert f"of {len(all_runs)} runs" in row
+        assert f"{count} {verdict}" in row
+    assert f"of {len(all_runs)} (" in row
     start = text.index("| Claim | The paper | Ours |")
     table = text[start:text.index("\n\n", start)].splitlines()
     assert len(table) == 2 + 5  # C1-C4 and C5a: the paper's claims
