@@ -921,8 +921,8 @@ def render_command(own_runs, reference, output, figures, check=False):
         for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
             check_target(stale).unlink()  # the appendix of a run no longer shown
     print(claims_summary(texts["DETAILS.md"]))
-    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {len(texts) - 3} appendix(es) under {output / 'runs'} and "
-          f"{output / MIRROR_PAGE}")
+    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {len(texts) - 3} appendix(es) under "
+          f"{output / 'runs'} and {output / MIRROR_PAGE}")
     return 0
 
 
