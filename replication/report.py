@@ -54,8 +54,8 @@ CLAIMS = {
 }
 """The paper's claims, in our words (paper/MODEL.md gives the paper's setup); C5b is our account of C5a's premise."""
 SHORT = {"C1": "~100x on a GPU", "C2": "GPU ~10x CPU torch", "C3": "CPU torch ~10x NumPy",
-         "C4": "independent of the order", "C5a": "same solution", "C5b": "fits at the optimum",
-         "C6": "readable port"}
+         "C4": "independent of the order", "C5a": "same solution", "C5b": "our check: fits at the optimum",
+         "C6": "our check: lines alike between the trees, not readability itself"}
 """Each claim in a few words, for the tables and the answer."""
 RULES = {key: rule.text for key, rule in analysis.RULES.items()}
 """How each verdict is computed from the results (the functions of replication.analysis)."""
