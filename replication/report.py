@@ -8,6 +8,7 @@ beside the references in a report written into your run's folder.
 import functools
 import os
 import pathlib
+import re
 
 import jinja2
 import numpy as np
@@ -739,8 +740,8 @@ def main_figures(all_runs, figures, output):
                                               f"at n = 2, 3, 4; {series}; {shown_run.title}"),
                    ("fig2_time_vs_zernike_order", f"Figure 2: time to solution against the Zernike order; "
                                                   f"{shown_run.title}"),
-                   ("fig3_speedup_vs_grid_size", "Figure 3: speed-ups (median over orders, solutions only), "
-                                                 "every run")]
+                   ("fig3_speedup_vs_grid_size", "Figure 3: speed-ups (median over orders; open triangles: "
+                                                 "bounds), every run")]
     if decomposed is not None:
         chosen.append(("fig6_speedup_decomposition", f"Figure 6: where the speed-up comes from; {decomposed.title}"))
     if checked is not None:
@@ -785,7 +786,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "folder_name": run.folder.name} for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
-    return {
+    return number_figures({
         "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
         "first_screen": first_screen(tables[0], judged, sections),
         "answer_figure": answer_figure_shown(all_runs, figures, output),
@@ -803,7 +804,22 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "against_jax": [line for line in map(against_jax, all_runs) if line], "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
         "real_maps": real_maps_shown(all_runs, sections, figures, output),
-    }
+    })
+
+
+FIGURE_NUMBER = re.compile(r"^Figure \d+")
+
+
+def number_figures(values):
+    """Number the main report's figures in the order a reader meets them (the answer's, the paper's figures, the
+    cold starts', the real maps'): each caption's 'Figure N: ' written here, whatever file it comes from."""
+    shown = [values["answer_figure"], *values["figures"], values["retrieval_figure"],
+             *((values["real_maps"] or {}).get("figures") or [])]
+    for number, figure in enumerate((figure for figure in shown if figure), 1):
+        caption = figure["caption"]
+        figure["caption"] = FIGURE_NUMBER.sub(f"Figure {number}", caption) if FIGURE_NUMBER.match(caption) else \
+            f"Figure {number}: {caption}"
+    return values
 
 
 def real_maps_shown(all_runs, sections, figures, output):
@@ -857,7 +873,7 @@ def answer_figure_shown(all_runs, figures, output):
     if not any(run.series for run in all_runs):
         return None
     caption = answer_caption(answer_plan(all_runs))
-    return caption and {"path": relative(figures / "fig0_answer.png", output), "caption": caption}
+    return caption and {"path": relative(figures / "fig0_answer.png", output), "caption": caption.rstrip(".")}
 
 
 def retrieval_figure(all_runs, figures, output):
