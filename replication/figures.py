@@ -445,6 +445,16 @@ def agreement(fits, folder, title):
 METHOD_STYLES = {"cold start": "-", "cold start, orders raised": "--"}
 
 
+def spaced(values, factor):
+    """The values (increasing, positive) kept for a tick label on a log axis: each at least factor times the last
+    one kept, so that no two labels crowd each other."""
+    kept = []
+    for value in values:
+        if not kept or value >= factor * kept[-1]:
+            kept.append(value)
+    return kept
+
+
 def retrieval(run, folder):
     """Figure 8: retrieval from a cold start against the aberration's size: the share of fits that reached the
     global optimum (every point and seed), the median time to solution of those at the run's largest point, and
@@ -477,8 +487,9 @@ def retrieval(run, folder):
     axes[2].set(xscale="log", yscale="log", xlabel="true aberration (rad rms over the dish)",
                 ylabel="rad rms over the dish (median)", title="phase error left")
     sizes = sorted({row["rms"] for row in success})
+    labelled = spaced(sizes, 1.3)
     for axis in axes:
-        axis.set_xticks(sizes, [f"{size:g}" for size in sizes])
+        axis.set_xticks(sizes, [f"{size:g}" if size in labelled else "" for size in sizes])
         axis.minorticks_off()
     axes[0].legend(fontsize=7, loc="lower left")
     axes[2].legend(handles=[Line2D([], [], color="grey", linestyle=":", marker="x", label="fits from the truth")],

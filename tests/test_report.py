@@ -268,3 +268,28 @@ def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
     changed = real | {path: real[path] + "\nCHANGED = 1\n"}
     monkeypatch.setattr(model_code, "working_sources", lambda root=None: changed)
     assert "stale: model code differs from main's" in both(render_all())
+
+
+def test_no_figure_of_the_committed_report_has_overlapping_tick_labels(monkeypatch, tmp_path):
+    """Every figure the reference runs draw, laid out as saved: on each axis, no two visible tick labels overlap."""
+    from replication import figures
+
+    drawn = []
+    real_save = figures.save
+
+    def keep(figure, folder, name):
+        drawn.append((name, figure))
+        return real_save(figure, folder, name)
+
+    monkeypatch.setattr(figures, "save", keep)
+    draw_all(load_runs([]), tmp_path)
+    assert drawn
+    for name, figure in drawn:
+        renderer = figure.canvas.get_renderer()
+        for axis in figure.axes:
+            for ticks in (axis.get_xticklabels(), axis.get_yticklabels()):
+                boxes = [label.get_window_extent(renderer) for label in ticks
+                         if label.get_visible() and label.get_text()]
+                for i, first in enumerate(boxes):
+                    for second in boxes[i + 1:]:
+                        assert not first.overlaps(second), f"{name}: tick labels overlap on {axis.get_title()!r}"
