@@ -30,6 +30,7 @@ from replication.figures import (
     crosscheck_run,
     decomposition_run,
     figure_run,
+    fit_distances,
     other_panels,
     real_maps_run,
     retrieval_run,
@@ -747,7 +748,9 @@ def main_figures(all_runs, figures, output):
     if checked is not None:
         if (checked.folder / "crosscheck" / "example.npz").exists():
             chosen.append(("fig4_example_fit", f"Figure 4: a retrieval from zero aberration; {checked.title}"))
-        chosen.append(("fig5_agreement", f"Figure 5: NumPy against torch fits, Cauchy; {checked.title}"))
+        what = ("where every fit ended, as its distance from its point's optimum" if fit_distances(checked) else
+                "NumPy against torch fits, Cauchy")
+        chosen.append(("fig5_agreement", f"Figure 5: {what}; {checked.title}"))
     return [{"path": relative(figures / f"{name}.png", output), "caption": caption} for name, caption in chosen]
 
 
