@@ -448,7 +448,7 @@ def distances(found, folder, title):
     axis.axhline(0.1, color="grey", linestyle="--", linewidth=1)
     axis.text(len(names) - 0.5, 0.13, "target: 0.1", color="grey", fontsize=8, ha="right")
     axis.set_yscale("log")
-    axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
+    axis.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
     axis.set(ylabel="distance from the optimum (SE)",
              title=f"Where every fit ended (cross-check and sweep, Cauchy; floor {floor:g})\n{title}")
     return save(figure, folder, "fig5_agreement")
