@@ -24,10 +24,11 @@ from replication.analysis import (
     is_solution,
     judges_claims,
     parameter_count,
+    repeat_times,
     seconds,
     speedups,
 )
-from replication.data import judging_stderr
+from replication.data import identifiable, judging_stderr
 from replication.results import check_target
 from replication.series import NUMPY, OTHER_SERIES, PAPER_SERIES, TORCH_CPU, TORCH_CUDA, Series, series_colour
 
@@ -90,7 +91,7 @@ def plot_series(axis, points, name, x_of):
     """One series' times against x: solutions joined by a line (estimated points hollow), fits that are not
     solutions (analysis.how_it_ended) as crosses, off the line."""
     colour = series_colour(name)
-    keys = sorted(points, key=x_of)
+    keys = sorted((key for key in points if identifiable(*key)), key=x_of)  # a rank-deficient point is no fit
     solved = [key for key in keys if is_solution(points[key])]
     axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], "-", color=colour, linewidth=1.5,
               label=str(name))
@@ -99,18 +100,33 @@ def plot_series(axis, points, name, x_of):
             hollow = points[key]["estimated"]
             axis.plot(x_of(key), seconds(points[key]), "o", color=colour, markersize=4.5,
                       markerfacecolor="white" if hollow else colour)
+            if not hollow:  # the spread of the repeats
+                spread = repeat_times(points[key])[0]
+                axis.plot([x_of(key)] * 2, [min(spread), max(spread)], "-", color=colour, linewidth=3, alpha=0.4)
         else:
             axis.plot(x_of(key), seconds(points[key]), "x", color=colour, markersize=6)
 
 
+def marks_drawn(run, names, keep):
+    """(whether an estimated point, whether a fit that is not a solution) is among the points drawn: keep(key)
+    selects them; the legend explains only the marks that appear."""
+    drawn = [record for name in names for key, record in run.series.get(name, {}).items()
+             if keep(key) and identifiable(*key)]
+    return (any(record["estimated"] for record in drawn), any(not is_solution(record) for record in drawn))
+
+
 def series_legend(figure, names, marks):
-    """One legend under the figure: the series' colours, then what the markers mean."""
+    """One legend under the figure: the series' colours, then what the markers that appear mean (marks: (estimated
+    drawn, non-solution drawn), or a bool for both)."""
+    estimated, unsolved = (marks, marks) if isinstance(marks, bool) else marks
     handles = [Line2D([], [], color=series_colour(name), linewidth=2) for name in names]
     labels = [str(name) for name in names]
-    if marks:
-        handles += [Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""),
-                    Line2D([], [], color="black", marker="x", linestyle="")]
-        labels += ["estimated, not run", "not a solution (stopped short or failed)"]
+    if estimated:
+        handles.append(Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""))
+        labels.append("estimated, not run")
+    if unsolved:
+        handles.append(Line2D([], [], color="black", marker="x", linestyle=""))
+        labels.append("never reached its target (time a bound) or not a solution")
     figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.01),
                   ncol=min(4, max(1, len(labels))))
 
@@ -136,30 +152,39 @@ def log_size_axis(axis, sizes):
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
+def grid_size_orders(run, names=PAPER_SERIES):
+    """The Zernike orders the time-against-grid-size figure draws a panel for: the paper's n = 2, 3, 4 that the
+    run measured, else its three lowest."""
+    keys = {k for n in names if n in run.series for k in run.series[n]}
+    return [n for n in PAPER_ORDERS if n in {k[1] for k in keys}] or sorted({k[1] for k in keys})[:3]
+
+
 def time_vs_grid_size(run, folder, names=PAPER_SERIES, name="fig1_time_vs_grid_size"):
     """Figure 1 as the paper drew it: time-to-solution against grid size for NumPy and torch (CPU, GPU), one
     panel per Zernike order n = 2, 3, 4, one run."""
     names = [n for n in names if n in run.series]
     keys = {k for n in names for k in run.series[n]}
-    orders = [n for n in PAPER_ORDERS if n in {k[1] for k in keys}] or sorted({k[1] for k in keys})[:3]
+    orders = grid_size_orders(run, names)
     sizes = sorted({k[0] for k in keys})
     figure, axes = plot_panels(run, names, 1, orders, "grid size npix (pixels)")
     for axis in axes.flat:
         log_size_axis(axis, sizes)
-    series_legend(figure, names, marks=True)
-    figure.suptitle(f"Time-to-solution against grid size (median of repeats; setup + fit)\n{run.title}", y=1.06)
+    series_legend(figure, names, marks_drawn(run, names, lambda key: key[1] in orders))
+    figure.suptitle(f"Time to solution against grid size (median of repeats, bar: their range; setup + fit)\n"
+                    f"{run.title}", y=1.06)
     return save(figure, folder, name)
 
 
 def time_vs_zernike_order(run, folder, names=PAPER_SERIES, name="fig2_time_vs_zernike_order"):
-    """Figure 2 as the paper drew it: time-to-solution against Zernike order at the smallest, a middle and the
-    largest grid of one run."""
+    """Figure 2 as the paper drew it: time-to-solution against Zernike order at the smallest grid, at npix 256 and
+    512 where measured (C2 and C4 are judged there), and at the largest, of one run."""
     names = [n for n in names if n in run.series]
     sizes = sorted({k[0] for n in names for k in run.series[n]})
-    chosen = sorted({sizes[0], sizes[len(sizes) // 2], sizes[-1]})
+    chosen = sorted({sizes[0], *(npix for npix in (256, 512) if npix in sizes), sizes[-1]})
     figure, _ = plot_panels(run, names, 0, chosen, "Zernike order n")
-    series_legend(figure, names, marks=True)
-    figure.suptitle(f"Time-to-solution against Zernike order at fixed grid size\n{run.title}", y=1.06)
+    series_legend(figure, names, marks_drawn(run, names, lambda key: key[0] in chosen))
+    figure.suptitle(f"Time to solution against Zernike order at fixed grid size (bar: range of repeats)\n{run.title}",
+                    y=1.06)
     return save(figure, folder, name)
 
 

@@ -31,6 +31,7 @@ from replication.figures import (
     decomposition_run,
     figure_run,
     fit_distances,
+    grid_size_orders,
     other_panels,
     real_maps_run,
     retrieval_run,
@@ -737,8 +738,9 @@ def main_figures(all_runs, figures, output):
     chosen = []
     if shown_run is not None:
         series = ", ".join(str(name) for name in PAPER_SERIES if name in shown_run.series)
+        orders = ", ".join(map(str, grid_size_orders(shown_run)))
         chosen += [("fig1_time_vs_grid_size", f"Figure 1 (the paper's figure): time to solution against grid size "
-                                              f"at n = 2, 3, 4; {series}; {shown_run.title}"),
+                                              f"at n = {orders}; {series}; {shown_run.title}"),
                    ("fig2_time_vs_zernike_order", f"Figure 2: time to solution against the Zernike order; "
                                                   f"{shown_run.title}"),
                    ("fig3_speedup_vs_grid_size", "Figure 3: speed-ups (median over orders; open triangles: "
