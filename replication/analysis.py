@@ -497,7 +497,8 @@ def verdict_c1(ratios):
     value = aggregate(statistics.median, [v for key, v in ratios.items() if key[0] == npix])
     point = max((key for key in ratios if ratios[key].kind != UNDETERMINED), key=ratios.get, default=None)
     return {"value": value, "verdict": RULES["C1"].grade(value), "npix": npix,
-            "max": ratios[point] if point else None, "point": point}
+            "max": ratios[point] if point else None, "point": point,
+            "orders": sorted(key[1] for key in ratios if key[0] == npix)}
 
 
 def per_size_medians(ratios, min_npix):
