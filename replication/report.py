@@ -454,6 +454,14 @@ def caveat_cell(key, measured, sections):
         notes.append(f"older code {stale}/{len(measured)}")
     if old:
         notes.append(f"time to stop {old}/{len(measured)}")
+    if key == "C2":
+        for run, _ in measured[:1]:
+            gpu = [analysis.seconds(record) for record in run.series.get(TORCH_CUDA, {}).values()
+                   if not record["estimated"] and analysis.is_solution(record)]
+            sizes = sorted({npix for npix, _ in run.series.get(TORCH_CUDA, {})})
+            if gpu:
+                notes.append(f"torch-cuda {min(gpu):.2g}-{max(gpu):.2g} s at every npix {sizes[0]}-{sizes[-1]}: "
+                             "its gain grows with npix")
     if key == "C1":
         orders = [cell["found"]["orders"] for _, cell in measured if len(cell["found"]["orders"]) < len(C4_ORDERS)]
         if orders:
