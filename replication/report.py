@@ -430,7 +430,7 @@ def where_cell(key, measured):
         [f["npix"]] if key in ("C1", "C4") else list(f["by_npix"]) if key == "C2" else
         [analysis.weakest_npix(f["by_npix"])] if key == "C3" else [])})
     grid = (f"npix {sizes[0]}" + (f"-{sizes[-1]}" if len(sizes) > 1 else "") + "; ") if sizes else ""
-    return grid + (short_name(measured[0][0]) if len(measured) == 1 else f"{len(measured)} runs")
+    return grid + (short_name(measured[0][0]).split(",")[0] if len(measured) == 1 else f"{len(measured)} runs")
 
 
 def verdict_cell(key, measured, total):
@@ -439,34 +439,31 @@ def verdict_cell(key, measured, total):
     for _, cell in measured:
         counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
     text = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
-    return f"{text} of {total} ({THRESHOLDS[key]})"
+    return f"{text} ({THRESHOLDS[key]})"
 
 
 def caveat_cell(key, measured, sections):
     """The main caveat of a claim, from what its runs are: one run only, a run made with other code or judged by
     the old rule; for C4, what the same gradient on both sides gives."""
     notes = []
-    if len(measured) == 1:
-        notes.append("one run")
     stale = sum(bool(sections[run.folder.name]["code"]["stale"]) for run, _ in measured)
     old = sum(sections[run.folder.name]["old_rule"] for run, _ in measured)
-    if stale:
-        notes.append(f"older code {stale}/{len(measured)}")
-    if old:
-        notes.append(f"time to stop {old}/{len(measured)}")
+    if len(measured) == 1:
+        notes.append("one run" + (", older code" if stale else "") + (", time to stop" if old else ""))
+    else:
+        notes += [f"older code {stale}/{len(measured)}"] if stale else []
+        notes += [f"time to stop {old}/{len(measured)}"] if old else []
     if key == "C2":
         for run, _ in measured[:1]:
             gpu = [analysis.seconds(record) for record in run.series.get(TORCH_CUDA, {}).values()
                    if not record["estimated"] and analysis.is_solution(record)]
             sizes = sorted({npix for npix, _ in run.series.get(TORCH_CUDA, {})})
             if gpu:
-                notes.append(f"torch-cuda {min(gpu):.2g}-{max(gpu):.2g} s at every npix {sizes[0]}-{sizes[-1]}: "
-                             "its gain grows with npix")
+                notes.append(f"torch-cuda {min(gpu):.2g}-{max(gpu):.2g} s, npix {sizes[0]}-{sizes[-1]}")
     if key == "C1":
         orders = [cell["found"]["orders"] for _, cell in measured if len(cell["found"]["orders"]) < len(C4_ORDERS)]
         if orders:
-            notes.append(f"median of {min(map(len, orders))} order(s) only: n = "
-                         f"{', '.join(map(str, min(orders, key=len)))}")
+            notes.append(f"n = {', '.join(map(str, min(orders, key=len)))} only")
     if key == "C4":
         same = [(run, sections[run.folder.name]["decomposition"]["c4"]["exact (adjoint)"]) for run, _ in measured
                 if sections[run.folder.name]["decomposition"]]
