@@ -754,8 +754,8 @@ def main_figures(all_runs, figures, output):
                                               f"at n = {orders}; {series}; {shown_run.title}"),
                    ("fig2_time_vs_zernike_order", f"Figure 2: time to solution against the Zernike order; "
                                                   f"{shown_run.title}"),
-                   ("fig3_speedup_vs_grid_size", "Figure 3: speed-ups (median over orders; open triangles: "
-                                                 "bounds), every run")]
+                   ("fig3_speedup_vs_grid_size", "Figure 3: NumPy / torch-cpu against grid size, every run "
+                                                 "(median over orders; open triangles: bounds)")]
     if decomposed is not None:
         chosen.append(("fig6_speedup_decomposition", f"Figure 6: where the speed-up comes from; {decomposed.title}"))
     if checked is not None:
