@@ -506,9 +506,10 @@ def retrieval(run, folder):
     largest = max((row["npix"], row["nzern"]) for row in points)
     figure, axes = subplots(1, 3, figsize=(12, 3.6))
     methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
-    for series, start in methods:
+    for index, (series, start) in enumerate(methods):  # markers of decreasing size: coinciding lines stay visible
         style = {"color": series_colour(series), "linestyle": METHOD_STYLES.get(start, "-"),
-                 "marker": "o", "markersize": 4, "label": method_label(series, start)}
+                 "marker": "osD^v"[index % 5], "markersize": 7 - index, "markerfacecolor": "none",
+                 "linewidth": 2.5 - 0.4 * index, "alpha": 0.85, "label": method_label(series, start)}
         shares = [(row["rms"], row["cells"][(series, start)]) for row in success if (series, start) in row["cells"]]
         axes[0].plot([r for r, _ in shares], [c["global"] / c["made"] for _, c in shares], **style)
         timed = [(row["rms"], row["cells"][(series, start)]["s"]) for row in points
