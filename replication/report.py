@@ -14,7 +14,7 @@ import jinja2
 import numpy as np
 
 from reference_numpy.gradient import STEPS
-from replication import analysis, model_code, optimum, paths, runs
+from replication import analysis, claims, model_code, optimum, paths, runs
 from replication.analysis import C4_ORDERS
 from replication.data import (
     STOPPED_AT_OPTIMUM,
@@ -47,23 +47,13 @@ from replication.registry import floor_step
 from replication.results import check_target, write_text_if_changed, writing_into
 from replication.series import JAX, NUMPY, RENAMED, TORCH_CPU, TORCH_CUDA, ordered
 
-CLAIMS = {
-    "C1": "Up to ~100x faster time-to-solution with PyTorch on a GPU than with the NumPy implementation.",
-    "C2": "The GPU PyTorch run is ~10x faster than the CPU-only PyTorch run for grid sizes N >= 256.",
-    "C3": "CPU-only PyTorch is about an order of magnitude faster than NumPy for intermediate and large grids.",
-    "C4": "The improvement is largely independent of the number of model parameters (Zernike order up to 8).",
-    "C5a": "All implementations converge to the same solution within the algorithm's tolerances.",
-    "C5b": "(Ours, not the paper's.) Every fit ended at the optimum, so its time is a time to solution.",
-    "C6": "The PyTorch code stays as readable as the NumPy code (small, local changes; same structure).",
-}
-"""The paper's claims, in our words (paper/MODEL.md gives the paper's setup); C5b is our account of C5a's premise."""
-SHORT = {"C1": "~100x on a GPU", "C2": "GPU ~10x CPU torch", "C3": "CPU torch ~10x NumPy",
-         "C4": "independent of the order", "C5a": "same solution", "C5b": "our check: fits at the optimum",
-         "C6": "our check: lines alike between the trees, not readability itself"}
+CLAIMS = {claim.id: claim.statement for claim in claims.CLAIMS}
+"""The paper's claims, in our words (replication/claims.py; paper/MODEL.md gives the paper's setup)."""
+SHORT = {claim.id: claim.short for claim in claims.CLAIMS}
 """Each claim in a few words, for the tables and the answer."""
 RULES = {key: rule.text for key, rule in analysis.RULES.items()}
 """How each verdict is computed from the results (the functions of replication.analysis)."""
-TIMED = ("C1", "C2", "C3", "C4")
+TIMED = tuple(claim.id for claim in claims.CLAIMS if claim.timed)
 """The claims judged on times to solution."""
 OBJECTIVE_TITLES = {"cauchy": "the Cauchy likelihood (our default)",
                     "gaussian": "least squares in noise units",
@@ -290,7 +280,7 @@ def retrieval_section(run, appendix):
     methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
     cold = cold_start.retrieval_claims(records)
     _, truth = timed_cells(run.series, [])
-    claims = []
+    judged_claims = []
     for key in ("C3", "C4"):
         cells = []
         for verdict in (cold[key], truth[key]):
@@ -301,11 +291,11 @@ def retrieval_section(run, appendix):
                 cells.append(f"{times(verdict['value'])} at npix {weakest}: **{verdict['verdict']}**")
             else:
                 cells.append(f"{slope_text(verdict)}: **{verdict['verdict']}**")
-        claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
+        judged_claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
     return {"title": run.title, "appendix": appendix, "folder": shown(run.folder / name),
             "profile": name.removeprefix("retrieval-"), "fits": len(cold_start.judged(records)),
             "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
-            "success": success, "points": cold_start.point_table(records), "claims": claims,
+            "success": success, "points": cold_start.point_table(records), "claims": judged_claims,
             "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
             "by_distance": any(map(cold_start.judged_by_distance, records)),
             "settings": cold_start.RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
@@ -377,16 +367,9 @@ def claim_table(all_runs, main, objective):
     return {"objective": objective, "title": OBJECTIVE_TITLES[objective], "rows": rows, "notes": notes.texts}
 
 
-PAPER_SAYS = {
-    "C1": "~100x, GPU torch / NumPy (K20c)",
-    "C2": "~10x, GPU / CPU torch, npix >= 256",
-    "C3": "~10x, CPU torch / NumPy",
-    "C4": "independent of P (orders n <= 8)",
-    "C5a": "same solution",
-}
+PAPER_SAYS = {claim.id: claim.paper for claim in claims.CLAIMS if claim.paper}
 """The paper's claims in a few words, with its hardware where it matters, for the first screen."""
-THRESHOLDS = {"C1": ">= 50x", "C2": ">= 5x, each npix", "C3": ">= 5x, each npix", "C4": "abs(slope) <= 0.3",
-              "C5a": "all within 0.1 SE"}
+THRESHOLDS = {claim.id: claim.threshold for claim in claims.CLAIMS}
 """Each claim's threshold for *reproduced*, in a few words (the full rules: analysis.RULES)."""
 
 

@@ -347,3 +347,19 @@ def test_the_c2_caveat_gives_the_gpu_runs_own_times():
              if not r["estimated"] and analysis.is_solution(r)]
     row = next(line for line in text.splitlines() if line.startswith("| C2 | "))
     assert f"torch-cuda {min(times):.2g}-{max(times):.2g} s, npix" in row
+
+
+def test_each_claim_is_defined_in_one_place():
+    """replication/claims.py holds every claim; each has a rule, the report's tables take their order and words from
+    it, and the first screen's rows are the claims of the paper (ours left out)."""
+    from replication import claims
+
+    assert [claim.id for claim in claims.CLAIMS] == list(report.CLAIMS) == list(analysis.RULES)
+    text = (PAPER / "REPORT.md").read_text()
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| C") and
+            not line.startswith("| Claim")]
+    paper_claims = [claim.id for claim in claims.CLAIMS if claim.paper]
+    assert rows[:len(paper_claims)] == paper_claims
+    for claim in claims.CLAIMS:
+        assert claim.rule.text
+        assert claim.id in report.TIMED if claim.timed else claim.id not in report.TIMED
