@@ -859,12 +859,21 @@ def peers(series):
             continue
         fastest = min(cells, key=lambda name: seconds(cells[name]))
         rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
-            name: {"s": seconds(record), "ratio": ratio_of(record, cells[fastest]) if comparable(
-                record, cells[fastest]) else seconds(record) / seconds(cells[fastest]),
+            name: {"s": seconds(record), "ratio": peer_ratio(record, cells[fastest]), "solution": is_solution(record),
                    "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
                    "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
     return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
             "rows": rows, "targets": peer_targets(series), "readings": peer_readings(rows)}
+
+
+def peer_ratio(record, fastest):
+    """A way's time over the fastest's at one point (Ratio): a bound where a fit timed to the target never reached it;
+    None where a fit recorded before times to target is not a solution (it enters no ratio, as the old rule says)."""
+    if not comparable(record, fastest):
+        return None
+    if not timed_to_target(record) and not (is_solution(record) and is_solution(fastest)):
+        return None
+    return ratio_of(record, fastest)
 
 
 def peer_targets(series):

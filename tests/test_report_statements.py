@@ -363,3 +363,19 @@ def test_each_claim_is_defined_in_one_place():
     for claim in claims.CLAIMS:
         assert claim.rule.text
         assert claim.id in report.TIMED if claim.timed else claim.id not in report.TIMED
+
+
+def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():
+    """The appendices' peers tables: a fit marked † (not a solution, or never within its target) shows no ratio
+    (older runs: it enters none) or a bound (runs timed to the target), never a plain value."""
+    import re
+
+    found = 0
+    for path in (PAPER / "runs").glob("*.md"):
+        for line in path.read_text().splitlines():
+            if " ev, " not in line:
+                continue
+            for ratio in re.findall(r" † \(([^)]*(?:\([^)]*\))?[^)]*)\)", line):
+                found += 1
+                assert ratio == "—" or ratio.startswith((">=", "<=", "undetermined")), (path.name, ratio)
+    assert found  # the committed appendices hold such cells
