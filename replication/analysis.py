@@ -774,9 +774,9 @@ def geometric_mean(values):
     """exp(mean(log v)): the mean of ratios that multiplies, geometric_mean(a * b) = geometric_mean(a) *
     geometric_mean(b) over the same points; 0 or inf where one of them is (a bound's open end)."""
     values = list(values)
-    if any(v == 0 for v in values) or any(math.isinf(v) for v in values):
-        return 0.0 if not any(math.isinf(v) for v in values) else math.inf if not any(v == 0 for v in values) \
-            else math.nan
+    zero, infinite = 0 in values, any(map(math.isinf, values))
+    if zero or infinite:
+        return math.nan if zero and infinite else 0.0 if zero else math.inf
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 

@@ -1,6 +1,5 @@
 """The figures, one function per figure, drawn only from recorded results."""
 
-import statistics
 
 import matplotlib
 import matplotlib.figure
@@ -17,7 +16,6 @@ from replication.analysis import (
     TORCH_DIFFERENCES,
     UNDETERMINED,
     VALUE,
-    aggregate,
     complete_sizes,
     crosscheck_fits,
     decomposition,
@@ -25,6 +23,7 @@ from replication.analysis import (
     is_solution,
     judges_claims,
     parameter_count,
+    per_size_medians,
     repeat_times,
     seconds,
     speedups,
@@ -216,11 +215,10 @@ def speedup_vs_grid_size(all_runs, folder):
     figure, axis = subplots(figsize=(6.5, 4.0))
     drawn = set()
     for index, run in enumerate(all_runs):
-        ratios = complete_sizes(run.series, NUMPY, TORCH_CPU)
-        sizes = sorted({k[0] for k in ratios})
-        if not sizes:
+        by_npix = per_size_medians(complete_sizes(run.series, NUMPY, TORCH_CPU), 0)
+        if not by_npix:
             continue
-        medians = [aggregate(statistics.median, [v for k, v in ratios.items() if k[0] == npix]) for npix in sizes]
+        sizes, medians = list(by_npix), list(by_npix.values())
         marker = run_style(index)[1]
         colour = matplotlib.colormaps["tab10"](index % 10)
         draw_ratio(axis, sizes, medians, colour, run.short_title, marker)
@@ -272,12 +270,10 @@ def answer_plan(all_runs):
     plan = {"cpu": cpu_run, "gpu": gpu, "npix": None, "a": [], "b": [], "guide": None}
     for run, pairs in ((cpu_run, [(NUMPY, TORCH_CPU)]), (gpu, [(NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA)])):
         for slow, fast in pairs if run is not None else []:
-            ratios = speedups(run.series, slow, fast)
-            sizes = sorted({k[0] for k in ratios})
-            if sizes:
-                medians = [aggregate(statistics.median, [v for k, v in ratios.items() if k[0] == npix])
-                           for npix in sizes]
-                plan["a"].append((f"{slow} / {fast}", sizes, medians, RATIO_COLOURS[(slow, fast)]))
+            by_npix = per_size_medians(speedups(run.series, slow, fast), 0)
+            if by_npix:
+                plan["a"].append((f"{slow} / {fast}", list(by_npix), list(by_npix.values()),
+                                  RATIO_COLOURS[(slow, fast)]))
     if cpu_run is None:
         return plan
     c4 = decomposition(cpu_run.series).get("c4", {})

@@ -321,8 +321,9 @@ def run_code(run, main):
                                    f"{where}", "mirror": known[-1]["mirror"], "commits": commits}
 
 
-def run_claims(run, main, objective, notes):
-    """{claim: cell} of one run under one objective: a short value, the verdict, and numbered notes."""
+def run_claims(run, code, objective, notes):
+    """{claim: cell} of one run under one objective: a short value, the verdict, and numbered notes (code: the run's
+    run_code, whose mirror C6 reads)."""
     name, series = run.judged(objective)
     records = run.sweeps[name][1] if name else []
     text, verdicts = timed_cells(series, records)
@@ -330,7 +331,7 @@ def run_claims(run, main, objective, notes):
     text["C5a"] = c5a["total"] and (f"{c5a['passed']} of {c5a['total']} within {analysis.SAME_SOLUTION_STDERR} SE"
                                     + worst_pair_text(c5a))
     text["C5b"] = c5b["total"] and f"{c5b['passed']} of {c5b['total']} at the optimum"
-    mirror = run_code(run, main)["mirror"]
+    mirror = code["mirror"]
     text["C6"] = mirror and f"{mirror['share']:.0%} of {mirror['total']} lines"
     verdicts |= {"C5a": c5a, "C5b": c5b,
                  "C6": analysis.verdict_c6(mirror) if mirror else {"value": None, "verdict": analysis.NOT_MEASURED}}
@@ -358,11 +359,11 @@ def run_claims(run, main, objective, notes):
     return cells
 
 
-def claim_table(all_runs, main, objective):
-    """The claims table of one objective: per claim and run a cell, and the notes under the table (main: the model
-    code's identity, against which each run's is set)."""
+def claim_table(all_runs, codes, objective):
+    """The claims table of one objective: per claim and run a cell, and the notes under the table (codes: {run
+    folder: run_code})."""
     notes = Notes()
-    per_run = [run_claims(run, main, objective, notes) for run in all_runs]
+    per_run = [run_claims(run, codes[run.folder], objective, notes) for run in all_runs]
     rows = [{"id": key, "short": SHORT[key], "cells": [cells[key] for cells in per_run]} for key in CLAIMS]
     return {"objective": objective, "title": OBJECTIVE_TITLES[objective], "rows": rows, "notes": notes.texts}
 
@@ -750,11 +751,11 @@ def main_figures(all_runs, figures, output):
     return [{"path": relative(figures / f"{name}.png", output), "caption": caption} for name, caption in chosen]
 
 
-def mirror_sources(all_runs, main):
+def mirror_sources(all_runs, codes):
     """The code the readability section shows (C6's modules and the side-by-side page): that of the newest run shown
     whose commit git can show (so that rewording a tree does not change the report); the working tree without one."""
     for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
-        for commit in reversed(run_code(run, main)["commits"]):
+        for commit in reversed(codes[run.folder]["commits"]):
             sources = model_code.sources_at(commit)
             if sources:
                 return sources
@@ -775,13 +776,14 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     """Everything the main template shows, read from the run folders; and each run's appendix context."""
     all_runs = load_runs(own_runs, reference)
     main = model_code.identity(model_code.working_sources())
-    sources = mirror_sources(all_runs, main)
+    codes = {run.folder: run_code(run, main) for run in all_runs}
+    sources = mirror_sources(all_runs, codes)
     mirror_rows, mirror_total, identical = mirror_table(sources)
     judged = [run for run in all_runs if analysis.judges_claims(run)]
-    tables = [claim_table(judged, main, objective) for objective in OBJECTIVE_TITLES
+    tables = [claim_table(judged, codes, objective) for objective in OBJECTIVE_TITLES
               if objective != "gaussian" or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") | {
-        "code": run_code(run, main), "old_rule": bool(run.series) and not analysis.timed_to_targets(run.series),
+        "code": codes[run.folder], "old_rule": bool(run.series) and not analysis.timed_to_targets(run.series),
         "folder_name": run.folder.name} for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
