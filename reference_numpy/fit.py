@@ -26,20 +26,35 @@ class NonFiniteObjective(ArithmeticError):
         self.params, self.value = params, value
 
 
+TIMED_OUT = 5
+"""The status of a fit stopped at its time limit (torchmin's for a stop asked by its callback)."""
+SCIPY_STOPPED = 99
+"""scipy's status for a minimisation its callback stopped (StopIteration)."""
+
+
 @dataclasses.dataclass
 class FitProgress:
     """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
     records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
-    the objective's constant (likelihood.objective_constant), which the minimizer does not see."""
+    the objective's constant (likelihood.objective_constant), which the minimizer does not see; time_limit: seconds
+    after which the fit stops at the end of its iteration (None: no limit)."""
 
     nfev: int = 0
     nit: int = 0
     trajectory: list | None = None
     shift: float = 0.0
+    time_limit: float | None = None
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
+    def out_of_time(self):
+        """Whether the fit has run past its time limit."""
+        return self.time_limit is not None and time.perf_counter() - self.start > self.time_limit
+
     def iteration(self, intermediate_result):
+        """Count one iteration of scipy's; past the time limit, stop it there (scipy's way: StopIteration)."""
         self.nit += 1
+        if self.out_of_time():
+            raise StopIteration
 
     def evaluated(self, params):
         """Count one evaluation at params (the host array scipy passed) and record it where asked."""
@@ -70,6 +85,14 @@ def stopped_fit(stop, progress):
         nfev=progress.nfev, njev=0, status=3, success=False,
         message=f"Stopped: the objective was not finite ({stop.value}) at an evaluated point; check the data and "
                 "the start for values far out of range")
+
+
+def out_of_time_fit(result, progress):
+    """A result stopped at the time limit says so: success False, status TIMED_OUT, x and fun its last iterate's."""
+    result.success, result.status = False, TIMED_OUT
+    result.message = (f"Stopped: the time limit ({progress.time_limit:g} s) passed before the minimizer's stopping "
+                      "rule was met; x is the last iterate")
+    return result
 
 
 def value_objective(params, setup, data, gamma, objective="cauchy", progress=None):
@@ -124,26 +147,32 @@ MINIMIZERS = ("scipy",)
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy", trajectory: bool = False) -> scipy.optimize.OptimizeResult:
+        minimizer: str = "scipy", trajectory: bool = False,
+        time_limit: float | None = None) -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
     minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
     trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
     ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
-    numbers per evaluation."""
+    numbers per evaluation. time_limit (seconds): the fit stops at the end of the first iteration that ends past it,
+    success False (status TIMED_OUT)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
     data = observed_maps(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
+    time_limit = None if time_limit is None else check_positive("time_limit", time_limit)
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
     check_choice("minimizer", minimizer, MINIMIZERS)
-    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective))
+    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective),
+                           time_limit=time_limit)
     try:
         result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
                                          method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
                                          options={} if with_gradient else {"eps": difference_step(setup)})
         result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
+        if result.status == SCIPY_STOPPED:
+            result = out_of_time_fit(result, progress)
     except NonFiniteObjective as stop:
         result = stopped_fit(stop, progress)
     if trajectory:

@@ -78,7 +78,9 @@ def load_sharded_sweeps(folder):
             merged, all_environments = sweeps.setdefault(sub.name, ({}, []))
             for name, points in series.items():
                 for key, record in points.items():
-                    merged.setdefault(name, {}).setdefault(key, record | {"node": machine["hostname"]})
+                    known = merged.setdefault(name, {}).get(key)
+                    if known is None or (known["estimated"] and not record["estimated"]):  # a measurement first
+                        merged[name][key] = record | {"node": machine["hostname"]}
             all_environments.extend(environments)
             nodes.append({"shard": node.parent.name, "node": machine["hostname"], "cpu": machine["cpu"],
                           "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
@@ -247,6 +249,13 @@ def stop_seconds(record):
     return record["fit_s"]["median"] if record["estimated"] else record["total_s"]["median"]
 
 
+def stopped_at_limit(record):
+    """Whether a point's fit was stopped at the sweep's time limit (a point over the budget, run once since
+    2026-12-02): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
+    reached the target, is a bound."""
+    return not record["estimated"] and bool(record.get("stopped_at_limit"))
+
+
 def how_it_ended(record):
     """Why a point's time is not a time to solution, in a few words, or None where it is one.
 
@@ -263,6 +272,8 @@ def how_it_ended(record):
     targeted = timed_to_target(record)
     if targeted and record["target"]["reached"] == len(record["target"]["times"]):
         return None
+    if stopped_at_limit(record):
+        return f"stopped at its time limit ({record['time_limit_s']:g} s) before the target (time a bound)"
     outcome = record["outcome"]
     if "convergence" in outcome:
         if outcome["convergence"] is None:
@@ -622,7 +633,8 @@ def fit_differences(series, reference=NUMPY, optima=None):
 def mahalanobis_differences(series, optima):
     """Every pair of float64 series measured at a point with a polished optimum: the Mahalanobis distance between
     their fits' ends (the last repeat's) under the optimum's covariance; rows as fit_differences' ("series" the
-    second of the pair, "against" the first, in the report's order)."""
+    second of the pair, "against" the first, in the report's order); a pair with a fit stopped at the sweep's time
+    limit is not comparable (that fit was not allowed to end)."""
     names = [name for name in ordered(series) if name.dtype == "float64"]
     rows = []
     for i, first in enumerate(names):
@@ -636,7 +648,7 @@ def mahalanobis_differences(series, optima):
                     continue
                 rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
                              "max_stderr": mahalanobis(b["outcome"]["x"], a["outcome"]["x"], found["covariance"]),
-                             "basis": "Mahalanobis", "comparable": True})
+                             "basis": "Mahalanobis", "comparable": not (stopped_at_limit(a) or stopped_at_limit(b))})
     return rows
 
 
@@ -689,7 +701,12 @@ def endings(series):
     """Whether each measured fit of an identifiable point with an exact account ended at the optimum (bools)."""
     return [ended_at_optimum(record["outcome"]) for points in series.values() for record in points.values()
             if not record["estimated"] and record["outcome"].get("convergence")
-            and identifiable(record["npix"], record["nzern"])]
+            and identifiable(record["npix"], record["nzern"]) and not stopped_at_limit(record)]
+
+
+def stopped_at_limits(series):
+    """How many measured fits were stopped at the sweep's time limit (left out of C5a and C5b)."""
+    return sum(stopped_at_limit(record) for points in series.values() for record in points.values())
 
 
 def share_verdict(passed, rule):

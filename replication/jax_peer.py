@@ -146,11 +146,12 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
 
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy",
-        trajectory=False):
+        trajectory=False, time_limit=None):
     """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
     trees, the minimizer sees the objective without its constant, and result.fun keeps it; trajectory=True: every
-    evaluation as it happened, `result.trajectory`, as the trees record it."""
-    from reference_numpy.fit import FitProgress, trajectory_arrays
+    evaluation as it happened, `result.trajectory`, as the trees record it; time_limit (seconds): stopped as the
+    trees stop it."""
+    from reference_numpy.fit import SCIPY_STOPPED, FitProgress, out_of_time_fit, trajectory_arrays
 
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
@@ -159,7 +160,8 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
     shift = math.prod(data.shape) * math.log(math.pi * gamma) if objective == "cauchy" else 0.0
 
-    progress = FitProgress(trajectory=[] if trajectory else None)
+    time_limit = None if time_limit is None else check_positive("time_limit", time_limit)
+    progress = FitProgress(trajectory=[] if trajectory else None, time_limit=time_limit)
 
     def unshifted(params):
         progress.evaluated(params)
@@ -167,8 +169,10 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
         return value - shift, grad
 
     progress.start = time.perf_counter()
-    result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol)
+    result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol, callback=progress.iteration)
     result.fun = float(result.fun) + shift
+    if result.status == SCIPY_STOPPED:
+        result = out_of_time_fit(result, progress)
     if trajectory:
         result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result

@@ -12,9 +12,9 @@ from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """A sweep's grid: sizes, Zernike orders, repeats, and the per-point budget (seconds) above which a
-    point is estimated instead of run; least_squares_nzern, where set, the orders the author's unscaled least squares
-    is timed at; variants_npix and variants_nzern, where set, the points of the gradient variants (and the orders of
-    least squares in noise units: C4's)."""
+    point's predicted repeats make it one fit, stopped at the budget; least_squares_nzern, where set, the orders the
+    author's unscaled least squares is timed at; variants_npix and variants_nzern, where set, the points of the
+    gradient variants (and the orders of least squares in noise units: C4's)."""
 
     npix: tuple
     nzern: tuple
@@ -92,7 +92,7 @@ def sweep_folder_name(profile, objective):
 def describe_profiles():
     """One line per profile for --help."""
     return "; ".join(f"{name}: npix {p.npix}, nzern {p.nzern[0]}-{p.nzern[-1]}, {p.repeats} repeat(s), "
-                     f"points over {p.budget_s:g} s estimated" for name, p in PROFILES.items())
+                     f"points over {p.budget_s:g} s fitted once, stopped there" for name, p in PROFILES.items())
 
 
 @dataclasses.dataclass(frozen=True)

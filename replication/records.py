@@ -59,12 +59,19 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
         check_vectors(path, number, vectors, record["nparams"])
         if "target" in record:  # points measured since 2026-12-02
             check_target_record(path, number, record)
+        if "time_limit_s" in record:  # a point over the budget, one fit run to a time limit
+            check_record(path, number, record, TIME_LIMITED)
+            if not record["time_limit_s"] > 0:
+                raise RunError(f"{path}: line {number}, key 'time_limit_s': a time limit must be positive, got "
+                               f"{record['time_limit_s']}")
     for key in times:
         if not record[key]["median"] > 0:
             raise RunError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
                            f"{record[key]['median']}")
 
 
+TIME_LIMITED = {"time_limit_s": NUMBER, "stopped_at_limit": bool}
+"""What a point run to a time limit also holds: the limit (seconds) and whether its fit was stopped there."""
 TARGET = {"se": NUMBER, "times": list, "reached": int, "end_distance": MAYBE_NUMBER}
 """A measured point's times to the point's optimum, one per repeat (null: never within `se` standard errors)."""
 
@@ -82,15 +89,15 @@ def check_target_record(path, number, record):
                            f"repeat's total {total}], got {time}")
 
 
-def once_each(key_of, what, identical_too=False):
+def once_each(key_of, what, identical_too=False, replaces=None):
     """A read_records check that refuses a second record of the same key (a point and series, a fit), naming both
     lines: a different one always (which would the report use?), an identical one where identical_too (a reference
-    run holds each record once)."""
+    run holds each record once); except where replaces(earlier, record) says the later one replaces the earlier."""
     seen = {}
 
     def check(path, number, record):
         key = key_of(record)
-        if key not in seen:
+        if key not in seen or (replaces is not None and replaces(seen[key][1], record)):
             seen[key] = (number, record)
             return
         first, earlier = seen[key]
@@ -127,9 +134,10 @@ def as_written(path, number, record, validate):
     return record
 
 
-def read_keyed(path, validate, key_of, what, repair, strict):
-    """The records of a JSON-lines file, each validated, at most one per key (once_each)."""
-    unique = once_each(key_of, what, identical_too=strict)
+def read_keyed(path, validate, key_of, what, repair, strict, replaces=None):
+    """The records of a JSON-lines file, each validated, at most one per key (once_each; the caller drops the records
+    replaced, where replaces allows any)."""
+    unique = once_each(key_of, what, identical_too=strict, replaces=replaces)
 
     def check(path, number, record):
         validate(path, number, record)
@@ -140,8 +148,22 @@ def read_keyed(path, validate, key_of, what, repair, strict):
 
 def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
     """The validated point records of a sweep's points.jsonl; two different records of one point and series are
-    refused (identical ones too where strict: a contributed run)."""
-    return read_keyed(path, check_point, point_key, "point and series", repair, strict)
+    refused (identical ones too where strict: a contributed run), except an estimate followed by the point's
+    measurement, which replaces it (sweeps before 2026-12-02 estimated the points over their budget; a resumed sweep
+    measures them, to a time limit)."""
+    records = read_keyed(path, check_point, point_key, "point and series", repair, strict, replaces=measures_estimate)
+    return latest_of_each(records, point_key)
+
+
+def measures_estimate(earlier: dict, record: dict) -> bool:
+    """Whether record may replace an earlier record of its point and series: a measurement of an estimated point."""
+    return earlier["estimated"] and not record["estimated"]
+
+
+def latest_of_each(records: list[dict], key_of) -> list[dict]:
+    """records, keeping of each key only its last record, in the order read."""
+    last = {key_of(record): number for number, record in enumerate(records)}
+    return [record for number, record in enumerate(records) if last[key_of(record)] == number]
 
 
 def point_key(record: dict) -> tuple:

@@ -330,6 +330,7 @@ def run_claims(run, code, objective, notes):
     c5a, c5b, differences, others = c5_parts(run, series, objective)
     text["C5a"] = c5a["total"] and (f"{c5a['passed']} of {c5a['total']} within {analysis.SAME_SOLUTION_STDERR} SE"
                                     + worst_pair_text(c5a))
+    limited = analysis.stopped_at_limits(series)
     text["C5b"] = c5b["total"] and f"{c5b['passed']} of {c5b['total']} at the optimum"
     mirror = code["mirror"]
     text["C6"] = mirror and f"{mirror['share']:.0%} of {mirror['total']} lines"
@@ -347,8 +348,11 @@ def run_claims(run, code, objective, notes):
         elif key in TIMED and left:
             marks.append(notes.mark(left))
         if key == "C5a" and c5a["not_comparable"]:
-            marks.append(notes.mark(f"{c5a['not_comparable']} pair(s) not compared: a fit of the pair is not a "
-                                    "solution"))
+            why = "was stopped at the sweep's time limit" if limited else "is not a solution"
+            marks.append(notes.mark(f"{c5a['not_comparable']} pair(s) not compared: a fit of the pair {why}"))
+        if key == "C5b" and limited:
+            marks.append(notes.mark(f"{limited} fit(s) stopped at the sweep's time limit, not counted: they were not "
+                                    "allowed to end"))
         if key == "C5a" and others["total"]:
             marks.append(notes.mark(f"not judged, other series (gradient variants, on-device BFGS, JAX): "
                                     f"{others['passed']} of {others['total']} within "

@@ -77,10 +77,10 @@ def finished(folder, sweep_name):
 
 
 def done_keys(folder, sweep_name):
-    """Point keys finished in a shard, over every node folder it has."""
+    """Point keys measured in a shard, over every node folder it has (an older sweep's estimate is not finished)."""
     keys = set()
     for path in sorted(folder.glob(f"*/{sweep_name}/points.jsonl")):
-        keys |= {point_key(record) for record in read_points(path)}
+        keys |= {point_key(record) for record in read_points(path) if not record["estimated"]}
     return keys
 
 

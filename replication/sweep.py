@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 
+from reference_numpy.fit import TIMED_OUT
 from replication import measurement, optimum, registry
 from replication.data import covariance_scale, objective_gamma
 from replication.environment import environment_record, thread_limits
@@ -92,8 +93,10 @@ def target_record(setup_s, results, best):
 
 
 def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="cauchy", optima=None):
-    """Time one point, or estimate it when its predicted time exceeds the profile's budget; a measured point also
-    records each repeat's time to the point's optimum (optima: the sweep's PointOptima)."""
+    """Time one point, its repeats; where their predicted time exceeds the profile's budget, one fit stopped at the
+    budget (time_limit_s: its time to the optimum, where it never got there, is then a bound, never a value, and
+    never a guess). A point also records each repeat's time to the point's optimum (optima: the sweep's
+    PointOptima)."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     reference = reference_fit(records, npix, nzern)
@@ -105,14 +108,15 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
               "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective,
               "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
               "prediction_basis": f"{reference['impl']} {reference['dtype']} fit" if reference else "default"}
-    if predicted_s * profile.repeats > profile.budget_s:
-        return record | {"estimated": True, "fit_s": {"median": predicted_s}, "setup_s": None, "total_s": None,
-                         "outcome": None}
-    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
-                                       trajectory=optima is not None)
+    limited = predicted_s * profile.repeats > profile.budget_s
+    repeats, time_limit = (1, profile.budget_s) if limited else (profile.repeats, None)
+    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, repeats, tol, objective,
+                                       trajectory=optima is not None, time_limit=time_limit)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
     record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
                "outcome": fit_outcome(results[-1], npix, nzern, data, objective)}
+    if limited:
+        record |= {"time_limit_s": time_limit, "stopped_at_limit": results[-1].status == TIMED_OUT}
     if optima is not None:
         record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
     return record
@@ -120,7 +124,8 @@ def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="c
 
 def plan(profile, impls, done, objective="cauchy"):
     """Points still to run, smallest first; at each point the NumPy reference last (torch's fits inform the
-    predictions of its finite-difference fits)."""
+    predictions of its finite-difference fits). done: the keys of the points measured (an estimate, made by sweeps
+    before points over the budget were run to a time limit, is measured and replaced)."""
     ordered = sorted(impls, key=lambda impl: impl.registration.reference)
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (npix, nzern) in profile.points(impl, objective)
@@ -146,7 +151,8 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]
-    todo = [item for item in plan(profile, available, {point_key(record) for record in records} | set(skip), objective)
+    measured = {point_key(record) for record in records if not record["estimated"]}
+    todo = [item for item in plan(profile, available, measured | set(skip), objective)
             if points is None or item[1:] in points]
     unavailable, printed = sorted({impl.label for impl in impls if not impl.available()}), set()
     for impl in impls:

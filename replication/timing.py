@@ -46,10 +46,10 @@ def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
     return statistics.median(times)
 
 
-def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=False):
+def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=False, time_limit=None):
     """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
-    trajectory where asked). The one place a fit is timed (the sweep, retrieval); device work is waited for before
-    each clock reading."""
+    trajectory where asked; stopped at the end of its first iteration past time_limit seconds where given). The one
+    place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
     impl.synchronize()
     start = time.perf_counter()
     setup = impl.make_setup(npix, nzern)
@@ -57,7 +57,8 @@ def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=F
     built = time.perf_counter()
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=objective_gamma(data, objective), objective=objective,
                               gradient=impl.gradient_name, minimizer=impl.minimizer,
-                              **({"trajectory": True} if trajectory else {}))
+                              **({"trajectory": True} if trajectory else {}),
+                              **({"time_limit": time_limit} if time_limit is not None else {}))
     impl.synchronize()
     return built - start, time.perf_counter() - built, result
 
@@ -68,13 +69,13 @@ def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
                                 objective=objective, gradient=impl.gradient_name)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False):
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None):
     """Run `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
-    each per repeat."""
+    each per repeat; each fit stopped past time_limit seconds where given (timed_fit)."""
     warm_up(impl, npix, nzern, data, p0, objective)
     setup_s, fit_s, results = [], [], []
     for _ in range(repeats):
-        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective, trajectory)
+        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit)
         setup_s.append(built_s)
         fit_s.append(fitted_s)
         results.append(result)

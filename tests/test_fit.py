@@ -1,5 +1,6 @@
 """Fits: NumPy (finite-difference BFGS) and torch (autograd BFGS) agree; torch recovers aberrations."""
 
+import sys
 import time
 
 import numpy as np
@@ -117,3 +118,33 @@ def test_the_trajectory_holds_every_evaluation_and_reproduces_the_fits_final_poi
     assert np.any(np.all(steps["params"] == result.x, axis=1))  # the point it returns is one it evaluated
     np.testing.assert_array_equal(steps["params"][0], truth)  # the first evaluation is at the start
     assert "trajectory" not in package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer)
+
+
+@pytest.mark.parametrize(("package", "gradient", "minimizer"), [
+    (reference_numpy, "finite-differences", "scipy"), (torch_impl, "autograd", "scipy"),
+    (torch_impl, "autograd", "torchmin")])
+def test_a_fit_past_its_time_limit_stops_after_that_iteration_and_says_so(package, gradient, minimizer):
+    truth, data = data_for(32, 3)
+    setup = package.make_setup(32, 3)
+    full = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer)
+    stopped = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True,
+                          time_limit=1e-9)
+    assert full.nit > 1
+    assert full.status != sys.modules[f"{package.__name__}.fit"].TIMED_OUT
+    assert stopped.nit == 1
+    assert stopped.nfev < full.nfev
+    assert stopped.status == sys.modules[f"{package.__name__}.fit"].TIMED_OUT
+    assert not stopped.success
+    assert "time limit (1e-09 s)" in stopped.message
+    assert np.any(np.all(stopped.trajectory["params"] == stopped.x, axis=1))  # its last iterate, one it evaluated
+    assert np.isfinite(stopped.fun)
+    generous = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, time_limit=1e6)
+    assert (generous.status, generous.nit) == (full.status, full.nit)  # a limit never reached changes nothing
+
+
+@pytest.mark.parametrize("package", [reference_numpy, torch_impl])
+@pytest.mark.parametrize("limit", [0, -1.0, float("nan"), True, "10"])
+def test_a_time_limit_that_is_not_a_positive_number_is_refused(package, limit):
+    truth, data = data_for(16, 2)
+    with pytest.raises(ValueError, match="time_limit must be a finite positive number"):
+        package.fit(package.make_setup(16, 2), data, truth, time_limit=limit)

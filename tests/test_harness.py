@@ -131,16 +131,52 @@ def test_timing_cuda_script_path_says_not_measured(tmp_path):
     assert "torch-cuda: not available on this machine" in completed.stdout
 
 
-def test_points_over_budget_are_estimated_and_never_reported_as_measured(tmp_path, monkeypatch):
-    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
+def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_values(tmp_path, monkeypatch):
+    from replication import optimum
+
+    monkeypatch.setattr(optimum, "TARGET", 1e-9)  # no fit stopped after one iteration comes this close
+    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=3, budget_s=1e-6))
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), tmp_path, quiet=True)
     records = read_records(tmp_path / "points.jsonl")
     assert len(records) == 4  # numpy, torch-cpu in float64 and float32, torch-cpu with on-device BFGS
-    assert all(r["estimated"] and r["outcome"] is None and r["fit_s"]["median"] > 0 for r in records)
+    for record in records:
+        assert not record["estimated"]
+        assert record["time_limit_s"] == 1e-6
+        assert record["stopped_at_limit"]
+        assert len(record["total_s"]["all"]) == 1
+        assert record["target"]["times"] == [None]
+        assert "time limit" in record["outcome"]["message"]
+        assert not record["outcome"]["success"]
     series, _ = analysis.load_sweep(tmp_path)
-    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {}
-    assert analysis.speedups(series, NUMPY, TORCH_CPU, measured_only=False)
-    assert analysis.fit_differences(series) == []
+    assert all("stopped at its time limit" in analysis.how_it_ended(r) for p in series.values() for r in p.values())
+    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
+    assert analysis.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == analysis.UNDETERMINED  # ...kept
+    assert analysis.endings(series) == []  # a fit not allowed to end is not judged by where it ended
+    assert analysis.stopped_at_limits(series) == 4
+
+
+def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, monkeypatch):
+    """Sweeps before 2026-12-02 estimated the points over their budget; resumed, the sweep measures them and the
+    measurement replaces the estimate (kept in the file, never read); an estimate after a measurement is refused."""
+    from replication.records import RunError, read_points
+
+    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=1e9))
+    settings = SweepSettings("tiny", impls=("numpy",), threads=1)
+    sweep.run_sweep(settings, tmp_path, quiet=True)
+    path = tmp_path / "points.jsonl"
+    measured = read_records(path)[0]
+    estimate = {key: value for key, value in measured.items() if key not in ("target", "time_limit_s")} | {
+        "estimated": True, "fit_s": {"median": 99.0}, "setup_s": None, "total_s": None, "outcome": None}
+    path.write_text(json.dumps(estimate) + "\n")
+    assert sweep.run_sweep(settings, tmp_path, quiet=True) == 1
+    assert len(read_records(path)) == 2
+    (point,) = read_points(path)
+    assert not point["estimated"]
+    assert "target" in point
+    assert sweep.run_sweep(settings, tmp_path, quiet=True) == 0  # measured: done
+    append_record(path, estimate)
+    with pytest.raises(RunError, match="lines 2 and 3 hold two different records"):
+        read_points(path)
 
 
 def test_numpy_prediction_counts_one_finite_difference_gradient_per_iteration():

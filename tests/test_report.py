@@ -1,6 +1,7 @@
 """Figures and report: rendered from a smoke run, verdict rules both ways, committed report up to date."""
 
 import math
+import shutil
 import statistics
 
 import pytest
@@ -146,13 +147,31 @@ def test_c6_verdict_both_ways():
     assert analysis.verdict_c6({"share": 0.3})["verdict"] == analysis.NOT_REPRODUCED
 
 
-def test_estimated_points_are_marked_in_the_report(no_references, tmp_path, monkeypatch):
-    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=0.0))
+def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_estimates(no_references, tmp_path,
+                                                                                        monkeypatch):
+    from replication import optimum
+    from replication.results import append_record, read_records
+
+    monkeypatch.setattr(optimum, "TARGET", 1e-9)  # no fit stopped after one iteration comes this close
+    monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=1e-6))
     run = runs.create_run(tmp_path / "run", machine_record())
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count("(est.)") == 4
+    assert row.count(">= ") == 4
+    assert row.count("†") == 4
+    assert "(est.)" not in row
+    older = run / "sweep-older"  # what sweeps before 2026-12-02 wrote for a point over the budget
+    older.mkdir()
+    for record in read_records(run / "sweep-tiny" / "points.jsonl"):
+        append_record(older / "points.jsonl", {key: value for key, value in record.items() if key not in (
+            "target", "time_limit_s", "stopped_at_limit")} | {"estimated": True, "setup_s": None, "total_s": None,
+                                                              "outcome": None, "fit_s": {"median": 2.0}})
+    shutil.rmtree(run / "sweep-tiny")
+    older.rename(run / "sweep-tiny")
+    text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
+    row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
+    assert row.count("~2 (est.)") == 4
 
 
 def test_committed_report_is_exactly_what_the_reference_runs_render():

@@ -146,8 +146,15 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
 
 
 def test_c6_counts_only_modules_that_differ():
+    """The readability section counts the code of the newest run shown (report.mirror_sources), module pairs that
+    differ only."""
+    from replication import model_code
+
     text = both(render_all())
-    _rows, total, identical = report.mirror_table()
+    all_runs = report.load_runs([])
+    main = model_code.identity(model_code.working_sources())
+    codes = {run.folder: report.run_code(run, main) for run in all_runs}
+    _rows, total, identical = report.mirror_table(report.mirror_sources(all_runs, codes))
     assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
     assert f"({identical['lines']} lines that" in text
     assert "constants.py" in text.split("Identical by construction")[1].split("\n")[0]

@@ -141,3 +141,31 @@ def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
                 assert ratio.low <= ratio <= ratio.high
                 checked += 1
     assert checked > 100
+
+
+def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optima, monkeypatch):
+    """A NumPy point whose predicted repeats exceed the budget is fitted once, stopped at the budget: its time to the
+    optimum (never reached) is its total, so its speed-up over a finished torch fit is 'at least'; its end enters
+    neither C5a (the pair is not compared) nor C5b."""
+    from replication import analysis, optimum
+    from replication.registry import NUMPY
+    from replication.series import Series
+
+    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, [], 1e-8, "t", "cauchy", optima)
+    with monkeypatch.context() as patched:
+        patched.setattr(optimum, "TARGET", 1e-9)  # one iteration from the truth never comes this close
+        limited = sweep.measure_point(Implementation(NUMPY.name), 32, 3, dataclasses.replace(PROFILE, budget_s=1e-6),
+                                      [], 1e-8, "t", "cauchy", optima)
+    assert limited["stopped_at_limit"]
+    assert limited["time_limit_s"] == 1e-6
+    assert limited["target"]["reached"] == 0
+    slow, fast = Series("numpy"), Series("torch-cpu")
+    series = {slow: {(32, 3): limited}, fast: {(32, 3): finished}}
+    ratio = analysis.complete_sizes(series, slow, fast)[(32, 3)]
+    assert ratio.kind == analysis.AT_LEAST
+    assert ratio.floor == pytest.approx(
+        limited["total_s"]["median"] / analysis.seconds(finished))
+    (pair,) = analysis.mahalanobis_differences(series, optima.known)
+    assert not pair["comparable"]
+    assert analysis.verdict_c5a([], [pair])["not_comparable"] == 1
+    assert len(analysis.endings(series)) == 1  # torch's only
