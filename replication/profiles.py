@@ -47,7 +47,7 @@ class Profile:
 
 PROFILES = {
     "smoke": Profile(npix=(16, 32), nzern=(2, 3), repeats=1, budget_s=10.0),
-    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=150.0,
+    "quick": Profile(npix=(32, 64, 128, 256, 512), nzern=(2, 3, 4, 6, 8), repeats=3, budget_s=90.0,
                      least_squares_nzern=(2, 3, 4), variants_npix=(128, 256, 512), variants_nzern=(2, 4, 6, 8)),
     "paper": Profile(npix=(32, 64, 128, 256, 512, 1024, 2048), nzern=tuple(range(2, 10)), repeats=5,
                      budget_s=300.0),

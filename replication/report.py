@@ -422,12 +422,11 @@ def where_cell(key, measured):
 
 
 def verdict_cell(key, measured, total):
-    """'reproduced on 4, partly on 1 of 6 runs (>= 5x)'."""
+    """How many runs gave each verdict, '4 reproduced, 1 partly' (the bars are in the legend under the table)."""
     counts = {}
     for _, cell in measured:
         counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
-    text = ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
-    return f"{text} ({THRESHOLDS[key]})"
+    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
 
 
 def caveat_cell(key, measured, sections):
@@ -457,7 +456,7 @@ def caveat_cell(key, measured, sections):
                 if sections[run.folder.name]["decomposition"]]
         same = [(run, found) for run, found in same if found["value"] is not None]
         if same:
-            notes.append("one gradient: slope " +
+            notes.append("with the exact gradient on both sides, slope " +
                          value_range([found["value"] for _, found in same], lambda v: f"{v:.2f}"))
     return "; ".join(notes) or "—"
 
@@ -474,7 +473,7 @@ def first_screen(table, judged_runs, sections):
                     if cell["verdict"] != analysis.NOT_MEASURED]
         if not measured:
             rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": "not measured", "where": "—",
-                         "verdict": f"not measured ({THRESHOLDS[row['id']]})", "caveat": "no run measured it"})
+                         "verdict": "not measured", "caveat": None})
             continue
         rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": ours_cell(row["id"], measured),
                      "where": where_cell(row["id"], measured),
@@ -482,7 +481,7 @@ def first_screen(table, judged_runs, sections):
                      "caveat": caveat_cell(row["id"], measured, by_folder)})
     stale = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["code"]["stale"]]
     old = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["old_rule"]]
-    caveats = []
+    caveats = [f"**{row['id']}**: {row['caveat']}." for row in rows if row["caveat"] not in (None, "—")]
     if stale:
         caveats.append(f"Made with older model code (the same model; its code has changed since): {'; '.join(stale)}.")
     if old:
@@ -491,7 +490,16 @@ def first_screen(table, judged_runs, sections):
     if unmeasured:
         caveats.append(f"Not measured by any run: {', '.join(unmeasured)}.")
     return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(judged_runs),
-            "machines": sorted({short_name(run).split(",")[0] for run in judged_runs})}
+            "machines": sorted({short_name(run).split(",")[0] for run in judged_runs}), "legend": first_screen_legend()}
+
+
+def first_screen_legend():
+    """The words under the first screen's table: each claim's bar, what a slope and a bound are."""
+    bars = "; ".join(f"{claim.id} {claim.threshold}" for claim in claims.CLAIMS if claim.paper)
+    return (f"Reproduced if: {bars}; partly at a lower bar ([rules](DETAILS.md#how-the-verdicts-are-computed)). "
+            "A slope is that of log(speed-up) against log(P): 0 where the speed-up does not depend on P, 1 where it "
+            "grows as P (a finite-difference gradient costs P + 1 evaluations). '>=' marks a bound: a fit that "
+            "never reached the solution counts at its total time. Ranges in brackets: over every pair of repeats.")
 
 
 def answer(table, all_runs):

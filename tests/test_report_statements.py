@@ -323,8 +323,26 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     start = text.index("| Claim | The paper | Ours |")
     table = text[start:text.index("\n\n", start)].splitlines()
     assert len(table) == 2 + 5  # C1-C4 and C5a: the paper's claims
-    assert {line.count("|") for line in table} == {7}
+    assert {line.count("|") for line in table} == {6}
     assert f"On a CPU, torch reached the solution {low} to {high} sooner" in text
+
+
+def test_the_first_screen_is_narrow_and_says_each_bar_and_term_it_uses():
+    """The first 60 lines (sentences, table, legend, figure, caveats) stay within 120 characters a line; the legend
+    under the table gives every paper claim's bar as claims.py holds it, and defines the slope and the bound."""
+    from replication import claims
+
+    text = (PAPER / "REPORT.md").read_text()
+    first = text.splitlines()[:60]
+    assert max(map(len, first)) <= 120
+    screen = " ".join(first)
+    assert "![" in screen
+    assert "Caveats:" in first
+    for claim in claims.CLAIMS:
+        if claim.paper:
+            assert f"{claim.id} {claim.threshold}" in screen
+    assert "A slope is that of log(speed-up) against log(P)" in screen
+    assert "'>=' marks a bound" in screen
 
 
 def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
@@ -352,7 +370,7 @@ def test_the_c2_caveat_gives_the_gpu_runs_own_times():
     (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
     times = [analysis.seconds(r) for r in gpu.series[TORCH_CUDA].values()
              if not r["estimated"] and analysis.is_solution(r)]
-    row = next(line for line in text.splitlines() if line.startswith("| C2 | "))
+    row = next(line for line in text.splitlines() if line.startswith("- **C2**: "))
     assert f"torch-cuda {min(times):.2g}-{max(times):.2g} s, npix" in row
 
 
