@@ -814,7 +814,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "model": relative(PAPER / "MODEL.md", output),
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
-        "against_jax": [line for line in map(against_jax, all_runs) if line], "jax_points": JAX_POINTS,
+        "against_jax": [line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
+        "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
         "real_maps": real_maps_shown(all_runs, sections, figures, output),
     })
@@ -867,9 +868,10 @@ JAX_POINTS = (256, 512)
 """The grid sizes at which The answer sets torch against the JAX peer (those of the peer targets)."""
 
 
-def against_jax(run):
+def against_jax(run, code=None):
     """The JAX line of The answer for a run that timed the peer and whose peer passed its gate: per torch
-    gradient, the range of its time to solution over JAX's at npix JAX_POINTS (fits at the optimum only), or None."""
+    gradient, the range of its time to solution over JAX's at npix JAX_POINTS (fits at the optimum only), and the
+    commits of the run's model code (code: its run_code), since runs differ in code as well as machine; or None."""
     if JAX not in run.series or not (run.peers_check or {}).get("passed"):
         return None
     ranges = []
@@ -878,7 +880,9 @@ def against_jax(run):
                   if npix in JAX_POINTS]
         if ratios:
             ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})
-    return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges} if ranges else None
+    commits = ", ".join(commit[:7] for commit in (code or {}).get("commits", []))
+    return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges,
+            "code": f"model code of commit {commits}" if commits else "model code not recorded"} if ranges else None
 
 
 def answer_figure_shown(all_runs, figures, output):
