@@ -316,9 +316,11 @@ def run_code(run, main):
     if not differing:
         return {"stale": False, "text": f"model code = main's{where}", "mirror": known[-1]["mirror"],
                 "commits": commits}
-    names = ", ".join(path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:") for path in differing)
-    return {"stale": True, "text": f"stale: model code differs from main's in {len(differing)} module(s), {names}"
-                                   f"{where}", "mirror": known[-1]["mirror"], "commits": commits}
+    every = set(main["modules"]) | {path for code in known for path in code["modules"]}
+    names = f"all {len(differing)} modules" if set(differing) == every else f"{len(differing)} module(s): " + \
+        ", ".join(path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:") for path in differing)
+    return {"stale": True, "text": f"stale: model code differs from main's in {names}{where}",
+            "mirror": known[-1]["mirror"], "commits": commits}
 
 
 def run_claims(run, code, objective, notes):
