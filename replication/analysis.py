@@ -8,8 +8,8 @@ import statistics
 import numpy as np
 
 from replication import runs
+from replication.claims import C4_MIN_NPIX, C4_ORDERS, CLAIMS, SAME_SOLUTION_STDERR, parameter_count
 from replication.data import (
-    STOPPED_AT_OPTIMUM,
     covariance_scale,
     ended_at_optimum,
     identifiable,
@@ -46,13 +46,8 @@ from replication.series import (
 )
 
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "partly", "not reproduced", "not measured here"
-SAME_SOLUTION_STDERR = 0.1
-"""Largest parameter difference, in standard errors, for two fits to count as the same solution."""
 PROFILE_ORDER = ("paper", "quick", "smoke")
 """A run's sweep that its verdicts are judged on: the largest profile it holds."""
-C4_MIN_NPIX, C4_ORDERS = 128, (2, 4, 6, 8)
-"""The evidence C4 needs: every order of a fixed set, the same in every profile, at one grid size of npix >= 128
-(the paper's claim reaches order 8; P runs 8, 17, 30, 47)."""
 
 
 def load_sweep(folder):
@@ -424,11 +419,6 @@ def timed_to_targets(series):
     return any(timed_to_target(record) for points in series.values() for record in points.values())
 
 
-def parameter_count(nzern):
-    """P: the Zernike terms of orders 1..nzern (piston left out) and the three illumination parameters."""
-    return (nzern + 1) * (nzern + 2) // 2 - 1 + 3
-
-
 @dataclasses.dataclass(frozen=True)
 class Rule:
     """How a claim is judged: what is measured, and the two thresholds of the verdict (larger is better unless
@@ -471,30 +461,8 @@ class Rule:
                 "reproduced")
 
 
-RULES = {
-    "C1": Rule("NumPy / torch-cuda ratio of the run (both timed on its host, the threads shown), median over Zernike "
-               "orders at the largest grid size measured (the largest single ratio shown beside it)", 50, 10),
-    "C2": Rule("torch-cpu / torch-cuda ratio of the run, median over Zernike orders at each npix >= 256, smallest of "
-               "those medians (the claim must hold at every such size; sizes where a fit of a measured pair is not "
-               "a solution are left out, here and in C3, C4)", 5, 2),
-    "C3": Rule("NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
-               "those medians", 5, 2),
-    "C4": Rule("absolute slope of log(NumPy / torch-cpu speed-up) against log(parameters P), over the fixed orders n = "
-               + ", ".join(map(str, C4_ORDERS)) + " only (P = " + ", ".join(
-                   str(parameter_count(n)) for n in C4_ORDERS)
-               + f"), at the largest grid of npix >= {C4_MIN_NPIX} that has them all (1: a speed-up proportional to "
-               "P; the spread max / min shown beside it)", 0.3, 0.6, upper=True),
-    "C5a": Rule(f"share of the pairs of the paper's float64 fits of the same data (NumPy finite differences, torch "
-                f"autograd on CPU and GPU; scipy BFGS), cross-check and sweep, within {SAME_SOLUTION_STDERR} standard "
-                "error of each other: every pair, as the Mahalanobis distance under the point's optimum (runs before "
-                "2026-12-02: largest parameter difference against NumPy in its fit's standard errors, pairs of "
-                "solutions only); the worst pair shown; other series reported, not judged", 1.0, 0.9),
-    "C5b": Rule("share of the fits with an exact account that ended at the optimum (Newton step left <= "
-                f"{STOPPED_AT_OPTIMUM} standard error, sandwich where recorded)", 1.0, 0.9),
-    "C6": Rule("share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
-               "modules that differ (byte-identical modules counted apart)", 0.8, 0.6),
-}
-"""Each claim's rule, in one table: the verdict functions grade with it, the report prints its text."""
+RULES = {claim.id: Rule(claim.measure, claim.reproduced, claim.partly, claim.upper) for claim in CLAIMS}
+"""Each claim's rule, made from claims.CLAIMS: the verdict functions grade with it, the report prints its text."""
 
 
 def verdict_c1(ratios):
@@ -593,6 +561,18 @@ def verdict_c4(ratios):
     spread = max(values.values()) / min(values.values()) if exact else None
     return {"value": slope, "verdict": verdict, "npix": npix, "by_nzern": values, "spread": spread,
             "known": known, "repeats": repeats}
+
+
+VERDICTS = {"C1": verdict_c1, "C2": verdict_c2, "C3": verdict_c3, "C4": verdict_c4}
+"""The verdict function of each claim judged on times to solution (claims.Claim.ratio)."""
+
+
+def judge_timed(series):
+    """{claim: verdict} of every claim judged on times to solution, on a sweep's series: the claim's speed-up
+    (claims.Claim.ratio) at every point both series measured (complete_sizes: censored ones as bounds), judged by
+    its verdict function."""
+    return {claim.id: VERDICTS[claim.id](complete_sizes(series, *claim.ratio))
+            for claim in CLAIMS if claim.timed}
 
 
 def exact_stderr(outcome):

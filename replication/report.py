@@ -242,10 +242,8 @@ def per_size_text(by_npix):
 
 def timed_cells(series, records):
     """The measured text of C1-C4 of one sweep, and the verdicts."""
-    c1 = analysis.verdict_c1(analysis.speedups(series, NUMPY, TORCH_CUDA))
-    c2 = analysis.verdict_c2(analysis.complete_sizes(series, TORCH_CPU, TORCH_CUDA))
-    c3 = analysis.verdict_c3(analysis.complete_sizes(series, NUMPY, TORCH_CPU))
-    c4 = analysis.verdict_c4(analysis.complete_sizes(series, NUMPY, TORCH_CPU))
+    verdicts = analysis.judge_timed(series)
+    c1, c2, c3, c4 = (verdicts[key] for key in ("C1", "C2", "C3", "C4"))
     cores = host_cores(records)
     text = {
         "C1": c1["npix"] and f"{times(c1['value'])} at npix {c1['npix']} (max {times(c1['max'], False)} at npix "
@@ -254,7 +252,7 @@ def timed_cells(series, records):
         "C3": c3["by_npix"] and f"{times(c3['value'])} at npix {analysis.weakest_npix(c3['by_npix'])}",
         "C4": c4["npix"] and slope_text(c4),
     }
-    return text, {"C1": c1, "C2": c2, "C3": c3, "C4": c4}
+    return text, verdicts
 
 
 def undetermined_text(claim, verdict):

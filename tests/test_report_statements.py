@@ -386,8 +386,15 @@ def test_each_claim_is_defined_in_one_place():
     paper_claims = [claim.id for claim in claims.CLAIMS if claim.paper]
     assert rows[:len(paper_claims)] == paper_claims
     for claim in claims.CLAIMS:
-        assert claim.rule.text
+        rule = analysis.RULES[claim.id]
+        assert rule.text.startswith(claim.measure)
+        assert (rule.reproduced, rule.partly, rule.upper) == (claim.reproduced, claim.partly, claim.upper)
         assert claim.id in report.TIMED if claim.timed else claim.id not in report.TIMED
+    (run,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
+    judged = analysis.judge_timed(run.series)
+    assert list(judged) == list(report.TIMED)
+    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))
+    assert (judged["C3"]["value"], judged["C3"]["verdict"]) == (c3["value"], c3["verdict"])
 
 
 def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():
