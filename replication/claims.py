@@ -60,7 +60,7 @@ CLAIMS = (
           "NumPy / torch-cpu ratio of the run, median over Zernike orders at each npix >= 128, smallest of "
           "those medians", 5, 2, ratio=(NUMPY, TORCH_CPU)),
     Claim("C4", "The improvement is largely independent of the number of model parameters (Zernike order up to 8).",
-          "independent of the order", "independent of P (orders n <= 8)", "abs(slope) <= 0.3",
+          "independent of the order", "independent of P (n <= 8)", "abs(slope) <= 0.3",
           "absolute slope of log(NumPy / torch-cpu speed-up) against log(parameters P), over the fixed orders n = "
           + ", ".join(map(str, C4_ORDERS)) + " only (P = " + ", ".join(str(parameter_count(n)) for n in C4_ORDERS)
           + f"), at the largest grid of npix >= {C4_MIN_NPIX} that has them all (1: a speed-up proportional to "

@@ -6,6 +6,7 @@ beside the references in a report written into your run's folder.
 """
 
 import functools
+import math
 import os
 import pathlib
 import re
@@ -403,10 +404,13 @@ def ours_cell(key, measured):
     if key == "C2":
         return "; ".join(", ".join(f"{times(v, False)} ({npix})" for npix, v in f["by_npix"].items())
                          for f in found)
-    if key == "C4":
-        ends = [f["value"] if f["value"] is not None else f["known"][0] for f in found]
-        exact = all(f["value"] is not None for f in found)
-        return "slope " + value_range(ends, lambda v: f"{v:.2f}") + ("" if exact else " (bounds: >=)")
+    if key == "C4":  # a run's value, or the least its bounds allow (-inf: open, no bound from below)
+        ends = [(f["value"], False) if f["value"] is not None else (f["known"][0], True) for f in found]
+        known = sorted(end for end in ends if math.isfinite(end[0]))  # open ones: in the caveat (caveat_cell)
+        if not known:
+            return "slope open"
+        slopes = [(">= " if bound else "") + f"{value:.2f}" for value, bound in (known[0], known[-1])]
+        return "slope " + (slopes[0] if slopes[0] == slopes[1] else f"{slopes[0]} to {slopes[1]}")
     worst = max(float(f["worst"]["max_stderr"]) for f in found if f["worst"])
     return f"{sum(f['passed'] for f in found)}/{sum(f['total'] for f in found)} pairs, worst {worst:.2g} SE"
 
@@ -452,6 +456,10 @@ def caveat_cell(key, measured, sections):
         if orders:
             notes.append(f"n = {', '.join(map(str, min(orders, key=len)))} only")
     if key == "C4":
+        opened = sum(cell["found"]["value"] is None and not math.isfinite(cell["found"]["known"][0])
+                     for _, cell in measured)
+        if opened:
+            notes.append(f"on {opened} run(s) the bounds leave the slope unknown from below")
         same = [(run, sections[run.folder.name]["decomposition"]["c4"]["exact (adjoint)"]) for run, _ in measured
                 if sections[run.folder.name]["decomposition"]]
         same = [(run, found) for run, found in same if found["value"] is not None]
