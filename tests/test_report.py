@@ -193,16 +193,6 @@ def test_rendering_twice_gives_the_same_bytes(smoke_run, no_references, tmp_path
     assert all(b"<dc:date>" not in content for content in first.values())
 
 
-def test_committed_figures_are_exactly_what_the_reference_runs_draw(tmp_path):
-    drawn = draw_all(load_runs([]), tmp_path)
-    for path in drawn:
-        name = path.relative_to(tmp_path)
-        assert path.read_bytes() == (FIGURES / name).read_bytes(), (
-            f"{name}: re-run `python -m replication figures --reference-only` and commit the result")
-    committed = {path.relative_to(FIGURES) for path in FIGURES.rglob("*") if path.is_file()}
-    assert committed == {path.relative_to(tmp_path) for path in drawn}, "stale figures under figures/"
-
-
 @pytest.fixture(scope="module")
 def variants_run(tmp_path_factory):
     """A run with every gradient timed at npix 16 and 32, one order (so each median is the one ratio)."""
@@ -289,8 +279,9 @@ def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
     assert "stale: model code differs from main's" in both(render_all())
 
 
-def test_no_figure_of_the_committed_report_has_overlapping_tick_labels(monkeypatch, tmp_path):
-    """Every figure the reference runs draw, laid out as saved: on each axis, no two visible tick labels overlap."""
+def test_committed_figures_are_what_the_reference_runs_draw_and_no_tick_labels_overlap(monkeypatch, tmp_path):
+    """Every figure the reference runs draw (drawn once, for both checks) is byte for byte the committed one, no
+    committed figure is stale; and, laid out as saved, no two visible tick labels of an axis overlap."""
     from replication import figures
 
     drawn = []
@@ -301,7 +292,13 @@ def test_no_figure_of_the_committed_report_has_overlapping_tick_labels(monkeypat
         return real_save(figure, folder, name)
 
     monkeypatch.setattr(figures, "save", keep)
-    draw_all(load_runs([]), tmp_path)
+    paths = draw_all(load_runs([]), tmp_path)
+    for path in paths:
+        name = path.relative_to(tmp_path)
+        assert path.read_bytes() == (FIGURES / name).read_bytes(), (
+            f"{name}: re-run `python -m replication figures --reference-only` and commit the result")
+    committed = {path.relative_to(FIGURES) for path in FIGURES.rglob("*") if path.is_file()}
+    assert committed == {path.relative_to(tmp_path) for path in paths}, "stale figures under figures/"
     assert drawn
     for name, figure in drawn:
         renderer = figure.canvas.get_renderer()
