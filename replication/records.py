@@ -155,6 +155,12 @@ def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) 
     return latest_of_each(records, point_key)
 
 
+def measured_keys(records: list[dict]) -> set:
+    """The point keys of the measured records (an older sweep's estimate is not finished: a resumed sweep measures
+    it)."""
+    return {point_key(record) for record in records if not record["estimated"]}
+
+
 def measures_estimate(earlier: dict, record: dict) -> bool:
     """Whether record may replace an earlier record of its point and series: a measurement of an estimated point."""
     return earlier["estimated"] and not record["estimated"]

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from replication import runs
 from replication.environment import machine_record
 from replication.implementations import select, with_gradients
-from replication.records import point_key, read_points
+from replication.records import measured_keys, point_key, read_points
 from replication.results import write_json
 from replication.sweep import run_sweep
 
@@ -80,7 +80,7 @@ def done_keys(folder, sweep_name):
     """Point keys measured in a shard, over every node folder it has (an older sweep's estimate is not finished)."""
     keys = set()
     for path in sorted(folder.glob(f"*/{sweep_name}/points.jsonl")):
-        keys |= {point_key(record) for record in read_points(path) if not record["estimated"]}
+        keys |= measured_keys(read_points(path))
     return keys
 
 

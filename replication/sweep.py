@@ -10,7 +10,14 @@ from replication.data import covariance_scale, objective_gamma
 from replication.environment import environment_record, thread_limits
 from replication.implementations import informs_predictions, select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
-from replication.records import as_written, check_point, point_key, read_optima, read_points
+from replication.records import (
+    as_written,
+    check_point,
+    measured_keys,
+    point_key,  # noqa: F401 (sweep's API)
+    read_optima,
+    read_points,
+)
 from replication.results import append_record
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
@@ -151,8 +158,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)
     available = [impl for impl in impls if impl.available()]
-    measured = {point_key(record) for record in records if not record["estimated"]}
-    todo = [item for item in plan(profile, available, measured | set(skip), objective)
+    todo = [item for item in plan(profile, available, measured_keys(records) | set(skip), objective)
             if points is None or item[1:] in points]
     unavailable, printed = sorted({impl.label for impl in impls if not impl.available()}), set()
     for impl in impls:
