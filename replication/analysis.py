@@ -245,8 +245,8 @@ def stop_seconds(record):
 
 
 def stopped_at_limit(record):
-    """Whether a point's fit was stopped at the sweep's time limit (a point over the budget, run once since
-    2026-12-02): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
+    """Whether a point's fit was stopped at the sweep's time limit (since 2026-12-02; such a fit is its point's
+    only one): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
     reached the target, is a bound."""
     return not record["estimated"] and bool(record.get("stopped_at_limit"))
 

@@ -103,11 +103,3 @@ def with_gradients(impls: list[Implementation], gradients: tuple[str, ...] | Non
             elif gradient in impl.registration.gradients and impl.dtype == "float64" and impl.minimizer == SCIPY:
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen
-
-
-def informs_predictions(impl_name: str) -> bool:
-    """Whether an implementation's plain fits inform the predicted cost of finite-difference fits: a tree (not a
-    peer) whose own gradient is exact."""
-    registration = registry.get(impl_name)
-    return registration.exact_gradient and not registration.peer
-

@@ -59,7 +59,7 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
         check_vectors(path, number, vectors, record["nparams"])
         if "target" in record:  # points measured since 2026-12-02
             check_target_record(path, number, record)
-        if "time_limit_s" in record:  # a point over the budget, one fit run to a time limit
+        if "time_limit_s" in record:  # its fits run to a time limit (since 2026-12-02)
             check_record(path, number, record, TIME_LIMITED)
             if not record["time_limit_s"] > 0:
                 raise RunError(f"{path}: line {number}, key 'time_limit_s': a time limit must be positive, got "

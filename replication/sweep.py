@@ -8,7 +8,7 @@ from reference_numpy.fit import TIMED_OUT
 from replication import measurement, optimum, registry
 from replication.data import covariance_scale, objective_gamma
 from replication.environment import environment_record, thread_limits
-from replication.implementations import informs_predictions, select, with_gradients
+from replication.implementations import select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.records import (
     as_written,
@@ -21,35 +21,9 @@ from replication.records import (
 from replication.results import append_record
 from replication.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
-DEFAULT_ITERATIONS = 30
-"""BFGS iterations assumed for a prediction when no torch fit of the point is known."""
-AUTOGRAD_COST = 3
-"""Likelihood evaluations one autograd value-and-gradient call is taken to cost, for predictions."""
-
-
 MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
 """The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its
 identity with the settings'."""
-
-
-def evaluations_per_fit(impl, nparams, reference):
-    """Likelihood evaluations a fit is predicted to take, from a torch fit of the same point if known."""
-    nit = reference["outcome"]["nit"] if reference else DEFAULT_ITERATIONS
-    nfev = reference["outcome"]["nfev"] if reference else DEFAULT_ITERATIONS + 10
-    if impl.gradient_name == "finite-differences":
-        return nit * (nparams + 1) + nfev  # a finite-difference gradient per iteration, plus line searches
-    return AUTOGRAD_COST * nfev
-
-
-def reference_fit(records, npix, nzern):
-    """A measured plain float64 fit of the point by a tree whose own gradient is exact (torch's), the basis of
-    predictions."""
-    for record in records:
-        if (record["npix"], record["nzern"], record["dtype"]) == (npix, nzern, "float64") and \
-                informs_predictions(record["impl"]) and not record["estimated"] and not record.get("gradient") and \
-                (record.get("minimizer") or registry.SCIPY) == registry.SCIPY:
-            return record
-    return None
 
 
 OPTIMA_FILE = "optima.jsonl"
@@ -99,40 +73,33 @@ def target_record(setup_s, results, best):
             "end_distance": optimum.finite_or_none(end)}
 
 
-def measure_point(impl, npix, nzern, profile, records, tol, run_id, objective="cauchy", optima=None):
-    """Time one point, its repeats; where their predicted time exceeds the profile's budget, one fit stopped at the
-    budget (time_limit_s: its time to the optimum, where it never got there, is then a bound, never a value, and
-    never a guess). A point also records each repeat's time to the point's optimum (optima: the sweep's
-    PointOptima)."""
+def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", optima=None):
+    """Time one point: up to the profile's repeats, as many as its budget holds (timing.another_repeat_fits), each
+    fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
+    where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
+    sweep's PointOptima)."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
-    reference = reference_fit(records, npix, nzern)
-    evaluations = evaluations_per_fit(impl, truth.size, reference)
-    predicted_s = eval_s * evaluations
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
               "npix": npix, "nzern": nzern,
               "nparams": int(truth.size),
-              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective,
-              "predicted_fit_s": predicted_s, "predicted_evaluations": evaluations,
-              "prediction_basis": f"{reference['impl']} {reference['dtype']} fit" if reference else "default"}
-    limited = predicted_s * profile.repeats > profile.budget_s
-    repeats, time_limit = (1, profile.budget_s) if limited else (profile.repeats, None)
-    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, repeats, tol, objective,
-                                       trajectory=optima is not None, time_limit=time_limit)
+              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective}
+    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
+                                       trajectory=optima is not None, time_limit=profile.fit_limit_s,
+                                       budget_s=profile.budget_s)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
     record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
-               "outcome": fit_outcome(results[-1], npix, nzern, data, objective)}
-    if limited:
-        record |= {"time_limit_s": time_limit, "stopped_at_limit": results[-1].status == TIMED_OUT}
+               "outcome": fit_outcome(results[-1], npix, nzern, data, objective),
+               "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
     if optima is not None:
         record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
     return record
 
 
 def plan(profile, impls, done, objective="cauchy"):
-    """Points still to run, smallest first; at each point the NumPy reference last (torch's fits inform the
-    predictions of its finite-difference fits). done: the keys of the points measured (an estimate, made by sweeps
-    before points over the budget were run to a time limit, is measured and replaced)."""
+    """Points still to run, smallest first; at each point the NumPy reference last. done: the keys of the points
+    measured (an estimate, made by sweeps before 2026-12-02 for points predicted over the budget, is measured and
+    replaced)."""
     ordered = sorted(impls, key=lambda impl: impl.registration.reference)
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (npix, nzern) in profile.points(impl, objective)
@@ -180,7 +147,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
                                f"sweep {settings.profile} {objective}", "point", quiet) as (run_id, bar):
         for impl, npix, nzern in todo:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
-            record = measure_point(impl, npix, nzern, profile, records, settings.tol, run_id, objective, optima)
+            record = measure_point(impl, npix, nzern, profile, settings.tol, run_id, objective, optima)
             record = as_written(points_path, len(records) + 1, record, check_point)
             append_record(points_path, record)
             records.append(record)

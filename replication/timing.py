@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 import reference_numpy
+from reference_numpy.fit import TIMED_OUT
 from replication.data import (
     bfgs_standard_errors,
     convergence,
@@ -69,17 +70,31 @@ def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
                                 objective=objective, gradient=impl.gradient_name)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None):
-    """Run `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
-    each per repeat; each fit stopped past time_limit seconds where given (timed_fit)."""
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None,
+             budget_s=None):
+    """Run up to `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
+    each per repeat; each fit stopped past time_limit seconds where given (timed_fit). Where budget_s is given,
+    fewer: after the first, a repeat is started only where another_repeat_fits, and none after a fit stopped at
+    its limit."""
     warm_up(impl, npix, nzern, data, p0, objective)
     setup_s, fit_s, results = [], [], []
-    for _ in range(repeats):
+    while len(results) < repeats:
+        if results and results[-1].status == TIMED_OUT:
+            break
+        if results and budget_s is not None and not another_repeat_fits(
+                [a + b for a, b in zip(setup_s, fit_s, strict=True)], budget_s):
+            break
         built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit)
         setup_s.append(built_s)
         fit_s.append(fitted_s)
         results.append(result)
     return setup_s, fit_s, results
+
+
+def another_repeat_fits(seconds, budget_s):
+    """Whether the repeats so far (seconds each) and one more as long as the longest of them fit within budget_s:
+    a point's repeats measured, never predicted."""
+    return sum(seconds) + max(seconds) <= budget_s
 
 
 def summary(seconds):

@@ -6,12 +6,14 @@ import signal
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 import torch
 from conftest import run_command
 
-from replication import analysis, sweep
+from reference_numpy.fit import TIMED_OUT
+from replication import analysis, sweep, timing
 from replication.implementations import Implementation, select
 from replication.paths import ROOT
 from replication.profiles import SweepSettings
@@ -179,10 +181,32 @@ def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, 
         read_points(path)
 
 
-def test_numpy_prediction_counts_one_finite_difference_gradient_per_iteration():
-    reference = {"outcome": {"nit": 10, "nfev": 15}}
-    assert sweep.evaluations_per_fit(Implementation("numpy"), 8, reference) == 10 * 9 + 15
-    assert sweep.evaluations_per_fit(Implementation("torch-cpu"), 8, reference) == sweep.AUTOGRAD_COST * 15
+def test_a_points_repeats_stop_where_the_next_would_take_it_past_the_budget():
+    assert timing.another_repeat_fits([10.0], 20.0)  # 10 + 10
+    assert not timing.another_repeat_fits([10.0, 12.0], 33.0)  # 22 + 12 > 33
+    assert timing.another_repeat_fits([10.0, 12.0], 34.0)
+
+
+def test_a_sweep_measures_as_many_repeats_as_the_budget_holds_and_stops_each_fit_at_the_limit(monkeypatch):
+    """No prediction: the first fit always runs (to the limit at most); the next one only where the fits so far and
+    one more as long as the longest fit within the budget; a fit stopped at the limit is the point's only one."""
+    seconds = iter([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 30.0, 30.0])
+
+    def fake_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit):
+        fit_s = next(seconds)
+        stopped = fit_s > time_limit
+        return 0.0, fit_s, types.SimpleNamespace(status=TIMED_OUT if stopped else 0, limit=time_limit)
+
+    monkeypatch.setattr(timing, "timed_fit", fake_fit)
+    monkeypatch.setattr(timing, "warm_up", lambda *args: None)
+    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, time_limit=20.0, budget_s=12.0)
+    assert fit_s == [4.0, 4.0, 4.0]  # 8 + 4 <= 12, then 12 + 4 > 12
+    assert all(result.limit == 20.0 for result in results)
+    _, fit_s, _ = timing.time_fit(None, 16, 2, None, None, 2, 1e-8, time_limit=20.0, budget_s=100.0)
+    assert fit_s == [4.0, 4.0]  # never more than the repeats
+    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, time_limit=20.0, budget_s=1e9)
+    assert fit_s == [4.0, 30.0]  # stopped at the limit: no repeat after it
+    assert results[-1].status == TIMED_OUT
 
 
 @pytest.mark.parametrize(

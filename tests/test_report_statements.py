@@ -3,6 +3,7 @@ old statements false (a fast fit that stopped short, a C1 point elsewhere than t
 not multiply), and checks that the report says what its numbers say."""
 
 import json
+import types
 
 import pytest
 from conftest import both
@@ -128,7 +129,7 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
 
         def fit(self, *args, **kwargs):
             calls.append("fit")
-            return "result"
+            return types.SimpleNamespace(status=0)
 
     class Impl:
         package, gradient_name, minimizer = Package(), "autograd", "scipy"

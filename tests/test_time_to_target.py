@@ -23,11 +23,11 @@ PROFILE = dataclasses.replace(PROFILES["smoke"], repeats=2, budget_s=1e9)
 @pytest.mark.parametrize("objective", ["cauchy", "gaussian"])
 def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, objective, tmp_path):
     impl = Implementation(TORCH_CPU.name)
-    stopped = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e3, "t", objective, optima)
+    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", objective, optima)
     assert stopped["target"]["reached"] == 0
     assert stopped["target"]["times"] == [None, None]
     assert stopped["target"]["end_distance"] > 0.1
-    finished = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e-8, "t", objective, optima)
+    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", objective, optima)
     assert finished["target"]["reached"] == 2
     assert all(0 < time <= total for time, total in zip(finished["target"]["times"], finished["total_s"]["all"],
                                                          strict=True))
@@ -38,7 +38,7 @@ def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, o
 
 def test_the_optimum_of_a_point_is_found_once(optima):
     for _ in range(2):
-        sweep.measure_point(Implementation(TORCH_CPU.name), 32, 2, PROFILE, [], 1e-8, "t", "cauchy", optima)
+        sweep.measure_point(Implementation(TORCH_CPU.name), 32, 2, PROFILE, 1e-8, "t", "cauchy", optima)
     keys = [line for line in optima.path.read_text().splitlines() if '"nzern": 2' in line]
     assert len(keys) == 1
     assert sweep.PointOptima(optima.path).known.keys() == optima.known.keys()
@@ -64,8 +64,8 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     from replication.series import Series
 
     impl = Implementation(TORCH_CPU.name)
-    stopped = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e3, "t", "cauchy", optima)
-    finished = sweep.measure_point(impl, 32, 3, PROFILE, [], 1e-8, "t", "cauchy", optima)
+    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", "cauchy", optima)
+    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
     assert analysis.how_it_ended(stopped) is not None
     assert analysis.is_solution(finished)
     assert analysis.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
@@ -144,18 +144,18 @@ def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
 
 
 def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optima, monkeypatch):
-    """A NumPy point whose predicted repeats exceed the budget is fitted once, stopped at the budget: its time to the
+    """A NumPy point whose first fit runs past the time limit is fitted once, stopped there: its time to the
     optimum (never reached) is its total, so its speed-up over a finished torch fit is 'at least'; its end enters
     neither C5a (the pair is not compared) nor C5b."""
     from replication import analysis, optimum
     from replication.registry import NUMPY
     from replication.series import Series
 
-    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, [], 1e-8, "t", "cauchy", optima)
+    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
     with monkeypatch.context() as patched:
         patched.setattr(optimum, "TARGET", 1e-9)  # one iteration from the truth never comes this close
         limited = sweep.measure_point(Implementation(NUMPY.name), 32, 3, dataclasses.replace(PROFILE, budget_s=1e-6),
-                                      [], 1e-8, "t", "cauchy", optima)
+                                      1e-8, "t", "cauchy", optima)
     assert limited["stopped_at_limit"]
     assert limited["time_limit_s"] == 1e-6
     assert limited["target"]["reached"] == 0
