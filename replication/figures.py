@@ -56,12 +56,14 @@ def subplots(*args, **options):
 
 
 def save(figure, folder, name):
-    """Write a figure in every format; returns the paths."""
+    """Write a figure in every format, cropped to its drawn extent; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
+    # The extent found once for every format: bbox_inches="tight" draws each figure twice per format.
+    extent = figure.get_tightbbox(figure.canvas.get_renderer()).padded(matplotlib.rcParams["savefig.pad_inches"])
     paths = []
     for extension in FORMATS:
         path = check_target(folder / f"{name}.{extension}")
-        figure.savefig(path, bbox_inches="tight", metadata=METADATA[extension])
+        figure.savefig(path, bbox_inches=extent, metadata=METADATA[extension])
         paths.append(path)
     return paths
 

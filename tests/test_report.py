@@ -60,8 +60,16 @@ def test_your_run_stands_beside_every_reference_run(smoke_run):
     assert header.index("your run") < header.index("reference")
 
 
-def test_every_figure_is_written_and_not_empty(smoke_run, no_references, tmp_path):
-    paths = draw_all(load_runs([smoke_run], no_references), tmp_path)
+@pytest.fixture(scope="module")
+def smoke_drawing(smoke_run, tmp_path_factory):
+    """The smoke run's figures, drawn once for the module: their folder and paths."""
+    folder = tmp_path_factory.mktemp("smoke-figures")
+    references = tmp_path_factory.mktemp("no-references")
+    return folder, draw_all(load_runs([smoke_run], references), folder)
+
+
+def test_every_figure_is_written_and_not_empty(smoke_drawing):
+    _, paths = smoke_drawing
     names = {path.name for path in paths}
     for figure in ("fig1_time_vs_grid_size", "fig2_time_vs_zernike_order", "fig3_speedup_vs_grid_size",
                    "fig4_example_fit", "fig5_agreement"):
@@ -182,14 +190,15 @@ def test_committed_report_is_exactly_what_the_reference_runs_render():
         name.removeprefix("runs/") for name in render_all() if name.startswith("runs/"))
 
 
-def test_rendering_twice_gives_the_same_bytes(smoke_run, no_references, tmp_path):
+def test_rendering_twice_gives_the_same_bytes(smoke_run, smoke_drawing, no_references, tmp_path):
     all_runs = load_runs([smoke_run], no_references)  # the references' drawing: the committed figures test
-    first = {path.relative_to(tmp_path / "a"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "a")}
+    folder, paths = smoke_drawing
+    first = {path.relative_to(folder): path.read_bytes() for path in paths}
     second = {path.relative_to(tmp_path / "b"): path.read_bytes() for path in draw_all(all_runs, tmp_path / "b")}
     assert {path.suffix for path in first} == {".png", ".svg"}
     assert first == second
-    assert render([smoke_run], no_references, output=smoke_run, figures=tmp_path / "a") == render(
-        [smoke_run], no_references, output=smoke_run, figures=tmp_path / "a")
+    assert render([smoke_run], no_references, output=smoke_run, figures=folder) == render(
+        [smoke_run], no_references, output=smoke_run, figures=folder)
     assert all(b"<dc:date>" not in content for content in first.values())
 
 

@@ -3,6 +3,7 @@ resumes only what is unfinished, a failed shard is named with its log, and ratio
 
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,6 @@ from replication.results import read_records
 from replication.series import NUMPY, TORCH_CPU
 
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
-NUMPY_ONLY = SweepSettings("smoke", impls=("numpy",), threads=1)
 
 pytest.importorskip("submitit")
 
@@ -88,21 +88,22 @@ def test_a_resubmitted_sweep_runs_only_unfinished_shards_and_points(sharded, cap
     assert len(keys) == len(set(keys)) == 16
 
 
-def test_a_failed_shard_is_named_with_its_log(tmp_path, capsys):
+def test_a_failed_shard_is_named_with_its_log(sharded, tmp_path, capsys):
     run = tmp_path / "run"
-    assert shards.run_sharded_sweep(run, NUMPY_ONLY, 2, "local", time_min=10) == 0
+    shutil.copytree(sharded, run)  # a finished sharded sweep of its own, made without running one again
     node = sorted(run.glob("shards/00-of-02/*"))[0]
     (node / "finished-sweep-smoke.json").unlink()
     points = node / "sweep-smoke" / "points.jsonl"
     points.write_text('{"impl": "numpy"}\n' + points.read_text())  # a damaged record, not the last line
     capsys.readouterr()
-    assert shards.run_sharded_sweep(run, NUMPY_ONLY, 2, "local", time_min=10) == 1
+    assert shards.run_sharded_sweep(run, BOTH, 2, "local", time_min=10) == 1
     out = capsys.readouterr().out
     assert "shard 0 failed:" in out
     assert "points.jsonl: line 1" in out
     log = out.split("log: ")[-1].split()[0]
     assert log.endswith(".err")
     assert (run / "logs").exists()
+    assert pathlib.Path(log).is_relative_to(run)  # the copy's own log, not the original's
 
 
 def test_shards_split_the_points_once_each_and_evenly():
