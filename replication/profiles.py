@@ -14,9 +14,9 @@ class Profile:
     """A sweep's grid: sizes, Zernike orders, repeats, the per-point budget (seconds: a repeat is started only
     while the point's fits so far, and one more as long as the longest of them, fit within it) and the time limit of
     each fit (seconds, the budget where not set: a fit still running then is stopped, its time a bound);
-    least_squares_nzern, where set, the orders the
-    author's unscaled least squares is timed at; variants_npix and variants_nzern, where set, the points of the
-    gradient variants (and the orders of least squares in noise units: C4's)."""
+    least_squares_nzern, where set, the orders the author's unscaled least squares is timed at; variants_npix and
+    variants_nzern, where set, the points of the gradient variants (and the orders of least squares in noise units:
+    C4's)."""
 
     npix: tuple
     nzern: tuple

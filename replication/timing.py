@@ -73,9 +73,8 @@ def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
 def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None,
              budget_s=None):
     """Run up to `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
-    each per repeat; each fit stopped past time_limit seconds where given (timed_fit). Where budget_s is given,
-    fewer: after the first, a repeat is started only where another_repeat_fits, and none after a fit stopped at
-    its limit."""
+    each per repeat; each fit stopped past time_limit seconds where given (timed_fit), and none after a fit stopped
+    there. Where budget_s is given, after the first fit another is started only where another_repeat_fits."""
     warm_up(impl, npix, nzern, data, p0, objective)
     setup_s, fit_s, results = [], [], []
     while len(results) < repeats:

@@ -412,3 +412,25 @@ def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():
                 found += 1
                 assert ratio == "—" or ratio.startswith((">=", "<=", "undetermined")), (path.name, ratio)
     assert found  # the committed appendices hold such cells
+
+
+def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_under(monkeypatch):
+    """The report's budget and limit are those measure_point hands each point's fits."""
+    from replication import sweep
+    from replication.implementations import Implementation
+    from replication.profiles import PROFILES
+
+    quick, paper = PROFILES["quick"], PROFILES["paper"]
+    text = " ".join(both(render_all()).split())
+    assert f"as many repeats as {quick.budget_s:g} s hold (paper profile: {paper.budget_s:g} s)" in text
+    assert f"each fit is stopped at {quick.fit_limit_s:g} s ({paper.fit_limit_s:g} s), its time then a bound" in text
+    handed = {}
+
+    def fake_time_fit(*args, time_limit=None, budget_s=None, **kwargs):
+        handed.update(time_limit=time_limit, budget_s=budget_s)
+        raise StopIteration
+
+    monkeypatch.setattr(sweep, "time_fit", fake_time_fit)
+    with pytest.raises(StopIteration):
+        sweep.measure_point(Implementation("numpy"), 16, 2, quick, 1e-8, "t")
+    assert handed == {"time_limit": quick.fit_limit_s, "budget_s": quick.budget_s}
