@@ -135,7 +135,7 @@ class Run:
         one thread, ', real maps' for a run of real maps and no sweep (two runs of one machine and day then read
         apart); '' otherwise."""
         name = self.judged("cauchy")[0]
-        if name is None and not self.sweeps and (self.folder / "real-maps").is_dir():
+        if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
         threads = {record.get("threads") for record in self.sweeps[name][1]} if name else set()
         one = ", 1 thread" if threads == {1} else ""

@@ -538,57 +538,45 @@ def retrieval(run, folder):
     return save(figure, folder, "fig8_retrieval")
 
 
+def shown_run(candidates, rank=lambda run: 0):
+    """The run a figure shows among candidates: your first, else the reference run of the highest rank, the newest
+    (by its start) among equals; None where there is none."""
+    own = [run for run in candidates if run.own]
+    return own[0] if own else max(candidates, key=lambda run: (rank(run), run.info["created"]), default=None)
+
+
 def retrieval_run(all_runs):
     """The run whose retrieval figure 8 shows: your first run that has one, else the reference run with the
     largest retrieval profile (the newest, by its start, among equals)."""
-    retrieved = [run for run in all_runs if run.retrieval_shown[0]]
-    if not retrieved:
-        return None
-    own = [run for run in retrieved if run.own]
     order = {"retrieval-smoke": 0, "retrieval-quick": 1, "retrieval-full": 2}
-    return own[0] if own else max(retrieved, key=lambda run: (order[run.retrieval_shown[0]], run.info["created"]))
+    return shown_run([run for run in all_runs if run.retrieval_shown[0]], lambda run: order[run.retrieval_shown[0]])
 
 
 def figure_run(all_runs):
     """The run whose figures 1 and 2 the main report shows: your first run, else the reference run holding the
     most of the paper's series (the newest, by its start, among equals)."""
-    timed = [run for run in all_runs if run.series]
-    if not timed:
-        return None
-    own = [run for run in timed if run.own]
-    if own:
-        return own[0]
-    return max(timed, key=lambda run: (sum(name in run.series for name in PAPER_SERIES), run.info["created"]))
+    return shown_run([run for run in all_runs if run.series],
+                     lambda run: sum(name in run.series for name in PAPER_SERIES))
 
 
 def decomposition_run(all_runs):
     """The run whose speed-up decomposition figure 6 and the main report show: your first run that has one, else
     the reference run whose decomposition judges C4 for the most gradients (the newest, by its start, among equals)."""
-    decomposed = [run for run in all_runs if decomposition(run.series)]
-    if not decomposed:
-        return None
-    own = [run for run in decomposed if run.own]
-    return own[0] if own else max(decomposed, key=lambda run: (sum(
-        verdict["npix"] is not None for verdict in decomposition(run.series)["c4"].values()), run.info["created"]))
+    return shown_run([run for run in all_runs if decomposition(run.series)], lambda run: sum(
+        verdict["npix"] is not None for verdict in decomposition(run.series)["c4"].values()))
 
 
 def crosscheck_run(all_runs):
     """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run with
     the newest kind of cross-check (schema), the newest (by its start) among equals."""
-    checked = [run for run in all_runs if run.crosscheck]
-    if not checked:
-        return None
-    own = [run for run in checked if run.own]
-    return own[0] if own else max(checked, key=lambda run: (run.crosscheck.get("schema", 1), any(
-        "distance" in fit for fit in run.crosscheck.get("fits", [])), run.info["created"]))
+    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.get("schema", 1), any(
+        "distance" in fit for fit in run.crosscheck.get("fits", []))))
 
 
 def real_maps_run(all_runs):
     """The run whose real-maps figures the main report shows: your first run that has real-maps fits, else the
     newest reference run that has them."""
-    fitted = [run for run in all_runs if (run.folder / "real-maps" / "sources.jsonl").is_file()]
-    own = [run for run in fitted if run.own]
-    return own[0] if own else max(fitted, key=lambda run: run.info["created"], default=None)
+    return shown_run([run for run in all_runs if (run.folder / "real-maps" / "sources.jsonl").is_file()])
 
 
 def surface_map(record):
