@@ -103,6 +103,9 @@ class Run:
     optima: dict = dataclasses.field(default_factory=dict)
     """{sweep folder name: {(npix, nzern, objective, data_sha256): optimum record}}: the points' optima (runs since
     2026-12-02), merged over shards."""
+    off_yardstick: dict = dataclasses.field(default_factory=dict)
+    """{sweep folder name: points left out of it because their optimum's covariance is not the sandwich}
+    (off_yardstick_points)."""
 
     @property
     def retrieval_shown(self):
@@ -188,7 +191,13 @@ def load_run(folder, own):
     optima = {}
     for path in sorted(folder.glob("sweep-*/optima.jsonl")) + sorted(folder.glob("shards/*/*/sweep-*/optima.jsonl")):
         optima.setdefault(path.parent.name, {}).update(read_optima(path))
-    return Run(folder=folder, info=info, own=own, sweeps=sweeps | sharded, nodes=nodes, optima=optima,
+    sweeps, off_yardstick = sweeps | sharded, {}
+    for name, (series, _) in sweeps.items():
+        left = off_yardstick_points(series, optima.get(name, {}))
+        if left:
+            off_yardstick[name] = left
+    return Run(folder=folder, info=info, own=own, sweeps=sweeps, nodes=nodes, optima=optima,
+               off_yardstick=off_yardstick,
                crosscheck=read_crosscheck(folder / "crosscheck" / "crosscheck.json"),
                bench=read_bench(folder / "bench" / "bench.json"),
                bench_default=read_bench(folder / "bench-default-allocator" / "bench.json"),
@@ -197,6 +206,21 @@ def load_run(folder, own):
                peers_check=read_peers_check(folder / "peers" / "check.json"),
                retrieval={sub.name: read_retrieval(sub / "points.jsonl") for sub in sorted(folder.glob("retrieval-*"))
                           if (sub / "points.jsonl").is_file()})
+
+
+def off_yardstick_points(series, optima):
+    """Remove from series (in place) the points timed to a target whose optimum's covariance is not the sandwich
+    (optima recorded before 2026-12-03 above npix 512 used the inverse Hessian): no rule judges a time or a distance
+    on another yardstick. Returns how many were removed."""
+    removed = 0
+    for points in series.values():
+        for key in [key for key, record in points.items() if timed_to_target(record)]:
+            record = points[key]
+            found = optima.get((*key, record.get("objective", "cauchy"), record.get("data_sha256")))
+            if found is not None and not found.get("sandwich", True):
+                del points[key]
+                removed += 1
+    return removed
 
 
 def run_environments(run):

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES, TOL
+from replication import audit as audit_module
 from replication import registry, runs
 from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
@@ -127,6 +128,9 @@ def add_sweep_command(commands):
                        help="gradient to time, repeatable (default: each implementation's own, the paper's: finite "
                             "differences in NumPy, autograd in torch); other gradients are float64 variants, timed "
                             "on the profile's variants subset")
+    sweep.add_argument("--npix", action="append", type=int, default=None,
+                       help="measure only this grid size of the profile, repeatable (default: all of them); the same "
+                            "command without it later measures the rest")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
     cluster = sweep.add_argument_group("sharding (a run of its own; docs/gpu-and-cluster.md)")
     cluster.add_argument("--shards", type=positive_int, default=None,
@@ -262,13 +266,31 @@ def add_contribute_command(commands):
     contribute.set_defaults(func=run_contribute_command)
 
 
+def add_audit_command(commands):
+    """The audit: recompute a run's times to target and end distances from its kept trajectories."""
+    audit = commands.add_parser("audit", help="recompute every time to target and end distance of a run from its "
+                                              "kept trajectories and optima; exit 1 where one differs",
+                                description=audit_module.__doc__.split("\n\n")[0])
+    audit.add_argument("--run", type=pathlib.Path, required=True, help="the run folder to audit (yours or a "
+                                                                       "reference run)")
+    audit.set_defaults(func=run_audit_command)
+
+
+def run_audit_command(args):
+    if runs.read_run(args.run) is None:
+        raise runs.RunError(f"--run {args.run}: not a run folder (no {runs.RUN_FILE})")
+    found = audit_module.audit_run(args.run)
+    print(audit_module.summary(args.run, found))
+    return 1 if found.differences else 0
+
+
 def build_parser():
     """The command line: one subcommand each, dispatched through its parser's func."""
     parser = argparse.ArgumentParser(prog="python -m replication", description=__doc__.split(":")[0] + ".")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for add in (add_simulate_command, add_crosscheck_command, add_sweep_command, add_bench_command,
                 add_retrieve_command, add_real_maps_command, add_peers_command, add_figures_command, add_report_command,
-                add_contribute_command):
+                add_contribute_command, add_audit_command):
         add(commands)
     return parser
 
@@ -396,18 +418,32 @@ def run_sweep_command(args):
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
-    if args.shards is not None:
-        return run_sharded_sweep_command(args)
     settings = sweep_settings(args)
+    points = chosen_points(settings.grid, once(args.npix))
+    if args.shards is not None:
+        if points is not None:
+            raise runs.RunError("--npix: a sharded sweep measures the whole profile; give either --npix or --shards")
+        return run_sharded_sweep_command(args)
     results, lock = writer_folder(args, settings.folder_name)
     info = runs.read_run(lock) or {}
     if settings.folder_name in info.get("sharded", {}):
         raise runs.RunError(f"{lock}: this run holds a sharded {settings.folder_name}; resume it with --shards "
                             f"{info['sharded'][settings.folder_name]['shards']}, or start another run (--new-run)")
     with runs.exclusive(lock):
-        count = run_sweep(settings, results, quiet=args.quiet)
+        count = run_sweep(settings, results, quiet=args.quiet, points=points)
     print(f"{results / 'points.jsonl'}: {count} point(s) done in this run")
     return 0
+
+
+def chosen_points(grid, sizes):
+    """The (npix, nzern) points of the profile's grid at the sizes asked (None: every point), or a RunError naming
+    a size the profile does not hold; checked before any folder is made."""
+    if sizes is None:
+        return None
+    unknown = [npix for npix in sizes if npix not in grid.npix]
+    if unknown:
+        raise runs.RunError(f"--npix {unknown[0]}: not a grid size of this profile ({', '.join(map(str, grid.npix))})")
+    return {(npix, nzern) for npix in sizes for nzern in range(MAX_NZERN + 1)}
 
 
 def bench_folder_name(compile_torch, peers=False):

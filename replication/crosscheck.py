@@ -153,12 +153,12 @@ def fit_tolerance(truth, npix, nzern, data, objective):
     return FIT_TOL * covariance_scale(value, data.size, len(truth), objective)
 
 
-def point_optimum(npix, nzern, data, x, objective, scale):
+def point_optimum(npix, nzern, data, x, objective):
     """The optimum the point's fits are compared at (untimed): the NumPy fit's end polished by exact Newton steps,
     with its sandwich covariance (optimum.polish)."""
     setup = reference_numpy.make_setup(npix, nzern)
     observed = reference_numpy.prepare_data(data, setup)
-    return optimum.polish(reference_numpy, x, setup, observed, objective_gamma(data, objective), objective, scale)
+    return optimum.polish(reference_numpy, x, setup, observed, objective_gamma(data, objective), objective)
 
 
 def fit_checks(impls, npix, nzern, truth, data, objectives):
@@ -190,7 +190,7 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                            "trajectory": result.trajectory})
         reference = next(f for f in fitted if fit_series(f) == Series(registry.reference().name))
         scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
-        best = point_optimum(npix, nzern, data, reference["x"], objective, scale)
+        best = point_optimum(npix, nzern, data, reference["x"], objective)
         reference["optimum"] = best.record()
         for fit in fitted:
             trajectory = fit.pop("trajectory")

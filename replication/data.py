@@ -97,9 +97,10 @@ def covariance_scale(value, pixels, nparams, objective):
     return 2 * value / (pixels - nparams) if objective == "least-squares" else 1.0
 
 
-SANDWICH_MAX_BYTES = 2 * 2**30
-"""Largest memory the per-pixel scores of a sandwich account may take (P x 3 npix^2 float64 values); above it
-(npix 2048) the account records the inverse Hessian's errors only."""
+SCORES_MAX_BYTES = 3 * 2**30
+"""Most memory the per-pixel scores of a sandwich account may take at once (bytes; score_covariance's max_bytes):
+above it (npix 2048) their spread is summed by blocks of parameters. Accounts recorded before 2026-12-03 have no
+sandwich errors above npix 1024."""
 
 
 def convergence(x, npix, nzern, data, objective):
@@ -107,7 +108,7 @@ def convergence(x, npix, nzern, data, objective):
 
     stderr: the inverse Hessian's standard errors (the likelihood's own: right only for its own noise);
     stderr_sandwich: the sandwich errors sqrt(diag(H^-1 J H^-1)) from the per-pixel scores, right whatever the
-    noise (None above SANDWICH_MAX_BYTES); newton_stderr, newton_sandwich: the largest component of the Newton
+    noise; newton_stderr, newton_sandwich: the largest component of the Newton
     step to the optimum in each; expected_decrease: the objective's decrease that step promises, against
     rounding (eps |objective|), the smallest change a line search can see.
     """
@@ -119,13 +120,11 @@ def convergence(x, npix, nzern, data, objective):
     step = np.linalg.solve(hessian, grad)
     account = {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
                "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),
-               "stderr": [float(v) for v in stderr], "stderr_sandwich": None, "newton_sandwich": None}
-    if len(x) * data.size * 8 <= SANDWICH_MAX_BYTES:
-        scores = reference_numpy.score_covariance(x, setup, data, gamma, objective=objective)
-        sandwich = reference_numpy.standard_errors(hessian, scores=scores)
-        account |= {"stderr_sandwich": [float(v) for v in sandwich],
-                    "newton_sandwich": float(np.max(np.abs(step) / sandwich))}
-    return account
+               "stderr": [float(v) for v in stderr]}
+    scores = reference_numpy.score_covariance(x, setup, data, gamma, objective=objective, max_bytes=SCORES_MAX_BYTES)
+    sandwich = reference_numpy.standard_errors(hessian, scores=scores)
+    return account | {"stderr_sandwich": [float(v) for v in sandwich],
+                      "newton_sandwich": float(np.max(np.abs(step) / sandwich))}
 
 
 def judging_stderr(account):

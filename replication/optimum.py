@@ -1,8 +1,9 @@
 """The optimum of a problem, found once and untimed, and how long a timed fit took to get near it.
 
 A fit's time to solution is the time of its first objective evaluation within TARGET standard errors of the
-optimum, as a Mahalanobis distance under the optimum's covariance (one yardstick for every implementation,
-objective and grid size). A fit that never got there has no time to solution: it is censored at its total time,
+optimum, as a Mahalanobis distance under the optimum's sandwich covariance (one yardstick for every implementation,
+objective and grid size: optima recorded before 2026-12-03 above npix 512 used the inverse Hessian, and the rules
+judge no time on them). A fit that never got there has no time to solution: it is censored at its total time,
 which is then a bound.
 """
 
@@ -19,17 +20,17 @@ OPTIMUM_TOL = 1e-10
 """gtol of the fit (torch, exact adjoint, from the truth) that Newton steps then polish into a point's optimum."""
 NEWTON_STEPS, NEWTON_DONE = 20, 1e-6
 """Newton steps at most to polish an optimum, and the step (in standard errors) below which it is done."""
-SANDWICH_MAX_BYTES = 2**30
-"""Largest per-pixel score array (P x 3 npix^2 float64) the sandwich covariance may take; above it the inverse
-Hessian's covariance (the likelihood's own) stands in."""
+SCORES_MAX_BYTES = 3 * 2**30
+"""Most memory the per-pixel scores of the sandwich may take at once (bytes; score_covariance's max_bytes): above it
+(npix 2048) its middle is summed by blocks of parameters."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Optimum:
     """A local minimum polished by exact Newton steps (untimed): x, fun, the covariance that judges distances to it
-    (sandwich H^-1 J H^-1 where affordable, else the inverse Hessian scaled as a likelihood's; parameters' units
-    squared), its standard errors, the Newton steps taken and the last one's size (standard errors), whether the
-    covariance is the sandwich; polished False where the Hessian was not positive definite."""
+    (the sandwich H^-1 J H^-1; parameters' units squared), its standard errors, the Newton steps taken and the last
+    one's size (standard errors), whether the covariance is the sandwich (False only in optima recorded before
+    2026-12-03, above npix 512: the inverse Hessian); polished False where the Hessian was not positive definite."""
 
     x: np.ndarray
     fun: float
@@ -71,30 +72,27 @@ def finite_or_none(value):
     return float(value) if value is not None and math.isfinite(value) else None
 
 
-def covariance_at(package, x, setup, data, gamma, objective, scale):
-    """(Hessian, covariance) at x with the package's exact Hessian: the sandwich where the per-pixel scores fit in
-    SANDWICH_MAX_BYTES, else scale times the inverse Hessian; (Hessian, None) where the Hessian is not positive
-    definite."""
+def covariance_at(package, x, setup, data, gamma, objective):
+    """(Hessian, sandwich covariance H^-1 J H^-1) at x with the package's exact Hessian and per-pixel scores (summed
+    by blocks where they exceed SCORES_MAX_BYTES); (Hessian, None) where the Hessian is not positive definite."""
     hessian = package.hessian(x, setup, data, gamma, objective)
     try:
         np.linalg.cholesky(hessian)
     except np.linalg.LinAlgError:
         return hessian, None
     inverse = np.linalg.inv(hessian)
-    if len(x) * 3 * setup.npix**2 * 8 > SANDWICH_MAX_BYTES:
-        return hessian, scale * inverse
-    return hessian, inverse @ package.score_covariance(x, setup, data, gamma, objective) @ inverse
+    scores = package.score_covariance(x, setup, data, gamma, objective, max_bytes=SCORES_MAX_BYTES)
+    return hessian, inverse @ scores @ inverse
 
 
-def polish(package, x, setup, data, gamma, objective="cauchy", scale=1.0) -> Optimum:
+def polish(package, x, setup, data, gamma, objective="cauchy") -> Optimum:
     """The local minimum near x by exact Newton steps of the package (its value_and_grad with the adjoint, its
-    Hessian): stops once a step is below NEWTON_DONE standard errors. scale: the inverse Hessian's factor where it
-    stands in for the sandwich (1 for a likelihood)."""
+    Hessian): stops once a step is below NEWTON_DONE standard errors (sandwich)."""
     x = np.asarray(x, dtype=np.float64)
     size, steps = math.inf, 0
     while steps < NEWTON_STEPS:
         _, grad = package.value_and_grad(x, setup, data, gamma, objective, gradient="adjoint")
-        hessian, covariance = covariance_at(package, x, setup, data, gamma, objective, scale)
+        hessian, covariance = covariance_at(package, x, setup, data, gamma, objective)
         if covariance is None:
             break
         step = np.linalg.solve(hessian, grad)
@@ -103,14 +101,13 @@ def polish(package, x, setup, data, gamma, objective="cauchy", scale=1.0) -> Opt
             break
         x, steps = x - step, steps + 1
     fun = package.negative_log_likelihood(x, setup, data, gamma, objective)
-    _, covariance = covariance_at(package, x, setup, data, gamma, objective, scale)
-    sandwich = len(x) * 3 * setup.npix**2 * 8 <= SANDWICH_MAX_BYTES
+    _, covariance = covariance_at(package, x, setup, data, gamma, objective)
     if covariance is None:
         nan = np.full((x.size, x.size), np.nan)
         return Optimum(x=x, fun=fun, covariance=nan, stderr=np.full(x.size, np.nan), steps=steps, last_step=size,
-                       polished=False, sandwich=sandwich)
+                       polished=False)
     return Optimum(x=x, fun=fun, covariance=covariance, stderr=np.sqrt(np.diag(covariance)), steps=steps,
-                   last_step=size, polished=True, sandwich=sandwich)
+                   last_step=size, polished=True)
 
 
 def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):

@@ -59,6 +59,8 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
         check_vectors(path, number, vectors, record["nparams"])
         if "target" in record:  # points measured since 2026-12-02
             check_target_record(path, number, record)
+        if "trajectories" in record:  # points measured since 2026-12-03
+            check_trajectories_entry(path, number, record)
         if "time_limit_s" in record:  # its fits run to a time limit (since 2026-12-02)
             check_record(path, number, record, TIME_LIMITED)
             if not record["time_limit_s"] > 0:
@@ -87,6 +89,19 @@ def check_target_record(path, number, record):
         if time is not None and not (is_a(time, NUMBER) and 0 < time <= total * (1 + 1e-9)):
             raise RunError(f"{path}: line {number}, key 'target.times': a time to the optimum lies in (0, that "
                            f"repeat's total {total}], got {time}")
+
+
+TRAJECTORIES = {"file": str, "sha256": str, "repeats": int}
+"""Where a point's fits' trajectories are kept (trajectories.write_trajectories), one per repeat."""
+
+
+def check_trajectories_entry(path, number, record):
+    """A point's trajectories entry: a file, its SHA-256, one trajectory per repeat timed."""
+    check_record(path, number, record["trajectories"], TRAJECTORIES)
+    repeats, totals = record["trajectories"]["repeats"], record["total_s"].get("all") or []
+    if repeats != len(totals):
+        raise RunError(f"{path}: line {number}, key 'trajectories.repeats': one trajectory per repeat "
+                       f"({len(totals)}), got {repeats}")
 
 
 def once_each(key_of, what, identical_too=False, replaces=None):

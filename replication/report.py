@@ -339,6 +339,9 @@ def run_claims(run, code, objective, notes):
                  "C6": analysis.verdict_c6(mirror) if mirror else {"value": None, "verdict": analysis.NOT_MEASURED}}
     cells = {}
     left = left_out_text(series)
+    off = run.off_yardstick.get(name)
+    off = off and (f"{off} point(s) of this sweep not judged: their optimum's covariance is the inverse Hessian "
+                   "(recorded before 2026-12-03), not the sandwich every rule judges on")
     for key in CLAIMS:
         verdict = verdicts[key]["verdict"]
         marks = []
@@ -348,6 +351,8 @@ def run_claims(run, code, objective, notes):
             marks.append(notes.mark(undetermined_text(key, verdicts[key])))
         elif key in TIMED and left:
             marks.append(notes.mark(left))
+        if off and (key in TIMED or key == "C5a") and verdict != analysis.NOT_MEASURED:
+            marks.append(notes.mark(off))
         if key == "C5a" and c5a["not_comparable"]:
             why = "was stopped at the sweep's time limit" if limited else "is not a solution"
             marks.append(notes.mark(f"{c5a['not_comparable']} pair(s) not compared: a fit of the pair {why}"))

@@ -5,8 +5,8 @@ import dataclasses
 import numpy as np
 
 from reference_numpy.fit import TIMED_OUT
-from replication import measurement, optimum, registry
-from replication.data import covariance_scale, objective_gamma
+from replication import measurement, optimum, registry, trajectories
+from replication.data import objective_gamma
 from replication.environment import environment_record, thread_limits
 from replication.implementations import select, with_gradients
 from replication.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
@@ -14,7 +14,7 @@ from replication.records import (
     as_written,
     check_point,
     measured_keys,
-    point_key,  # noqa: F401 (sweep's API)
+    point_key,
     read_optima,
     read_points,
 )
@@ -59,9 +59,7 @@ def find_optimum(npix, nzern, data, start, objective):
     gamma = objective_gamma(data, objective)
     fitted = torch_impl.fit(setup, observed, start, tol=optimum.OPTIMUM_TOL, gamma=gamma, objective=objective,
                             gradient="adjoint")
-    value = torch_impl.negative_log_likelihood(fitted.x, setup, observed, gamma, objective)
-    scale = covariance_scale(value, data.size, len(start), objective)
-    return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective, scale)
+    return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective)
 
 
 def target_record(setup_s, results, best):
@@ -77,7 +75,7 @@ def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", o
     """Time one point: up to the profile's repeats, as many as its budget holds (timing.another_repeat_fits), each
     fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
     where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
-    sweep's PointOptima)."""
+    sweep's PointOptima), and each fit's trajectory is kept beside it (trajectories.write_trajectories)."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
@@ -93,6 +91,8 @@ def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", o
                "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
     if optima is not None:
         record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
+        record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),
+                                                                 [result.trajectory for result in results])
     return record
 
 

@@ -243,3 +243,33 @@ def test_the_pixel_scores_sum_to_the_exact_gradient(package):
     _, grad = package.value_and_grad(params, setup, data, gradient="adjoint")
     total = np.asarray(scores.reshape(setup.nparams, -1).sum(1))
     np.testing.assert_allclose(total, grad, rtol=1e-10, atol=1e-10 * np.max(np.abs(grad)))
+
+
+@pytest.mark.parametrize("objective", ["cauchy", "least-squares"])
+def test_the_score_covariance_summed_by_blocks_is_the_full_one(package, objective):
+    """J summed over blocks of parameters (a memory limit of a few parameters' scores, so several blocks, the last
+    one short) equals J from all scores at once, to 1e-12 of its largest element; blocks of one parameter too."""
+    npix, nzern = 32, 3
+    truth, data = data_for(npix, nzern)
+    setup = package.make_setup(npix, nzern)
+    params = truth + 0.05 * np.random.default_rng(8).standard_normal(truth.size)
+    full = package.score_covariance(params, setup, data, objective=objective)
+    per_parameter = 3 * npix**2 * 8
+    for limit in (5 * per_parameter, per_parameter):
+        blocks = package.uncertainty.score_blocks(setup.nparams, npix, limit)
+        assert len(blocks) > 1
+        assert sum(len(block) for block in blocks) == setup.nparams
+        blocked = package.score_covariance(params, setup, data, objective=objective, max_bytes=limit)
+        np.testing.assert_allclose(blocked, full, rtol=0, atol=1e-12 * np.max(np.abs(full)))
+        np.testing.assert_array_equal(blocked, blocked.T)
+
+
+def test_the_score_blocks_fit_the_memory_limit():
+    per_parameter = 3 * 64**2 * 8
+    assert reference_numpy.uncertainty.score_blocks(17, 64, 17 * per_parameter) == [range(0, 17)]
+    blocks = reference_numpy.uncertainty.score_blocks(17, 64, 10 * per_parameter)
+    assert [len(b) for b in blocks] == [9, 8]  # nine held, one computed beside them
+    assert reference_numpy.uncertainty.score_blocks(3, 64, 1) == [range(0, 1), range(1, 2), range(2, 3)]
+    with pytest.raises(ValueError, match="max_bytes"):
+        reference_numpy.score_covariance(np.zeros(17), reference_numpy.make_setup(64, 4), np.ones((3, 64, 64)),
+                                         max_bytes=0)

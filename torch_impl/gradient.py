@@ -126,6 +126,12 @@ def power_scores(params, setup, data, gamma, objective):
     (dE = i dPhi E + dA phasor,
     db = far_field(dE), dP = 2 Re(conj(b) db)), one transform of the three maps per parameter. Their sum over
     pixels is the gradient; their spread is the middle of the sandwich covariance."""
+    return scores_of(score_context(params, setup, data, gamma, objective), setup, range(setup.nparams))
+
+
+def score_context(params, setup, data, gamma, objective):
+    """What every parameter's score needs, computed once: (field, phasor, the amplitude's derivatives, the beams,
+    W = dL/dP and the objective's factor); scores_of takes it."""
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power = beam_power(beam)
@@ -135,15 +141,24 @@ def power_scores(params, setup, data, gamma, objective):
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
-    scores = torch.empty((setup.nparams, *power.shape), dtype=power.dtype, device=power.device)
-    for k in range(setup.nparams - setup.n_offsets):
+    return field, phasor, d_amplitude, beam, weights, factor
+
+
+def scores_of(context, setup, indices):
+    """The scores (power_scores) of the parameters indices only, in that order: (len(indices), 3, npix, npix), so
+    that a caller can hold a few at a time. context: score_context's."""
+    field, phasor, d_amplitude, beam, weights, factor = context
+    scores = torch.empty((len(indices), *beam.shape), dtype=weights.dtype, device=weights.device)
+    first_offset = setup.nparams - setup.n_offsets
+    for row, k in enumerate(indices):
+        if k >= first_offset:  # an offset's score: W on its own map, 0 on the others
+            scores[row] = 0
+            scores[row, k - first_offset] = factor * weights[k - first_offset]
+            continue
         if k < setup.basis.shape[0]:
             d_field = 1j * setup.basis[k] * field
         else:
             d_field = d_amplitude[k - setup.basis.shape[0]] * phasor
         d_beam = far_field(place_on_grid(d_field, setup.index, setup.box), setup.npix)
-        scores[k] = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
-    for k in range(setup.n_offsets):  # an offset's score: W on its own map, 0 on the others
-        scores[setup.nparams - setup.n_offsets + k] = 0
-        scores[setup.nparams - setup.n_offsets + k, k] = factor * weights[k]
+        scores[row] = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
     return scores

@@ -7,10 +7,13 @@ import torch
 
 from .backend import as_model_array, to_numpy
 from .constants import GAMMA, OBJECTIVES
-from .gradient import power_scores
+from .gradient import score_context, scores_of
 from .likelihood import ObservedMaps, observed_maps, prepared_nll
 from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
+
+SCORES_MAX_BYTES = 2**30
+"""Most memory the per-pixel scores of score_covariance take at once (bytes): above it J is summed by blocks."""
 
 
 def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
@@ -29,16 +32,33 @@ def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gam
 
 
 def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                     objective: str = "cauchy") -> np.ndarray:
+                     objective: str = "cauchy", max_bytes: float = SCORES_MAX_BYTES) -> np.ndarray:
     """J = sum over pixels of s s^T, s a pixel's score dL_pixel/dparams (gradient.power_scores): the spread of
     the per-pixel contributions to the gradient, the middle of the sandwich covariance (objective^2 per
-    parameter^2), a (P, P) float64 NumPy array. Needs P x 3 npix^2 float64 values of memory."""
+    parameter^2), a (P, P) float64 NumPy array. The scores take 3 npix^2 float64 values per parameter; where all P
+    exceed max_bytes, J is summed block by block (score_blocks): a block's scores held, those of each later
+    parameter computed again one at a time beside it. The same sums; more transforms, none held twice."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
     gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    scores = power_scores(params, setup, data, gamma, objective).reshape(setup.nparams, -1)
-    return to_numpy(scores @ scores.T)
+    context = score_context(params, setup, data, gamma, objective)
+    covariance = np.empty((setup.nparams, setup.nparams))
+    for block in score_blocks(setup.nparams, setup.npix, check_positive("max_bytes", max_bytes)):
+        held = scores_of(context, setup, block).reshape(len(block), -1)
+        covariance[block.start:block.stop, block.start:block.stop] = to_numpy(held @ held.T)
+        for k in range(block.stop, setup.nparams):
+            column = to_numpy(held @ scores_of(context, setup, [k]).reshape(-1))
+            covariance[block.start:block.stop, k] = covariance[k, block.start:block.stop] = column
+    return covariance
+
+
+def score_blocks(nparams: int, npix: int, max_bytes: float) -> list[range]:
+    """The parameters' indices in consecutive blocks whose scores (3 npix^2 float64 values a parameter), with one
+    parameter's more, fit in max_bytes; one block where all P do; at least one parameter a block."""
+    per_parameter = 3 * npix**2 * 8
+    size = nparams if nparams * per_parameter <= max_bytes else max(1, int(max_bytes // per_parameter) - 1)
+    return [range(start, min(start + size, nparams)) for start in range(0, nparams, size)]
 
 
 def standard_errors(hessian: ArrayLike, scale: float = 1.0, scores: ArrayLike | None = None) -> np.ndarray:

@@ -1,0 +1,107 @@
+"""Kept trajectories and the audit: every time to target and end distance of a sweep recomputed from the files
+alone; an altered record or trajectory is reported, never passed."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from replication import audit, optimum, trajectories
+from replication.records import read_optima, read_points
+from tests.conftest import run_command
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """A smoke sweep of NumPy and torch-cpu, timed to the target with kept trajectories."""
+    run = tmp_path_factory.mktemp("audit") / "run"
+    result = run_command("sweep", "--profile", "smoke", "--impl", "numpy", "--impl", "torch-cpu", "--run", run,
+                         "--quiet")
+    assert result.returncode == 0, result.stderr
+    return run
+
+
+def test_every_point_keeps_one_trajectory_per_repeat(smoke_run):
+    folder = smoke_run / "sweep-smoke"
+    for record in read_points(folder / "points.jsonl"):
+        found = trajectories.read_trajectories(folder, record["trajectories"], record["nparams"])
+        assert len(found) == len(record["total_s"]["all"])
+        for trajectory, fit_s in zip(found, record["fit_s"]["all"], strict=True):
+            assert np.all(np.diff(trajectory["seconds"]) >= 0)
+            assert 0 < trajectory["seconds"][-1] <= fit_s
+            assert list(trajectory["evaluations"]) == list(range(1, len(trajectory["seconds"]) + 1))
+        end = np.array(record["outcome"]["x"])
+        assert np.min(np.abs(found[-1]["params"] - end).max(axis=1)) == 0  # the end point was evaluated
+
+
+def test_the_audit_recomputes_every_recorded_value(smoke_run):
+    result = run_command("audit", "--run", smoke_run)
+    assert result.returncode == 0, result.stdout
+    points = read_points(smoke_run / "sweep-smoke" / "points.jsonl")
+    repeats = sum(len(record["total_s"]["all"]) for record in points)
+    assert f"{repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
+
+
+def altered_copy(smoke_run, tmp_path, change):
+    copy = tmp_path / "run"
+    shutil.copytree(smoke_run, copy)
+    points = copy / "sweep-smoke" / "points.jsonl"
+    records = read_points(points)
+    change(records, copy / "sweep-smoke")
+    points.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return copy
+
+
+def test_an_altered_time_to_target_is_reported(smoke_run, tmp_path):
+    def change(records, folder):
+        reached = next(record for record in records if record["target"]["reached"])
+        reached["target"]["times"][0] *= 1 + 1e-6
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 1
+    assert "repeat 1: time to target recorded" in result.stdout
+    assert "1 differ from the record" in result.stdout
+
+
+def test_an_altered_end_distance_is_reported(smoke_run, tmp_path):
+    def change(records, folder):
+        records[-1]["target"]["end_distance"] = (records[-1]["target"]["end_distance"] or 0) + 0.01
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 1
+    assert "end distance recorded" in result.stdout
+
+
+def test_an_altered_trajectory_file_is_refused_in_one_line(smoke_run, tmp_path):
+    def change(records, folder):
+        path = folder / records[0]["trajectories"]["file"]
+        content = bytearray(path.read_bytes())
+        content[len(content) // 2] ^= 0xFF
+        path.write_bytes(bytes(content))
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 2
+    assert "was altered" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
+    """The first point's first repeat, recomputed here with numpy alone: distances under the optimum's covariance."""
+    folder = smoke_run / "sweep-smoke"
+    record = read_points(folder / "points.jsonl")[0]
+    best = next(iter(read_optima(folder / "optima.jsonl").values()))
+    trajectory = trajectories.read_trajectories(folder, record["trajectories"], record["nparams"])[0]
+    offsets = trajectory["params"] - np.array(best["x"])
+    distances = np.sqrt(np.einsum("ij,ij->i", offsets, np.linalg.solve(np.array(best["covariance"]), offsets.T).T))
+    near = np.flatnonzero(distances <= optimum.TARGET)
+    expected = record["setup_s"]["all"][0] + trajectory["seconds"][near[0]] if near.size else None
+    assert audit.same(record["target"]["times"][0], expected)
+
+
+def test_points_without_trajectories_are_not_auditable_never_agreeing():
+    from replication.paths import REFERENCE
+
+    found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c")
+    assert found.checked == 0
+    assert found.not_auditable > 0
