@@ -520,7 +520,12 @@ def per_size_medians(ratios, min_npix):
 def weakest_size(ratios, min_npix):
     """The claim must hold at every grid size from min_npix up: the smallest per-size median, with all of them."""
     medians = per_size_medians(as_ratios(ratios), min_npix)
-    return (aggregate(min, medians.values()) if medians else None), medians
+    if not medians:
+        return None, medians
+    value = aggregate(min, medians.values())
+    if value.kind == VALUE:  # one size is the weakest: its own median, its range over its own repeats
+        value = medians[weakest_npix(medians)]
+    return value, medians
 
 
 def weakest_npix(by_npix):
@@ -562,9 +567,11 @@ def absolute_range(least, most):
 
 
 def verdict_c4(ratios):
-    """C4, speed-up independent of the number of parameters: at the largest grid (npix >= C4_MIN_NPIX) where every
-    order of the fixed set C4_ORDERS has a ratio, the slope of log(speed-up) against log(P) over that set only
-    (other orders a run measured are ignored, so the verdict does not depend on them); |slope| <= 0.3
+    """C4, speed-up independent of the number of parameters: the slope of log(speed-up) against log(P) over the
+    fixed set of orders C4_ORDERS only (other orders a run measured are ignored, so the verdict does not depend on
+    them), at the largest grid (npix >= C4_MIN_NPIX) with every order of the set where the verdict is determined (a
+    value, or bounds that leave one verdict), else at the largest such grid; "open_above" lists the larger sizes
+    passed over because bounds left their verdict undetermined there. |slope| <= 0.3
     reproduced, <= 0.6 partly. A slope of 1 is a speed-up proportional to P (finite differences' P + 1
     evaluations against one gradient). The spread (max / min over the set) is kept beside it. Where a ratio is a
     bound, the slope is known only within a range ("known"): graded at both ends (Rule.grade_range); "repeats" is the
@@ -573,12 +580,18 @@ def verdict_c4(ratios):
     for (npix, nzern), value in as_ratios(ratios).items():
         if nzern in C4_ORDERS:
             by_npix.setdefault(npix, {})[nzern] = value
-    candidates = [npix for npix, values in by_npix.items() if npix >= C4_MIN_NPIX and len(values) == len(C4_ORDERS)]
+    candidates = sorted(npix for npix, values in by_npix.items() if npix >= C4_MIN_NPIX
+                        and len(values) == len(C4_ORDERS))
     if not candidates:
         return {"value": None, "verdict": NOT_MEASURED, "npix": None, "by_nzern": {}, "spread": None,
-                "known": None, "repeats": None}
-    npix = max(candidates)
-    values = dict(sorted(by_npix[npix].items()))
+                "known": None, "repeats": None, "open_above": []}
+    slopes = {npix: slope_at(npix, dict(sorted(by_npix[npix].items()))) for npix in candidates}
+    chosen = max((npix for npix in candidates if slopes[npix]["verdict"] != UNDETERMINED), default=candidates[-1])
+    return slopes[chosen] | {"open_above": [npix for npix in candidates if npix > chosen]}
+
+
+def slope_at(npix, values):
+    """C4's slope and verdict at one grid size, from its ratios at the orders C4_ORDERS ({nzern: Ratio})."""
     log_p = np.log([parameter_count(n) for n in values])
     known = slope_range(log_p, [r.floor for r in values.values()], [r.ceiling for r in values.values()])
     repeats = slope_range(log_p, [r.low for r in values.values()], [r.high for r in values.values()])

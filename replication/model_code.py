@@ -1,15 +1,23 @@
 """The model code a run was measured with: the two trees' modules as code (their syntax trees, docstrings left out),
 hashed, so that a run made with other code than main's is marked as such and a change of wording alone marks
 nothing; and the mirror between the trees (C6) of that code. Read from the working tree, or from git at a run's
-recorded commit (runs recorded before the hash was)."""
+recorded commit (runs recorded before the hash was); where git cannot show that commit (a source archive), from
+the committed rendering's record of it (CACHE), so that an archive renders the committed report as a checkout does."""
 
 import ast
 import functools
 import hashlib
+import json
 import subprocess
 
 from replication.mirror import mirror_table, working_sources
-from replication.paths import NUMPY_TREE, ROOT, TORCH_TREE
+from replication.paths import NUMPY_TREE, PAPER, ROOT, TORCH_TREE
+
+CACHE_NAME = "model_code.json"
+"""Beside the committed report: {"identities": {commit: identity and mirror}} of every commit a shown run recorded
+without its model code, and {"sources": {commit: {path: source}}} of the commit whose code the readability section
+shows, as git showed them when the committed report was rendered (written by that rendering, read where git
+cannot)."""
 
 TREES = (NUMPY_TREE.name, TORCH_TREE.name)
 """The model trees, as folders of the repository."""
@@ -81,9 +89,42 @@ def recorded():
 
 @functools.lru_cache(maxsize=64)
 def at_commit(commit):
-    """The identity and mirror of the model trees at a commit (git; cached), or None where git cannot show it."""
+    """The identity and mirror of the model trees at a commit (git; cached), else as the committed rendering recorded
+    it (CACHE), or None where neither knows it."""
     sources = sources_at(commit)
-    return None if sources is None else identity(sources) | {"mirror": mirror_total(sources)}
+    if sources is None:
+        return cached("identities").get(commit)
+    return identity(sources) | {"mirror": mirror_total(sources)}
+
+
+def sources_or_cached(commit):
+    """{path: source} of the model trees at a commit: git's, else the committed rendering's CACHE, else None."""
+    return sources_at(commit) or cached("sources").get(commit)
+
+
+def cached(part, folder=PAPER):
+    """One part ("identities" or "sources") of the committed rendering's CACHE ({} where absent, not a regular file
+    or not such a record)."""
+    path = folder / CACHE_NAME
+    if path.is_symlink() or not path.is_file():
+        return {}
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    found = found.get(part) if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def cache_text(environments, shown_commit):
+    """The CACHE's text: the identity of every commit these session records hold without their model code, and the
+    sources of shown_commit (the readability section's), as git (or the cache) knows them."""
+    commits = {plain_commit(environment.get("git_commit")) for environment in environments
+               if not environment.get("model_code")}
+    known = {commit: at_commit(commit) for commit in sorted(commit for commit in commits if commit)}
+    sources = sources_or_cached(shown_commit) if shown_commit else None
+    return json.dumps({"identities": {commit: value for commit, value in known.items() if value},
+                       "sources": {shown_commit: sources} if sources else {}}, indent=1, sort_keys=True) + "\n"
 
 
 def run_code(environments):

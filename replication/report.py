@@ -229,11 +229,15 @@ def slope_text(c4):
     if c4["value"] is not None:
         low, high = (f"{end:.2f}" for end in c4["repeats"])
         spread = f"slope {c4['value']:.2f}" + ("" if low == high else f" ({low} to {high})")
-        return f"{spread} at npix {c4['npix']}, spread {times(c4['spread'])}"
+        above = c4.get("open_above") or []
+        passed = f" (at npix {', '.join(map(str, above))} bounds leave the verdict open)" if above else ""
+        return f"{spread} at npix {c4['npix']}, spread {times(c4['spread'])}{passed}"
     low, high = c4["known"]
     known = f">= {low:.2f}" if np.isinf(high) and np.isfinite(low) else f"<= {high:.2f}" if np.isinf(low) and \
         np.isfinite(high) else f"{low:.2f} to {high:.2f}" if np.isfinite(low) and np.isfinite(high) else "open"
-    return f"slope {known} at npix {c4['npix']} (a bound: a fit never reached the target)"
+    above = c4.get("open_above") or []
+    passed = f"; at npix {', '.join(map(str, above))} bounds leave the verdict open" if above else ""
+    return f"slope {known} at npix {c4['npix']} (a bound: a fit never reached the target{passed})"
 
 
 def per_size_text(by_npix):
@@ -405,7 +409,7 @@ def ours_cell(key, measured):
     """Our value of a claim over the runs that measured it: the range of the runs' values."""
     found = [cell["found"] for _, cell in measured]
     if key in ("C1", "C3"):
-        return value_range([f["value"] for f in found], lambda v: times(v, False))
+        return values_and_bounds([f["value"] for f in found])
     if key == "C2":
         return "; ".join(", ".join(f"{times(v, False)} ({npix})" for npix, v in f["by_npix"].items())
                          for f in found)
@@ -420,6 +424,23 @@ def ours_cell(key, measured):
     return f"{sum(f['passed'] for f in found)}/{sum(f['total'] for f in found)} pairs, worst {worst:.2g} SE"
 
 
+def values_and_bounds(ratios):
+    """The runs' speed-ups of one claim: the range of the values, the bounds counted beside it ('3.97x to 7.25x
+    (+1 bound)'; bound_text gives them), so that no range joins a value with a bound; the bounds alone without a
+    value."""
+    values = [r for r in ratios if not (isinstance(r, analysis.Ratio) and r.is_bound)]
+    bounds = [r for r in ratios if isinstance(r, analysis.Ratio) and r.is_bound]
+    if not values:
+        return ", ".join(bound_text(r) for r in sorted(bounds, key=lambda r: r.floor))
+    return value_range(values, lambda v: times(v, False)) + (f" (+{len(bounds)} bound{'s' if len(bounds) > 1 else ''})"
+                                                             if bounds else "")
+
+
+def bound_text(ratio):
+    """A bound in words: '>= 19x', '<= 2x', '3.15x-6.37x (bounds)'."""
+    return f"{ratio.floor:.3g}x-{ratio.ceiling:.3g}x (bounds)" if ratio.kind == analysis.BETWEEN else times(ratio)
+
+
 def where_cell(key, measured):
     """Where a claim was measured: the grid sizes its values come from and the runs' short names."""
     found = [cell["found"] for _, cell in measured]
@@ -427,7 +448,9 @@ def where_cell(key, measured):
         [f["npix"]] if key in ("C1", "C4") else list(f["by_npix"]) if key == "C2" else
         [analysis.weakest_npix(f["by_npix"])] if key == "C3" else [])})
     grid = (f"npix {sizes[0]}" + (f"-{sizes[-1]}" if len(sizes) > 1 else "") + "; ") if sizes else ""
-    return grid + (short_name(measured[0][0]).split(",")[0] if len(measured) == 1 else f"{len(measured)} runs")
+    if len(measured) == 1:
+        return grid + short_name(measured[0][0]).split(",")[0]
+    return grid.removesuffix("; ") or f"{len(measured)} runs"
 
 
 def verdict_cell(key, measured, total):
@@ -442,12 +465,15 @@ def caveat_cell(key, measured, sections):
     """The main caveat of a claim, from what its runs are: one run only, a run made with other code or judged by
     the old rule; for C4, what the same gradient on both sides gives."""
     notes = []
-    stale = sum(bool(sections[run.folder.name]["code"]["stale"]) for run, _ in measured)
+    stale = sum(sections[run.folder.name]["code"]["stale"] is True for run, _ in measured)
+    unknown = sum(sections[run.folder.name]["code"]["stale"] is None for run, _ in measured)
     old = sum(sections[run.folder.name]["old_rule"] for run, _ in measured)
     if len(measured) == 1:
-        notes.append("one run" + (", older code" if stale else "") + (", time to stop" if old else ""))
+        notes.append("one run" + (", older code" if stale else "") + (", code unknown" if unknown else "")
+                     + (", time to stop" if old else ""))
     else:
         notes += [f"older code {stale}/{len(measured)}"] if stale else []
+        notes += [f"code unknown {unknown}/{len(measured)}"] if unknown else []
         notes += [f"time to stop {old}/{len(measured)}"] if old else []
     if key == "C2":
         for run, _ in measured[:1]:
@@ -460,6 +486,11 @@ def caveat_cell(key, measured, sections):
         orders = [cell["found"]["orders"] for _, cell in measured if len(cell["found"]["orders"]) < len(C4_ORDERS)]
         if orders:
             notes.append(f"n = {', '.join(map(str, min(orders, key=len)))} only")
+    for run, cell in measured if key in ("C1", "C3") else []:
+        value = cell["found"]["value"]
+        if isinstance(value, analysis.Ratio) and value.is_bound:
+            size = analysis.weakest_npix(cell["found"]["by_npix"]) if key == "C3" else cell["found"]["npix"]
+            notes.append(f"a bound on {short_name(run)}: {bound_text(value)} at npix {size}")
     if key == "C4":
         opened = sum(cell["found"]["value"] is None and not math.isfinite(cell["found"]["known"][0])
                      for _, cell in measured)
@@ -476,34 +507,96 @@ def caveat_cell(key, measured, sections):
 
 def first_screen(table, judged_runs, sections):
     """The first screen's table (one row per paper claim, from the claims table of one objective) and the facts its
-    sentences state: per claim the paper's words, our values over the runs, where, the verdicts, the caveat."""
+    sentences state: per claim the paper's words, our values over the runs judged by today's rule (time to target),
+    where, the verdicts, the caveat. Runs judged by time to the optimiser's stop are never pooled with them: a claim
+    only they measured reads "not measured with today's rule", their value beside it as indicative (history)."""
     by_folder = {section["folder_name"]: section for section in sections}
+    current = [not by_folder[run.folder.name]["old_rule"] for run in judged_runs]
     rows = []
     for row in table["rows"]:
         if row["id"] not in PAPER_SAYS:
             continue
-        measured = [(run, cell) for run, cell in zip(judged_runs, row["cells"], strict=True)
-                    if cell["verdict"] != analysis.NOT_MEASURED]
+        cells = list(zip(judged_runs, row["cells"], current, strict=True))
+        measured = [(run, cell) for run, cell, today in cells if today and cell["verdict"] != analysis.NOT_MEASURED]
+        older = [(run, cell) for run, cell, today in cells if not today and cell["verdict"] != analysis.NOT_MEASURED]
         if not measured:
-            rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": "not measured", "where": "—",
-                         "verdict": "not measured", "caveat": None})
+            rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]],
+                         "ours": "not measured with today's rule" if older else "not measured", "where": "—",
+                         "verdict": "—" if older else "not measured",
+                         "caveat": indicative_caveat(row["id"], older, by_folder) if older else None})
             continue
         rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": ours_cell(row["id"], measured),
                      "where": where_cell(row["id"], measured),
-                     "verdict": verdict_cell(row["id"], measured, len(judged_runs)),
+                     "verdict": verdict_cell(row["id"], measured, len(measured)),
                      "caveat": caveat_cell(row["id"], measured, by_folder)})
-    stale = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["code"]["stale"]]
-    old = [short_name(run) for run in judged_runs if by_folder[run.folder.name]["old_rule"]]
+    today = [run for run, now in zip(judged_runs, current, strict=True) if now]
+    stale = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"]]
+    unknown = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"] is None]
+    old = [short_name(run) for run, now in zip(judged_runs, current, strict=True) if not now]
     caveats = [f"**{row['id']}**: {row['caveat']}." for row in rows if row["caveat"] not in (None, "—")]
     if stale:
-        caveats.append(f"Made with older model code (the same model; its code has changed since): {'; '.join(stale)}.")
+        caveats.append(f"Made with older model code (the same model; its code has changed since, the modules "
+                       f"named in [the runs](DETAILS.md#runs)): {'; '.join(stale)}.")
+    if unknown:
+        caveats.append(f"Model code unknown (no commit or code recorded that this copy can read): "
+                       f"{'; '.join(unknown)}.")
     if old:
-        caveats.append(f"Judged by time to the optimiser's stop (recorded before times to target): {'; '.join(old)}.")
+        caveats.append(f"Not pooled: {len(old)} run(s) judged by the time to the optimiser's stop (recorded before "
+                       f"times to target), their values in [the history](DETAILS.md#runs-judged-by-the-older-rule): "
+                       f"{'; '.join(old)}.")
     unmeasured = [row["id"] for row in rows if row["ours"] == "not measured"]
     if unmeasured:
         caveats.append(f"Not measured by any run: {', '.join(unmeasured)}.")
-    return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(judged_runs),
-            "machines": sorted({short_name(run).split(",")[0] for run in judged_runs}), "legend": first_screen_legend()}
+    return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(today),
+            "machines": sorted({short_name(run).split(",")[0] for run in today}), "legend": first_screen_legend(),
+            "history": history_rows(table, judged_runs, current)}
+
+
+def mechanism(decomposed, run):
+    """The first screen's sentence on where the CPU speed-up comes from, from the decomposition of the run that
+    timed the gradient variants (decomposed: its section): the same exact gradient on both sides (library) against
+    the exact gradient replacing finite differences (algorithm), each over the grid sizes measured; None without it."""
+    if not decomposed or not decomposed["decomposition"]:
+        return None
+    rows = decomposed["decomposition"]["rows"]
+    library = [row["library"] for row in rows.values() if row.get("library") is not None]
+    algorithm = [row["algorithm"] for row in rows.values() if row.get("algorithm") is not None]
+    if not library or not algorithm:
+        return None
+    sizes = f"npix {min(rows)}-{max(rows)}" if len(rows) > 1 else f"npix {min(rows)}"
+    return (f"Where it comes from ({sizes}, {run.short_title}): with the same exact gradient on both sides torch "
+            f"is {value_range(library, lambda v: times(v, False))} as fast as NumPy (the library); the ~10x is the "
+            f"exact gradient replacing finite differences, which cost P + 1 evaluations each: "
+            f"{value_range(algorithm, lambda v: times(v, False))} in NumPy alone "
+            "([decomposition](#where-the-speed-up-comes-from)).")
+
+
+def indicative_caveat(key, older, sections):
+    """What runs judged by the older rule found of a claim no run of today's rule measured: their value, never
+    pooled or judged, with its limits in words."""
+    limits = ["time to stop"]
+    if any(sections[run.folder.name]["code"]["stale"] for run, _ in older):
+        limits.insert(0, "older code")
+    if key == "C1":
+        orders = [cell["found"]["orders"] for _, cell in older if len(cell["found"]["orders"]) < len(C4_ORDERS)]
+        limits += [f"n = {', '.join(map(str, min(orders, key=len)))} only"] if orders else []
+    shared = sorted({part.strip() for _, cell in older for part in cell["text"].split(";")
+                     if " of " in part and "cores" in part})
+    runs_named = "; ".join(short_name(run) for run, _ in older)
+    return (f"indicative only, not judged: {ours_cell(key, older)} ({runs_named}; {', '.join(limits + shared)})")
+
+
+def history_rows(table, judged_runs, current):
+    """The runs judged by the older rule, each with its cells of the paper's claims as that rule found them."""
+    rows = []
+    for index, (run, now) in enumerate(zip(judged_runs, current, strict=True)):
+        if now:
+            continue
+        cells = {row["id"]: row["cells"][index] for row in table["rows"] if row["id"] in PAPER_SAYS}
+        rows.append({"run": short_name(run), "title": run.title, "appendix": f"runs/{run.appendix_name}.md",
+                     "cells": {key: "—" if cell["verdict"] == analysis.NOT_MEASURED else
+                               f"{cell['text']}: {cell['verdict']}" for key, cell in cells.items()}})
+    return rows
 
 
 def first_screen_legend():
@@ -776,15 +869,21 @@ def main_figures(all_runs, figures, output):
     return [{"path": relative(figures / f"{name}.png", output), "caption": caption} for name, caption in chosen]
 
 
-def mirror_sources(all_runs, codes):
-    """The code the readability section shows (C6's modules and the side-by-side page): that of the newest run shown
-    whose commit git can show (so that rewording a tree does not change the report); the working tree without one."""
+def mirror_commit(all_runs, codes):
+    """The commit whose code the readability section shows: the newest run's last whose code git (or, in a source
+    archive, the committed rendering's cache) can give; None without one."""
     for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
         for commit in reversed(codes[run.folder]["commits"]):
-            sources = model_code.sources_at(commit)
-            if sources:
-                return sources
-    return model_code.working_sources()
+            if model_code.sources_or_cached(commit):
+                return commit
+    return None
+
+
+def mirror_sources(all_runs, codes):
+    """The code the readability section shows (C6's modules and the side-by-side page): that of mirror_commit (so
+    that rewording a tree does not change the report); the working tree without one."""
+    commit = mirror_commit(all_runs, codes)
+    return model_code.sources_or_cached(commit) if commit else model_code.working_sources()
 
 
 def unidentifiable(all_runs):
@@ -815,6 +914,9 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     return number_figures({
         "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
         "first_screen": first_screen(tables[0], judged, sections),
+        "mechanism": mechanism(decomposed, shown_run),
+        "environments": [environment for run in all_runs for environment in analysis.run_environments(run)],
+        "mirror_commit": mirror_commit(all_runs, codes),
         "answer_figure": answer_figure_shown(all_runs, figures, output),
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
         "runs": sections,
@@ -937,6 +1039,8 @@ def render_all(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
             run=run, profiles=values["profiles"], same_solution=values["same_solution"],
             stopped_at_optimum=values["stopped_at_optimum"], report=relative(output / "REPORT.md", output / "runs"))
     texts[MIRROR_PAGE] = side_by_side_page(values["mirror_sources"])
+    if output.resolve() == PAPER.resolve() and not own_runs:
+        texts[model_code.CACHE_NAME] = model_code.cache_text(values["environments"], values["mirror_commit"])
     return texts
 
 
@@ -967,7 +1071,8 @@ def render_command(own_runs, reference, output, figures, check=False):
         for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
             check_target(stale).unlink()  # the appendix of a run no longer shown
     print(claims_summary(texts["DETAILS.md"]))
-    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {len(texts) - 3} appendix(es) under "
+    appendices = sum(name.startswith("runs/") for name in texts)
+    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {appendices} appendix(es) under "
           f"{output / 'runs'} and {output / MIRROR_PAGE}")
     return 0
 

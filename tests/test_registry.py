@@ -166,7 +166,8 @@ def test_the_harness_has_no_import_cycle():
 
 
 READ_SIDE = ("analysis", "cold_start", "figures", "report", "records", "registry", "runs", "series", "results",
-             "profiles", "mirror", "model_code", "claims", "paths", "beam_files", "real_maps_report")
+             "profiles", "mirror", "model_code", "claims", "paths", "beam_files", "real_maps_report", "trajectories",
+             "audit")
 WRITERS = ("sweep", "shards", "bench", "crosscheck", "retrieval", "timing", "peers", "environment", "implementations",
            "measurement", "real_maps", "optimum", "pyoof_peer", "trajectory_cost")
 

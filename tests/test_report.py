@@ -1,6 +1,7 @@
 """Figures and report: rendered from a smoke run, verdict rules both ways, committed report up to date."""
 
 import math
+import os
 import shutil
 import statistics
 
@@ -318,3 +319,22 @@ def test_committed_figures_are_what_the_reference_runs_draw_and_no_tick_labels_o
                 for i, first in enumerate(boxes):
                     for second in boxes[i + 1:]:
                         assert not first.overlaps(second), f"{name}: tick labels overlap on {axis.get_title()!r}"
+
+
+def test_a_source_archive_renders_the_committed_report_byte_for_byte(tmp_path):
+    """`git archive HEAD | tar -x` (how releases ship) holds no git history: the runs' model code at their recorded
+    commits is read from paper/model_code.json, so the rendering there is the committed one, byte for byte."""
+    import subprocess
+    import sys
+
+    from replication.paths import ROOT
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: no archive to make")
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
+    environment = {**os.environ, "OOF_REPLICATION_ROOT": str(tmp_path), "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
+    checked = subprocess.run([sys.executable, "-m", "replication", "report", "--reference-only", "--check"],
+                             cwd=tmp_path, env=environment, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "DIFFERS" not in checked.stdout
