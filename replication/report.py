@@ -556,8 +556,8 @@ def mechanism(decomposed, run):
     """The first screen's sentence on where the CPU speed-up comes from, from the decomposition of the run that
     timed the gradient variants (decomposed: its section): the same exact gradient on both sides (library) against
     the exact gradient replacing finite differences (algorithm), each over the grid sizes measured; None without it."""
-    if not decomposed or not decomposed["decomposition"]:
-        return None
+    if not decomposed or not decomposed["decomposition"] or not analysis.timed_to_targets(run.series):
+        return None  # a run judged by time to stop is never on the first screen
     rows = decomposed["decomposition"]["rows"]
     library = [row["library"] for row in rows.values() if row.get("library") is not None]
     algorithm = [row["algorithm"] for row in rows.values() if row.get("algorithm") is not None]

@@ -449,3 +449,19 @@ def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_unde
     with pytest.raises(StopIteration):
         sweep.measure_point(Implementation("numpy"), 16, 2, quick, 1e-8, "t")
     assert handed == {"time_limit": quick.fit_limit_s, "budget_s": quick.budget_s}
+
+
+def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
+    """The mechanism sentence: the library factor (same exact gradient both sides) and the algorithm factor (exact
+    gradient against finite differences) over the sizes of the decomposed run, from its records."""
+    from replication.figures import decomposition_run
+
+    text = " ".join((PAPER / "REPORT.md").read_text().split())
+    run = decomposition_run(report.load_runs([], REFERENCE))
+    rows = analysis.decomposition(run.series)["rows"]
+    library = report.value_range([row["library"] for row in rows.values()], lambda v: report.times(v, False))
+    algorithm = report.value_range([row["algorithm"] for row in rows.values()], lambda v: report.times(v, False))
+    assert f"with the same exact gradient on both sides torch is {library} as fast as NumPy" in text
+    assert f"which cost P + 1 evaluations each: {algorithm} in NumPy alone" in text
+    screen = text[:text.index("| Claim | The paper")]
+    assert "Where it comes from" in screen
