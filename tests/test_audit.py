@@ -6,10 +6,10 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import run_command
 
 from replication import audit, optimum, trajectories
 from replication.records import read_optima, read_points
-from tests.conftest import run_command
 
 
 @pytest.fixture(scope="module")
