@@ -13,8 +13,6 @@ import dataclasses
 import math
 import pathlib
 
-import numpy as np
-
 from replication import optimum
 from replication.records import optimum_key, point_key, read_optima, read_points
 from replication.trajectories import read_trajectories
@@ -51,8 +49,7 @@ def audit_point(folder: pathlib.Path, record: dict, best: optimum.Optimum, audit
         if not same(recorded, recomputed):
             audit.differences.append(f"{where}: repeat {r + 1}: time to target recorded {recorded}, recomputed "
                                      f"{recomputed}")
-    x = np.array(record["outcome"]["x"], dtype=float)
-    end = optimum.finite_or_none(best.distances(x)[0]) if best.polished else None
+    end = optimum.end_distance(best, record["outcome"]["x"])
     audit.checked += 1
     if not same(record["target"]["end_distance"], end):
         audit.differences.append(f"{where}: end distance recorded {record['target']['end_distance']}, recomputed "

@@ -41,6 +41,7 @@ def code_digest(source):
     return hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=16)
 def sources_at(commit, root=ROOT):
     """{path: source} of the model trees' modules at a commit (git), or None where git or the commit is not there
     (a copy without history)."""

@@ -14,15 +14,14 @@ import math
 
 import numpy as np
 
+from replication.data import SCORES_MAX_BYTES
+
 TARGET = 0.1
 """Standard errors (Mahalanobis) within which a fit has reached the optimum."""
 OPTIMUM_TOL = 1e-10
 """gtol of the fit (torch, exact adjoint, from the truth) that Newton steps then polish into a point's optimum."""
 NEWTON_STEPS, NEWTON_DONE = 20, 1e-6
 """Newton steps at most to polish an optimum, and the step (in standard errors) below which it is done."""
-SCORES_MAX_BYTES = 3 * 2**30
-"""Most memory the per-pixel scores of the sandwich may take at once (bytes; score_covariance's max_bytes): above it
-(npix 2048) its middle is summed by blocks of parameters."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +107,12 @@ def polish(package, x, setup, data, gamma, objective="cauchy") -> Optimum:
                        polished=False)
     return Optimum(x=x, fun=fun, covariance=covariance, stderr=np.sqrt(np.diag(covariance)), steps=steps,
                    last_step=size, polished=True)
+
+
+def end_distance(best: Optimum, x) -> float | None:
+    """Standard errors (Mahalanobis) of a fit's end point x from the optimum; None where the optimum is not polished
+    or the distance is not finite."""
+    return finite_or_none(best.distances(np.asarray(x, dtype=float))[0]) if best.polished else None
 
 
 def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):

@@ -120,11 +120,17 @@ def append_record(path, record):
 
 def write_json(path, content):
     """Write a JSON file atomically: the old content or the new one, never half of either."""
+    write_atomically(path, dumps(content, indent=1).encode())
+
+
+def write_atomically(path, content: bytes):
+    """Write bytes to path through a temporary file beside it, pushed to disk and renamed over it: the old content
+    or the new one, never half of either."""
     path = check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = check_target(path.with_name(path.name + ".tmp"))
-    with temporary.open("w") as stream:
-        stream.write(dumps(content, indent=1))
+    with temporary.open("wb") as stream:
+        stream.write(content)
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(temporary, path)

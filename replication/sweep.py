@@ -2,8 +2,6 @@
 
 import dataclasses
 
-import numpy as np
-
 from reference_numpy.fit import TIMED_OUT
 from replication import measurement, optimum, registry, trajectories
 from replication.data import objective_gamma
@@ -66,9 +64,8 @@ def target_record(setup_s, results, best):
     """Each repeat's time to the optimum (setup included; None where it never came within the target), the
     repeats that reached it, and the last fit's end distance (standard errors)."""
     times = [optimum.time_to_target(s, r.trajectory, best) for s, r in zip(setup_s, results, strict=True)]
-    end = best.distances(np.asarray(results[-1].x, dtype=float))[0] if best.polished else None
     return {"se": optimum.TARGET, "times": times, "reached": sum(t is not None for t in times),
-            "end_distance": optimum.finite_or_none(end)}
+            "end_distance": optimum.end_distance(best, results[-1].x)}
 
 
 def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", optima=None):

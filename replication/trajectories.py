@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import pathlib
 import zipfile
 
 import numpy as np
 
-from replication.results import RunError, check_target
+from replication.results import RunError, write_atomically
 
 FOLDER = "trajectories"
 """The folder of a sweep that holds its points' trajectories."""
@@ -45,15 +44,8 @@ def write_trajectories(sweep_folder: pathlib.Path, key: tuple, trajectories: lis
     """Write a point's trajectories (atomically: a temporary file renamed over the target) and return what its
     record says of them: {"file": path relative to the sweep folder, "sha256", "repeats"}."""
     relative = pathlib.PurePosixPath(FOLDER) / file_name(key)
-    path = check_target(pathlib.Path(sweep_folder) / relative)
-    path.parent.mkdir(parents=True, exist_ok=True)
     content = archive_bytes(trajectories)
-    temporary = check_target(path.with_name(path.name + ".tmp"))
-    with temporary.open("wb") as stream:
-        stream.write(content)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)
+    write_atomically(pathlib.Path(sweep_folder) / relative, content)
     return {"file": str(relative), "sha256": hashlib.sha256(content).hexdigest(), "repeats": len(trajectories)}
 
 
