@@ -177,7 +177,7 @@ def pyoof(session):
         if not newest:
             session.error("no run of yours yet: run nox -s real_maps first, or pass -- --results DIR")
         arguments += ["--results", str(newest[-1].parent / "pyoof")]
-    session.run("python", "-m", "replication.pyoof_peer", *arguments, env=installed_environment())
+    session.run("python", "-m", "replication.studies.real_maps.pyoof_peer", *arguments, env=installed_environment())
 
 
 @nox.session(default=False)

@@ -9,13 +9,14 @@ import sys
 import numpy as np
 
 from reference_numpy.constants import MAX_NPIX, MAX_NZERN, MIN_NPIX, OBJECTIVES, TOL
-from replication import audit as audit_module
-from replication import registry, runs
-from replication.paths import FIGURES, PAPER, REFERENCE, RUNS
-from replication.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
-from replication.records import read_bench, read_crosscheck
-from replication.registry import GRADIENTS
-from replication.results import check_target, writing_into
+from replication.core import registry, runs
+from replication.core.paths import FIGURES, PAPER, REFERENCE, RUNS
+from replication.core.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
+from replication.core.registry import GRADIENTS
+from replication.core.results import check_target, writing_into
+from replication.studies.bench.records import read_bench
+from replication.studies.crosscheck.records import read_crosscheck
+from replication.studies.sweep import audit as audit_module
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
             "one, made if there is none); reference runs are never written.")
@@ -148,7 +149,7 @@ def add_sweep_command(commands):
 
 def add_retrieve_command(commands):
     """Retrieval from a cold start: random aberrations fitted from zero by each implementation."""
-    from replication.cold_start import RETRIEVAL_PROFILES
+    from replication.studies.retrieval.read import RETRIEVAL_PROFILES
 
     retrieve = commands.add_parser(
         "retrieve", help="fit truths with random aberrations from a cold start (zero aberration), each judged "
@@ -164,7 +165,7 @@ def add_retrieve_command(commands):
 
 
 def run_retrieve_command(args):
-    from replication.retrieval import run_retrieval
+    from replication.studies.retrieval.measure import run_retrieval
 
     results, lock = writer_folder(args, f"retrieval-{args.profile}")
     with runs.exclusive(lock):
@@ -175,7 +176,7 @@ def run_retrieve_command(args):
 
 def add_real_maps_command(commands):
     """Fits of real maps made by others (the SRT's observed maps and a GRASP simulation), in both trees."""
-    from replication import real_maps
+    from replication.studies.real_maps import measure as real_maps
 
     fits = commands.add_parser(
         "real-maps", help="fit the Sardinia Radio Telescope's OOF maps and a GRASP simulation of it, orders 1..n in "
@@ -199,7 +200,7 @@ def add_real_maps_command(commands):
 
 
 def run_real_maps_command(args):
-    from replication import real_maps
+    from replication.studies.real_maps import measure as real_maps
 
     sources = [real_maps.source_named(name) for name in args.source] if args.source else real_maps.SOURCES
     observations = real_maps.read_observations(sources, args.maps, args.npix)  # before any folder is made
@@ -297,7 +298,7 @@ def build_parser():
 
 def run_simulate(args):
     import reference_numpy
-    from replication.data import simulate_observation, true_params
+    from replication.core.simulation import simulate_observation, true_params
 
     runs.check_output(args.output, "--output")
     if args.output.is_dir():
@@ -316,7 +317,7 @@ def run_simulate(args):
 
 def machine_record():
     """This machine as a writer records it (with its GPU: environment imports torch, which only writers need)."""
-    from replication.environment import machine_record
+    from replication.core.environment import machine_record
 
     return machine_record()
 
@@ -343,7 +344,7 @@ def already_done(path, what):
 
 
 def run_crosscheck_command(args):
-    from replication.crosscheck import run_crosscheck
+    from replication.studies.crosscheck.measure import run_crosscheck
 
     results, lock = writer_folder(args, "crosscheck")
     with runs.exclusive(lock):
@@ -386,7 +387,7 @@ def sharded_run_folder(args):
 def run_sharded_sweep_command(args):
     import torch
 
-    from replication.shards import plan_shards, run_sharded_sweep
+    from replication.studies.sweep.shards import plan_shards, run_sharded_sweep
 
     if args.executor == "slurm" and importlib.util.find_spec("submitit") is None:
         raise runs.RunError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
@@ -414,7 +415,7 @@ def sweep_settings(args):
 
 
 def run_sweep_command(args):
-    from replication.sweep import run_sweep
+    from replication.studies.sweep.measure import run_sweep
 
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
@@ -458,7 +459,7 @@ def bench_folder_name(compile_torch, peers=False):
 
 
 def run_bench_command(args):
-    from replication.bench import cpp_compiler, run_bench
+    from replication.studies.bench.measure import cpp_compiler, run_bench
 
     if args.peers:
         require_jax("--peers: ")
@@ -506,8 +507,8 @@ def report_folders(args):
 
 
 def run_figures_command(args):
-    from replication.figures import draw_all
-    from replication.report import load_runs
+    from replication.report.figures import draw_all
+    from replication.report.render import load_runs
 
     own, _, figures = report_folders(args)
     target = args.output if args.output is not None else figures
@@ -526,7 +527,7 @@ def run_figures_command(args):
 
 
 def run_report_command(args):
-    from replication.report import render_command
+    from replication.report.render import render_command
 
     own, output, figures = report_folders(args)
     return render_command(own, args.reference, output, figures, check=args.check)
@@ -541,7 +542,7 @@ def require_jax(prefix=""):
 
 
 def run_peers_check_command(args):
-    from replication.peers import run_peers_check
+    from replication.studies.peers.measure import run_peers_check
 
     require_jax()
     results, lock = writer_folder(args, "peers")

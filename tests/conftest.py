@@ -12,8 +12,8 @@ import pytest
 
 import reference_numpy
 import torch_impl
-from replication.crosscheck import relative, to_numpy
-from replication.paths import FIGURES, PAPER, REFERENCE, ROOT
+from replication.core.paths import FIGURES, PAPER, REFERENCE, ROOT
+from replication.studies.crosscheck.measure import relative, to_numpy
 
 SEED = 20180518
 """Seed of every random draw in the tests (the paper's arXiv submission date)."""

@@ -7,7 +7,7 @@ from conftest import random_params, relative_error, to_numpy
 
 import reference_numpy
 import torch_impl
-from replication.data import simulate_observation
+from replication.core.simulation import simulate_observation
 
 GRIDS = [(8, 0), (16, 2), (31, 3), (32, 4), (65, 6), (64, 8)]
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from conftest import run_command
 
-from replication import audit, optimum, trajectories
-from replication.records import read_optima, read_points
+from replication.core import optimum
+from replication.studies.sweep import audit, trajectories
+from replication.studies.sweep.records import read_optima, read_points
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
 
 
 def test_points_without_trajectories_are_not_auditable_never_agreeing():
-    from replication.paths import REFERENCE
+    from replication.core.paths import REFERENCE
 
     found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c")
     assert found.checked == 0

@@ -17,7 +17,7 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication.data import simulate_observation
+from replication.core.simulation import simulate_observation
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEFORE = "0f62989"

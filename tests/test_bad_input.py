@@ -6,7 +6,7 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication.data import true_params
+from replication.core.simulation import true_params
 
 GOOD = 16, 2
 

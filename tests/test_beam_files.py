@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from conftest import real_maps_folder, run_command
 
-from replication import beam_files, real_maps
+from replication.studies.real_maps import beam_files
+from replication.studies.real_maps import measure as real_maps
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "

@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from replication.paths import REFERENCE
-from replication.report import render_all
-from replication.results import RunError
+from replication.core.paths import REFERENCE
+from replication.core.results import RunError
+from replication.report.render import render_all
 
 RUNS = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-2:]
 """Two reference runs with a cross-check, sweeps, benches (and, for one, retrieval and peers' records)."""

@@ -9,8 +9,8 @@ import scipy.optimize
 
 import reference_numpy
 import torch_impl
-from replication.data import aberrated_params, simulate_observation, true_params
-from replication.timing import data_for
+from replication.core.simulation import aberrated_params, simulate_observation, true_params
+from replication.studies.sweep.timing import data_for
 
 
 def standard_errors(result, setup, data):

@@ -7,7 +7,7 @@ from conftest import random_params
 
 import reference_numpy
 import torch_impl
-from replication.data import simulate_observation
+from replication.core.simulation import simulate_observation
 from torch_impl.backend import to_fft_order
 from torch_impl.beams import model_power
 from torch_impl.likelihood import cauchy_nll

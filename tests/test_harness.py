@@ -13,12 +13,16 @@ import torch
 from conftest import run_command
 
 from reference_numpy.fit import TIMED_OUT
-from replication import analysis, sweep, timing
-from replication.implementations import Implementation, select
-from replication.paths import ROOT
-from replication.profiles import SweepSettings
-from replication.results import append_record, read_records
-from replication.series import NUMPY, TORCH_CPU
+from replication.core import judging
+from replication.core.implementations import Implementation, select
+from replication.core.paths import ROOT
+from replication.core.profiles import SweepSettings
+from replication.core.results import append_record, read_records
+from replication.core.series import NUMPY, TORCH_CPU
+from replication.studies.crosscheck import read as crosscheck_read
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep import timing
 
 SMOKE_POINTS = 2 * 2 * 4  # npix x nzern x (numpy, torch-cpu float64 and float32, torch-cpu on-device BFGS)
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
@@ -134,7 +138,7 @@ def test_timing_cuda_script_path_says_not_measured(tmp_path):
 
 
 def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_values(tmp_path, monkeypatch):
-    from replication import optimum
+    from replication.core import optimum
 
     monkeypatch.setattr(optimum, "TARGET", 1e-9)  # no fit stopped after one iteration comes this close
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=3, budget_s=1e-6))
@@ -149,18 +153,19 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
         assert record["target"]["times"] == [None]
         assert "time limit" in record["outcome"]["message"]
         assert not record["outcome"]["success"]
-    series, _ = analysis.load_sweep(tmp_path)
-    assert all("stopped at its time limit" in analysis.how_it_ended(r) for p in series.values() for r in p.values())
-    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
-    assert analysis.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == analysis.UNDETERMINED  # ...kept
-    assert analysis.endings(series) == []  # a fit not allowed to end is not judged by where it ended
-    assert analysis.stopped_at_limits(series) == 4
+    series, _ = sweep_read.load_sweep(tmp_path)
+    assert all("stopped at its time limit" in sweep_read.how_it_ended(r) for p in series.values() for r in p.values())
+    assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
+    assert sweep_read.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == judging.UNDETERMINED  # ...kept
+    assert sweep_read.endings(series) == []  # a fit not allowed to end is not judged by where it ended
+    assert sweep_read.stopped_at_limits(series) == 4
 
 
 def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, monkeypatch):
     """Sweeps before 2026-12-02 estimated the points over their budget; resumed, the sweep measures them and the
     measurement replaces the estimate (kept in the file, never read); an estimate after a measurement is refused."""
-    from replication.records import RunError, read_points
+    from replication.core.results import RunError
+    from replication.studies.sweep.records import read_points
 
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=1e9))
     settings = SweepSettings("tiny", impls=("numpy",), threads=1)
@@ -240,7 +245,7 @@ def test_simulate_writes_the_shared_data(tmp_path):
     assert completed.returncode == 0, completed.stderr
     import numpy as np
 
-    from replication.timing import data_for
+    from replication.studies.sweep.timing import data_for
 
     with np.load(path) as saved:
         np.testing.assert_array_equal(saved["data"], data_for(16, 2, seed=4)[1])
@@ -264,7 +269,7 @@ def test_crosscheck_smoke_passes_and_writes_json(tmp_path):
 
 
 def test_crosscheck_checks_each_thing_once_under_the_label_of_what_ran(tmp_path):
-    from replication.crosscheck import run_crosscheck
+    from replication.studies.crosscheck.measure import run_crosscheck
 
     content = run_crosscheck(tmp_path, points="smoke", threads=1)
     keys = [(c["check"], c["npix"], c["nzern"], c["compare"], c["objective"]) for c in content["checks"]]
@@ -281,14 +286,14 @@ def test_crosscheck_checks_each_thing_once_under_the_label_of_what_ran(tmp_path)
 
 def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypatch):
     """The JAX peer is listed by default; where jax is missing, picking the gradient variants must not import it."""
-    from replication.implementations import select, with_gradients
+    from replication.core.implementations import select, with_gradients
 
     monkeypatch.setitem(sys.modules, "jax", None)  # import jax raises ImportError
-    monkeypatch.delitem(sys.modules, "replication.jax_peer", raising=False)
+    monkeypatch.delitem(sys.modules, "replication.studies.peers.jax_peer", raising=False)
     chosen = with_gradients(select(None), ["finite-differences", "adjoint", "autograd"])
     labels = {impl.label for impl in chosen}
     assert {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [finite-differences]", "jax"} <= labels
-    assert "replication.jax_peer" not in sys.modules
+    assert "replication.studies.peers.jax_peer" not in sys.modules
 
 
 def test_the_gpu_script_parses_and_its_sweeps_share_one_setting_of_threads():
@@ -307,10 +312,9 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
     """Each cross-check fit records its Mahalanobis distance from the point's polished optimum (held by the NumPy
     fit) and its time to within 0.1 SE of it; the 'fit parameters' check is that distance between the fit and NumPy's,
     and the read side compares every fit (not only those at the optimum)."""
-    from replication import analysis
-    from replication.crosscheck import run_crosscheck
-    from replication.optimum import mahalanobis
-    from replication.records import read_crosscheck
+    from replication.core.optimum import mahalanobis
+    from replication.studies.crosscheck.measure import run_crosscheck
+    from replication.studies.crosscheck.records import read_crosscheck
 
     run_crosscheck(tmp_path, points="smoke", threads=1, objectives=("cauchy",))
     content = read_crosscheck(tmp_path / "crosscheck.json")
@@ -324,7 +328,7 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
             if fit["distance"] <= 0.1:  # its last evaluation is in its trajectory: it got there
                 assert fit["target_s"] is not None
             assert fit["target_s"] is None or 0 < fit["target_s"] <= fit["fit_s"]
-        rows = [row for row in analysis.crosscheck_differences(content, "cauchy") if row["npix"] == npix]
+        rows = [row for row in crosscheck_read.crosscheck_differences(content, "cauchy") if row["npix"] == npix]
         assert len(rows) == len(here) - 1
         assert all(row["comparable"] and row["basis"] == "Mahalanobis" for row in rows)
         other = next(fit for fit in here if fit is not reference)

@@ -6,10 +6,11 @@ import pytest
 import reference_numpy
 import torch_impl
 from reference_numpy.validation import NotIdentifiable as NumpyNotIdentifiable
-from replication import analysis, sweep
-from replication.data import identifiable
-from replication.implementations import Implementation
-from replication.series import NUMPY
+from replication.core.implementations import Implementation
+from replication.core.series import NUMPY
+from replication.core.simulation import identifiable
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep import read as sweep_read
 from torch_impl.validation import NotIdentifiable as TorchNotIdentifiable
 
 
@@ -62,5 +63,5 @@ def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
     assert not identifiable(32, 8)
     record = {"npix": 32, "nzern": 8, "estimated": False,
               "outcome": {"success": True, "message": "", "convergence": {"newton_stderr": 0.0}}}
-    assert analysis.how_it_ended(record).startswith("not identifiable")
-    assert analysis.endings({NUMPY: {(32, 8): record}}) == []
+    assert sweep_read.how_it_ended(record).startswith("not identifiable")
+    assert sweep_read.endings({NUMPY: {(32, 8): record}}) == []

@@ -15,13 +15,16 @@ from conftest import run_command
 
 import reference_numpy
 import torch_impl
-from replication import analysis, bench, crosscheck, runs
-from replication.environment import machine_record
-from replication.paths import ROOT
-from replication.profiles import SweepSettings
-from replication.report import render, render_all
-from replication.results import append_record, read_records
-from replication.timing import data_for
+from replication.claims import verdicts
+from replication.core import judging, runs
+from replication.core.environment import machine_record
+from replication.core.paths import ROOT
+from replication.core.profiles import SweepSettings
+from replication.core.results import append_record, read_records
+from replication.report.render import render, render_all
+from replication.studies.bench import measure as bench
+from replication.studies.crosscheck import measure as crosscheck
+from replication.studies.sweep.timing import data_for
 
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
 
@@ -172,7 +175,7 @@ def test_invalid_utf8_is_an_error_naming_the_file(tmp_path):
 
 
 def test_a_sweep_without_its_environment_record_says_so_in_the_report(tmp_path, empty_references):
-    from replication import sweep
+    from replication.studies.sweep import measure as sweep
 
     run = runs.create_run(tmp_path / "run", machine_record())
     sweep.run_sweep(SweepSettings("smoke", impls=("torch-cpu",), threads=1), run / "sweep-smoke", quiet=True)
@@ -314,4 +317,4 @@ def test_degenerate_setups_are_refused_naming_the_argument(package, args, option
 
 def test_c4_needs_three_measured_orders_at_npix_128_or_more():
     smoke_like = {(32, 2): 3.0, (32, 3): 9.0}
-    assert analysis.verdict_c4(smoke_like)["verdict"] == analysis.NOT_MEASURED
+    assert verdicts.verdict_c4(smoke_like)["verdict"] == judging.NOT_MEASURED

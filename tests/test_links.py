@@ -7,10 +7,11 @@ import shutil
 import pytest
 from test_read_only import A_REFERENCE
 
-from replication import cli, runs
-from replication.environment import machine_record
-from replication.paths import REFERENCE
-from replication.results import links_inside
+from replication import cli
+from replication.core import runs
+from replication.core.environment import machine_record
+from replication.core.paths import REFERENCE
+from replication.core.results import links_inside
 
 POINTS = "sweep-quick/points.jsonl"
 

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from replication.mirror import mirror_counts, mirror_table
+from replication.core.mirror import mirror_counts, mirror_table
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NUMPY_TREE, TORCH_TREE = ROOT / "reference_numpy", ROOT / "torch_impl"

@@ -1,7 +1,7 @@
 """The model code a run was measured with: hashed as code (docstrings and comments aside), recorded as a run starts,
 read from git for older runs, and set against main's."""
 
-from replication import model_code
+from replication.core import model_code
 
 SOURCE = '''"""A module."""
 

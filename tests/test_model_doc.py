@@ -7,7 +7,7 @@ import pytest
 
 import reference_numpy
 import torch_impl
-from replication.paths import PAPER
+from replication.core.paths import PAPER
 
 
 @pytest.mark.parametrize("function", [reference_numpy.make_setup, torch_impl.make_setup, reference_numpy.fit,

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import reference_numpy
-from replication.data import simulate_observation, true_params
+from replication.core.simulation import simulate_observation, true_params
 
-jax_peer = pytest.importorskip("replication.jax_peer", reason="jax is installed only by nox -s peers",
+jax_peer = pytest.importorskip("replication.studies.peers.jax_peer", reason="jax is installed only by nox -s peers",
                                exc_type=ImportError)
 
 
@@ -54,7 +54,8 @@ def test_bad_input_is_named():
 
 
 def test_the_cross_check_passes_with_jax_installed_and_asks_the_peer_for_no_hessian(tmp_path):
-    from replication import crosscheck, registry
+    from replication.core import registry
+    from replication.studies.crosscheck import measure as crosscheck
 
     assert registry.JAX.available()
     assert not registry.JAX.hessian

@@ -6,7 +6,7 @@ from conftest import to_numpy
 
 from reference_numpy.aperture import aperture_grid, dish_mask, illumination
 from reference_numpy.zernike import zernike_basis
-from replication.data import true_params
+from replication.core.simulation import true_params
 
 
 def negate_frequencies(power):

@@ -9,7 +9,7 @@ import torch
 from conftest import random_params
 
 import reference_numpy
-from replication.data import simulate_observation
+from replication.core.simulation import simulate_observation
 
 TREES = ("reference_numpy", "torch_impl")
 

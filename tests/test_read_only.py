@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from test_integrity import cli, one_line_error
 
-from replication import runs
-from replication.environment import machine_record
-from replication.paths import FIGURES, PAPER, REFERENCE
+from replication.core import runs
+from replication.core.environment import machine_record
+from replication.core.paths import FIGURES, PAPER, REFERENCE
 
 A_REFERENCE = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-1]
 """The newest reference run with a cross-check and a quick sweep (what these tests damage copies of)."""
@@ -60,7 +60,7 @@ def test_contribute_refuses_a_link_and_a_damaged_record_naming_the_file_and_line
 
 
 def test_a_torn_file_is_repaired_through_a_new_file_and_kept_whole_where_that_fails(tmp_path, monkeypatch):
-    from replication import results
+    from replication.core import results
 
     path = tmp_path / "points.jsonl"
     good = "".join(f'{{"n": {n}}}\n' for n in range(16))
@@ -81,9 +81,9 @@ def test_a_torn_file_is_repaired_through_a_new_file_and_kept_whole_where_that_fa
 
 
 def test_a_sweep_repairs_a_torn_runs_file_before_appending_to_it(tmp_path):
-    from replication import sweep
-    from replication.profiles import SweepSettings
-    from replication.results import read_records
+    from replication.core.profiles import SweepSettings
+    from replication.core.results import read_records
+    from replication.studies.sweep import measure as sweep
 
     folder = tmp_path / "sweep-smoke"
     folder.mkdir()
@@ -123,7 +123,7 @@ def test_a_run_record_without_a_start_date_is_refused_naming_the_key(tmp_path, c
 def test_a_record_the_report_cannot_use_is_refused_naming_file_line_and_key(tmp_path, change, match):
     import json
 
-    from replication import analysis
+    from replication.report import load
 
     run = copy_of_a_reference(tmp_path)
     points = run / "sweep-quick" / "points.jsonl"
@@ -131,17 +131,17 @@ def test_a_record_the_report_cannot_use_is_refused_naming_file_line_and_key(tmp_
     change(records[2])
     points.write_text("".join(json.dumps(record) + "\n" for record in records))
     with pytest.raises(ValueError, match=rf"points.jsonl: line 3.*{match}"):
-        analysis.load_run(run, own=True)
+        load.load_run(run, own=True)
 
 
 @pytest.mark.parametrize("content", ['{"checks": 5}', '{"checks": [', "[1, 2]"])
 def test_a_damaged_crosscheck_file_is_named(tmp_path, content):
-    from replication import analysis
+    from replication.report import load
 
     run = copy_of_a_reference(tmp_path)
     (run / "crosscheck" / "crosscheck.json").write_text(content)
     with pytest.raises(runs.RunError, match=r"crosscheck\.json"):
-        analysis.load_run(run, own=True)
+        load.load_run(run, own=True)
 
 
 def test_repeated_option_values_are_measured_once():
@@ -155,8 +155,8 @@ def test_repeated_option_values_are_measured_once():
 
 
 def test_a_sweep_keeps_its_settings_even_without_its_runs_file(tmp_path):
-    from replication import sweep
-    from replication.profiles import SweepSettings
+    from replication.core.profiles import SweepSettings
+    from replication.studies.sweep import measure as sweep
 
     folder = tmp_path / "sweep-smoke"
     sweep.run_sweep(SweepSettings("smoke", impls=("numpy",), threads=1), folder, quiet=True, points={(16, 2)})
@@ -193,8 +193,8 @@ def test_more_shards_than_points_is_refused_before_any_folder_is_made(tmp_path):
 def test_records_are_strict_json_with_null_for_what_is_not_finite(tmp_path):
     import json
 
-    from replication.data import judging_newton, judging_stderr
-    from replication.results import append_record, read_records
+    from replication.core.results import append_record, read_records
+    from replication.core.simulation import judging_newton, judging_stderr
 
     path = tmp_path / "points.jsonl"
     append_record(path, {"convergence": {"stderr": [1.0, float("nan")], "newton_stderr": float("inf")}})

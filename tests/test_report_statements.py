@@ -8,11 +8,18 @@ import types
 import pytest
 from conftest import both
 
-from replication import analysis, report, runs, timing
-from replication.environment import machine_record
-from replication.paths import PAPER, REFERENCE
-from replication.report import render_all
-from replication.series import NUMPY, TORCH_CPU, TORCH_CUDA
+from replication.claims import mechanism, verdicts
+from replication.core import judging, runs
+from replication.core.environment import machine_record
+from replication.core.paths import PAPER, REFERENCE
+from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
+from replication.report import load
+from replication.report import render as report
+from replication.report.render import render_all
+from replication.studies.peers import read as peers_read
+from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval
+from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep import timing
 
 SOURCE = REFERENCE / "2026-12-01_vm_xeon-2c" / "sweep-quick"
 """Real records to start from (valid by construction); the tests change the numbers that matter."""
@@ -69,15 +76,15 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     run_folder, references = synthetic
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
     (run,) = report.load_runs([run_folder], references)
-    ratios = analysis.speedups(run.series, NUMPY, TORCH_CPU)
+    ratios = sweep_read.speedups(run.series, NUMPY, TORCH_CPU)
     assert (512, 4) not in ratios
     row = next(line for line in texts["runs/your-synthetic.md"].splitlines() if line.startswith("| 512 | 4 |"))
     assert "0.001 †" in row
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
-    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))
+    c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
     assert f"{report.times(c3['value'])} at npix" in both(texts)
-    reasons = analysis.left_out(run.series)
+    reasons = sweep_read.left_out(run.series)
     assert f"{reasons['stopped before the optimum']} stopped before the optimum" in both(texts)
     assert "their times enter no ratio" in both(texts)
 
@@ -86,7 +93,7 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     run_folder, references = synthetic
     text = both(render_all([run_folder], references, output=run_folder, figures=run_folder / "figures"))
     (run,) = report.load_runs([run_folder], references)
-    c1 = analysis.verdict_c1(analysis.speedups(run.series, NUMPY, TORCH_CUDA))
+    c1 = verdicts.verdict_c1(sweep_read.speedups(run.series, NUMPY, TORCH_CUDA))
     assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
     largest = report.times(c1["max"], False)
     assert (f"{report.times(c1['value'])} at npix {c1['npix']} (max {largest} at npix 128, n = 4); "
@@ -96,7 +103,7 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
 
 def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_whole(synthetic, monkeypatch):
     run_folder, references = synthetic
-    real = analysis.decomposition
+    real = mechanism.decomposition
 
     def off_by_a_tenth(series):
         result = real(series)
@@ -109,7 +116,7 @@ def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_
     write = write_run(run_folder.parent / "variants", variants)
     text = both(render_all([write], references, output=write, figures=write / "figures"))
     assert "the product column equals the whole" in text
-    monkeypatch.setattr(analysis, "decomposition", off_by_a_tenth)
+    monkeypatch.setattr(mechanism, "decomposition", off_by_a_tenth)
     text = both(render_all([write], references, output=write, figures=write / "figures"))
     assert "## Where the speed-up comes from" in text
     assert "the product column equals the whole" not in text
@@ -149,7 +156,7 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
 def test_c6_counts_only_modules_that_differ():
     """The readability section counts the code of the newest run shown (report.mirror_sources), module pairs that
     differ only."""
-    from replication import model_code
+    from replication.core import model_code
 
     text = both(render_all())
     all_runs = report.load_runs([])
@@ -166,18 +173,18 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     not judged on the orders that remain."""
     run_folder, references = synthetic
     (run,) = report.load_runs([run_folder], references)
-    every = analysis.speedups(run.series, NUMPY, TORCH_CPU)
-    complete = analysis.complete_sizes(run.series, NUMPY, TORCH_CPU)
+    every = sweep_read.speedups(run.series, NUMPY, TORCH_CPU)
+    complete = sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)
     left_out = {key[0] for key in every} - {key[0] for key in complete}
     assert 512 in left_out  # the stopped-short torch fit
     assert left_out <= {512, 32}  # and npix 32, whose n = 8 is not identifiable
     assert all(key in complete for key in every if key[0] not in left_out)
-    assert 512 not in analysis.verdict_c3(complete)["by_npix"]
+    assert 512 not in verdicts.verdict_c3(complete)["by_npix"]
 
 
 def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch):
     sentence = "comes from NumPy's finite differences"
-    real = analysis.decomposition
+    real = mechanism.decomposition
     shown = report.decomposition_run(report.load_runs([]))
     text = both(render_all())
     if sentence in text:
@@ -187,10 +194,10 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
     def adjoint_fails(series):
         result = real(series)
         if result:
-            result["c4"]["exact (adjoint)"] = result["c4"]["exact (adjoint)"] | {"verdict": analysis.NOT_REPRODUCED}
+            result["c4"]["exact (adjoint)"] = result["c4"]["exact (adjoint)"] | {"verdict": judging.NOT_REPRODUCED}
         return result
 
-    monkeypatch.setattr(analysis, "decomposition", adjoint_fails)
+    monkeypatch.setattr(mechanism, "decomposition", adjoint_fails)
     assert sentence not in both(render_all())
 
 
@@ -215,38 +222,38 @@ def peer_record(npix, nzern, seconds, nfev):
 
 
 def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
-    from replication.series import JAX
+    from replication.core.series import JAX
 
-    series = {analysis.TORCH_ADJOINT: {(256, 4): peer_record(256, 4, 0.05, 30), (512, 4): peer_record(512, 4, 0.4, 30)},
+    series = {TORCH_ADJOINT: {(256, 4): peer_record(256, 4, 0.05, 30), (512, 4): peer_record(512, 4, 0.4, 30)},
               JAX: {(256, 4): peer_record(256, 4, 0.06, 30), (512, 4): peer_record(512, 4, 0.3, 30)}}
-    peers = analysis.peers(series)
+    peers = peers_read.peers(series)
     fastest = {(row["npix"], row["nzern"]): row["fastest"] for row in peers["rows"]}
-    assert fastest == {(256, 4): analysis.TORCH_ADJOINT, (512, 4): JAX}
+    assert fastest == {(256, 4): TORCH_ADJOINT, (512, 4): JAX}
     assert peers["readings"][0].startswith("npix 256, n = 4: fastest torch-cpu [adjoint] (0.05 s)")
     assert peers["readings"][1].startswith("npix 512, n = 4: fastest jax (0.3 s)")
     assert "torch's exact adjoint took 0.83x JAX's time with 30 evaluations to JAX's 30" in peers["readings"][0]
     assert "torch's exact adjoint took 1.33x JAX's time" in peers["readings"][1]
     target = next(t for t in peers["targets"] if "at most JAX's" in t["target"])
     assert target["met"] is False  # 512 is slower, though 256 is faster
-    series[analysis.TORCH_ADJOINT][(512, 4)] = peer_record(512, 4, 0.29, 30)
-    assert next(t for t in analysis.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
+    series[TORCH_ADJOINT][(512, 4)] = peer_record(512, 4, 0.29, 30)
+    assert next(t for t in peers_read.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
 
 
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     from test_retrieval import record
 
-    from replication import cold_start
+    from replication.studies.retrieval import read as cold_start
 
     run_folder, references = synthetic
     fits = []
     for seed in (1, 2):
-        fits += [record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0, seed=seed),
-                 record(NUMPY, cold_start.PLAIN, fun=-100.0, seed=seed, seconds=9.0),
-                 record(TORCH_CPU, cold_start.PLAIN, fun=-100.0 + (28.0 if seed == 2 else 0.0), seed=seed,
+        fits += [record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0, seed=seed),
+                 record(NUMPY, PLAIN, fun=-100.0, seed=seed, seconds=9.0),
+                 record(TORCH_CPU, PLAIN, fun=-100.0 + (28.0 if seed == 2 else 0.0), seed=seed,
                         seconds=1.0)]
     for order in (2, 4, 6, 8):  # C4's orders at npix 128: the speed-up grows with P
-        for method, seconds in ((cold_start.TORCH_ADJOINT, 0.5), (NUMPY, float(order)), (TORCH_CPU, 1.0)):
-            start = cold_start.FROM_TRUTH if method == cold_start.TORCH_ADJOINT else cold_start.PLAIN
+        for method, seconds in ((TORCH_ADJOINT, 0.5), (NUMPY, float(order)), (TORCH_CPU, 1.0)):
+            start = FROM_TRUTH if method == TORCH_ADJOINT else PLAIN
             fits.append(record(method, start, fun=-10.0, seed=1, seconds=seconds) | {"npix": 128, "nzern": order})
     folder = run_folder / "retrieval-quick"
     folder.mkdir()
@@ -256,7 +263,7 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
     interval = report.share_range(cold_start.wilson(5, 6))
     assert f"| 1 | 6 of 6 (61-100%); 0.01 | 5 of 6 ({interval}); 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu
-    claims = cold_start.retrieval_claims(cold_start.read_retrieval(folder / "points.jsonl"))
+    claims = cold_start.retrieval_claims(read_retrieval(folder / "points.jsonl"))
     assert claims["C3"]["by_npix"] == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
     assert claims["C4"]["verdict"] == "not reproduced"
     assert f"| C3: CPU torch ~10x NumPy | {report.times(claims['C3']['value'])} at npix 128: **reproduced** |" in main
@@ -293,11 +300,11 @@ def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
     """The answer's line on JAX: for each reference run that timed JAX, the range of torch's time to solution over
     JAX's at npix 256 and 512 is that of the run's fits at the optimum; a peer that failed its gate gets no line."""
     text = (PAPER / "DETAILS.md").read_text()
-    with_jax = [run for run in report.load_runs([], REFERENCE) if analysis.JAX in run.series]
+    with_jax = [run for run in report.load_runs([], REFERENCE) if JAX in run.series]
     assert with_jax
     for run in with_jax:
-        ratios = [value for (npix, _), value in analysis.speedups(run.series, analysis.TORCH_ADJOINT,
-                                                                  analysis.JAX).items() if npix in (256, 512)]
+        ratios = [value for (npix, _), value in sweep_read.speedups(run.series, TORCH_ADJOINT,
+                                                                  JAX).items() if npix in (256, 512)]
         line = next(line for line in text.splitlines() if line.startswith("Against JAX") and run.title in line)
         assert f"exact adjoint {report.times(min(ratios), False)} to {report.times(max(ratios), False)}" in line
         run.peers_check["passed"] = False
@@ -308,11 +315,11 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     """The answer's table: each row's values are the range of the runs' own verdict values, its verdict counts
     those of the runs, and every line of the table has the table's columns (no stray '|')."""
     text = (PAPER / "REPORT.md").read_text()
-    judged = [run for run in report.load_runs([], REFERENCE) if analysis.judges_claims(run)]
-    all_runs = [run for run in judged if analysis.timed_to_targets(run.series)]  # today's rule only
+    judged = [run for run in report.load_runs([], REFERENCE) if load.judges_claims(run)]
+    all_runs = [run for run in judged if sweep_read.timed_to_targets(run.series)]  # today's rule only
     old = [run for run in judged if run not in all_runs]
     assert old  # the committed runs include older ones, which the first screen must leave out
-    c3 = [analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
+    c3 = [verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
     values = [found["value"] for found in c3 if found["value"] is not None and not found["value"].is_bound]
     bounds = [found["value"] for found in c3 if found["value"] is not None and found["value"].is_bound]
     low, high = report.times(min(values, key=float), False), report.times(max(values, key=float), False)
@@ -320,11 +327,11 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     expected = f"{low} to {high}" + (f" (+{len(bounds)} bound{'s' if len(bounds) > 1 else ''})" if bounds else "")
     assert f"| {expected} |" in row
     for run in old:  # no value of an older run in the row
-        found = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))["value"]
+        found = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))["value"]
         assert report.times(found, False) not in row.split("|")[3]
     counts = {}
     for found in c3:
-        if found["verdict"] != analysis.NOT_MEASURED:
+        if found["verdict"] != judging.NOT_MEASURED:
             counts[found["verdict"]] = counts.get(found["verdict"], 0) + 1
     for verdict, count in counts.items():
         assert f"{count} {verdict}" in row
@@ -358,7 +365,7 @@ def test_the_first_screen_is_narrow_and_says_each_bar_and_term_it_uses():
 def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     """The answer figure's caption is made from its plan: every series it names is drawn, and a run without a GPU
     has no GPU ratio in the caption."""
-    from replication import figures
+    from replication.report import figures
 
     all_runs = report.load_runs([], REFERENCE)
     plan = figures.answer_plan(all_runs)
@@ -380,8 +387,8 @@ def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
     the caveat gives the old value as indicative, with its limits."""
     text = (PAPER / "REPORT.md").read_text()
     (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
-    assert not analysis.timed_to_targets(gpu.series)
-    c1 = analysis.verdict_c1(analysis.complete_sizes(gpu.series, NUMPY, TORCH_CUDA))
+    assert not sweep_read.timed_to_targets(gpu.series)
+    c1 = verdicts.verdict_c1(sweep_read.complete_sizes(gpu.series, NUMPY, TORCH_CUDA))
     for claim in ("C1", "C2"):
         row = next(line for line in text.splitlines() if line.startswith(f"| {claim} | "))
         assert row.endswith("| not measured with today's rule | — | — |")
@@ -395,21 +402,21 @@ def test_each_claim_is_defined_in_one_place():
     it, and the first screen's rows are the claims of the paper (ours left out)."""
     from replication import claims
 
-    assert [claim.id for claim in claims.CLAIMS] == list(report.CLAIMS) == list(analysis.RULES)
+    assert [claim.id for claim in claims.CLAIMS] == list(report.CLAIMS) == list(verdicts.RULES)
     text = (PAPER / "REPORT.md").read_text()
     rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| C") and
             not line.startswith("| Claim")]
     paper_claims = [claim.id for claim in claims.CLAIMS if claim.paper]
     assert rows[:len(paper_claims)] == paper_claims
     for claim in claims.CLAIMS:
-        rule = analysis.RULES[claim.id]
+        rule = verdicts.RULES[claim.id]
         assert rule.text.startswith(claim.measure)
         assert (rule.reproduced, rule.partly, rule.upper) == (claim.reproduced, claim.partly, claim.upper)
         assert claim.id in report.TIMED if claim.timed else claim.id not in report.TIMED
     (run,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
-    judged = analysis.judge_timed(run.series)
+    judged = verdicts.judge_timed(run.series)
     assert list(judged) == list(report.TIMED)
-    c3 = analysis.verdict_c3(analysis.complete_sizes(run.series, NUMPY, TORCH_CPU))
+    c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
     assert (judged["C3"]["value"], judged["C3"]["verdict"]) == (c3["value"], c3["verdict"])
 
 
@@ -431,9 +438,9 @@ def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():
 
 def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_under(monkeypatch):
     """The report's budget and limit are those measure_point hands each point's fits."""
-    from replication import sweep
-    from replication.implementations import Implementation
-    from replication.profiles import PROFILES
+    from replication.core.implementations import Implementation
+    from replication.core.profiles import PROFILES
+    from replication.studies.sweep import measure as sweep
 
     quick, paper = PROFILES["quick"], PROFILES["paper"]
     text = " ".join(both(render_all()).split())
@@ -454,11 +461,11 @@ def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_unde
 def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
     """The mechanism sentence: the library factor (same exact gradient both sides) and the algorithm factor (exact
     gradient against finite differences) over the sizes of the decomposed run, from its records."""
-    from replication.figures import decomposition_run
+    from replication.report.figures import decomposition_run
 
     text = " ".join((PAPER / "REPORT.md").read_text().split())
     run = decomposition_run(report.load_runs([], REFERENCE))
-    rows = analysis.decomposition(run.series)["rows"]
+    rows = mechanism.decomposition(run.series)["rows"]
     library = report.value_range([row["library"] for row in rows.values()], lambda v: report.times(v, False))
     algorithm = report.value_range([row["algorithm"] for row in rows.values()], lambda v: report.times(v, False))
     assert f"with the same exact gradient on both sides torch is {library} as fast as NumPy" in text

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import reference_numpy
-from replication import cold_start, retrieval
-from replication.data import simulate_observation, true_params
-from replication.series import NUMPY, TORCH_CPU
+from replication.core.profiles import RETRIEVAL_PROFILES, RetrievalProfile
+from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
+from replication.core.simulation import simulate_observation, true_params
+from replication.studies.retrieval import measure as retrieval
+from replication.studies.retrieval import read as cold_start
+from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval, record_key
 
 
 @pytest.mark.parametrize("gradient", ["adjoint", None])
@@ -54,11 +57,11 @@ def record(series, start, fun, newton=0.01, rms=1.0, seed=1, seconds=1.0):
 
 
 def test_the_judge_tells_a_local_minimum_from_the_global_optimum():
-    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
-    fits = [record(NUMPY, cold_start.PLAIN, fun=-100.0 + 0.4),                           # same optimum
-            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0 + 28.0),                      # a minimum, but higher
-            record(cold_start.TORCH_ADJOINT, cold_start.PLAIN, fun=-100.0, newton=0.5),  # not there yet
-            record(cold_start.TORCH_ON_DEVICE, cold_start.PLAIN, fun=-103.0)]            # lower than the judge
+    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
+    fits = [record(NUMPY, PLAIN, fun=-100.0 + 0.4),                           # same optimum
+            record(TORCH_CPU, PLAIN, fun=-100.0 + 28.0),                      # a minimum, but higher
+            record(TORCH_ADJOINT, PLAIN, fun=-100.0, newton=0.5),  # not there yet
+            record(TORCH_ON_DEVICE, PLAIN, fun=-103.0)]            # lower than the judge
     endings = [end for _, _, end in cold_start.judged([judge, *fits])]
     assert endings == ["global optimum", "local minimum", "stopped before the optimum", "global optimum"]
     no_account = copy.deepcopy(fits[0])
@@ -67,34 +70,34 @@ def test_the_judge_tells_a_local_minimum_from_the_global_optimum():
 
 
 def test_only_fits_at_the_global_optimum_enter_the_speedups():
-    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
-    fits = [judge, record(NUMPY, cold_start.PLAIN, fun=-100.0, seconds=8.0),
-            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0, seconds=2.0)]
+    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
+    fits = [judge, record(NUMPY, PLAIN, fun=-100.0, seconds=8.0),
+            record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0)]
     assert cold_start.speedup_ratios(fits) == {(32, 3): 4.0}
-    fits[2] = record(TORCH_CPU, cold_start.PLAIN, fun=-50.0, seconds=1.0)  # stuck: its time is no solution
+    fits[2] = record(TORCH_CPU, PLAIN, fun=-50.0, seconds=1.0)  # stuck: its time is no solution
     assert cold_start.speedup_ratios(fits) == {}
     table = cold_start.point_table(fits)
-    assert table[0]["cells"][(TORCH_CPU, cold_start.PLAIN)] | {"error": None} == \
+    assert table[0]["cells"][(TORCH_CPU, PLAIN)] | {"error": None} == \
         {"made": 1, "global": 0, "s": None, "nit": None, "nfev": None, "error": None}
 
 
 def test_retrieval_records_validate_as_read(tmp_path):
     path = tmp_path / "points.jsonl"
-    good = record(NUMPY, cold_start.PLAIN, fun=-1.0)
+    good = record(NUMPY, PLAIN, fun=-1.0)
     bad = record(NUMPY, "from somewhere", fun=-1.0)
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     with pytest.raises(ValueError, match="line 2, key 'start'"):
-        cold_start.read_retrieval(path)
+        read_retrieval(path)
     del good["total_s"]
     path.write_text(json.dumps(good) + "\n")
     with pytest.raises(ValueError, match="line 1 has no key 'total_s'"):
-        cold_start.read_retrieval(path)
+        read_retrieval(path)
 
 
 def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypatch):
-    smoke = cold_start.RetrievalProfile(points=((24, 2),), rms=(0.5,), seeds=(1,))
-    monkeypatch.setitem(cold_start.RETRIEVAL_PROFILES, "tiny", smoke)
-    monkeypatch.setattr(retrieval, "RETRIEVAL_PROFILES", cold_start.RETRIEVAL_PROFILES)
+    smoke = RetrievalProfile(points=((24, 2),), rms=(0.5,), seeds=(1,))
+    monkeypatch.setitem(RETRIEVAL_PROFILES, "tiny", smoke)
+    monkeypatch.setattr(retrieval, "RETRIEVAL_PROFILES", RETRIEVAL_PROFILES)
     real, made = retrieval.fit_truth, []
 
     def interrupted(point, todo, tol, warmed, judge=None):
@@ -107,17 +110,17 @@ def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypat
     monkeypatch.setattr(retrieval, "fit_truth", interrupted)
     with pytest.raises(KeyboardInterrupt):
         retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True)
-    kept = cold_start.read_retrieval(tmp_path / "points.jsonl")
-    assert [(r["start"], r["impl"]) for r in kept] == [(cold_start.FROM_TRUTH, "torch-cpu"),
-                                                       (cold_start.PLAIN, "numpy")]
+    kept = read_retrieval(tmp_path / "points.jsonl")
+    assert [(r["start"], r["impl"]) for r in kept] == [(FROM_TRUTH, "torch-cpu"),
+                                                       (PLAIN, "numpy")]
     monkeypatch.setattr(retrieval, "fit_truth", real)
     assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 4
     assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 0
-    records = cold_start.read_retrieval(tmp_path / "points.jsonl")
-    assert len({cold_start.record_key(r) for r in records}) == len(records) == 6
-    (judge,) = [r for r in records if r["start"] == cold_start.FROM_TRUTH]
+    records = read_retrieval(tmp_path / "points.jsonl")
+    assert len({record_key(r) for r in records}) == len(records) == 6
+    (judge,) = [r for r in records if r["start"] == FROM_TRUTH]
     assert judge["optimum"]["polished"]  # the optimum the cold starts were judged against, resumed ones too
-    for cold in (r for r in records if r["start"] != cold_start.FROM_TRUTH):
+    for cold in (r for r in records if r["start"] != FROM_TRUTH):
         assert cold["distance"] is not None
         assert cold["target_s"] is None or 0 < cold["target_s"] <= cold["total_s"]
         assert (cold_start.ending(cold, judge) == "global optimum") == (cold["distance"] <= 0.1)
@@ -152,15 +155,15 @@ def test_a_cold_start_is_judged_by_its_distance_from_the_polished_optimum_with_a
 
 
 def test_distance_not_objective_decides_and_speed_ups_are_times_to_the_optimum():
-    judge = record(cold_start.TORCH_ADJOINT, cold_start.FROM_TRUTH, fun=-100.0)
-    lower_but_far = record(NUMPY, cold_start.PLAIN, fun=-100.2) | {"distance": 3.0, "target_s": None}
+    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
+    lower_but_far = record(NUMPY, PLAIN, fun=-100.2) | {"distance": 3.0, "target_s": None}
     assert cold_start.ending(lower_but_far, judge) == "local minimum"  # the old rule said "global optimum"
-    near = record(NUMPY, cold_start.PLAIN, fun=-100.0, newton=0.5) | {"distance": 0.05, "target_s": 0.5}
+    near = record(NUMPY, PLAIN, fun=-100.0, newton=0.5) | {"distance": 0.05, "target_s": 0.5}
     assert cold_start.ending(near, judge) == "global optimum"
-    fits = [judge, record(NUMPY, cold_start.PLAIN, fun=-90.0, seconds=8.0) | {"distance": 9.0, "target_s": None},
-            record(TORCH_CPU, cold_start.PLAIN, fun=-100.0, seconds=2.0) | {"distance": 0.01, "target_s": 1.0}]
+    fits = [judge, record(NUMPY, PLAIN, fun=-90.0, seconds=8.0) | {"distance": 9.0, "target_s": None},
+            record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0) | {"distance": 0.01, "target_s": 1.0}]
     assert cold_start.speedup_ratios(fits) == {}  # NumPy never got there: a failure, in the success table
-    fits[1] = record(NUMPY, cold_start.PLAIN, fun=-100.0, seconds=8.0) | {"distance": 0.02, "target_s": 6.0}
+    fits[1] = record(NUMPY, PLAIN, fun=-100.0, seconds=8.0) | {"distance": 0.02, "target_s": 6.0}
     assert cold_start.speedup_ratios(fits) == {(32, 3): 6.0}  # times to the optimum, not to stop
     assert cold_start.wilson(10, 10)[1] == pytest.approx(1.0)
     assert 0.65 < cold_start.wilson(10, 10)[0] < 0.75

@@ -10,11 +10,13 @@ import time
 import pytest
 from conftest import run_command
 
-from replication import cli, paths, runs, sweep
-from replication.environment import machine_record
-from replication.paths import PAPER, REFERENCE, ROOT
-from replication.profiles import SweepSettings
-from replication.results import append_record, read_records
+from replication import cli
+from replication.core import paths, runs
+from replication.core.environment import machine_record
+from replication.core.paths import PAPER, REFERENCE, ROOT
+from replication.core.profiles import SweepSettings
+from replication.core.results import append_record, read_records
+from replication.studies.sweep import measure as sweep
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
            "gpu": "NVIDIA A100-SXM4-40GB"}

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from replication.paths import REFERENCE, ROOT
-from replication.series import NUMPY, Series, ordered
+from replication.core.paths import REFERENCE, ROOT
+from replication.core.series import NUMPY, Series, ordered
 
 LABEL = re.compile(r"""["'](numpy|torch-cpu|torch-cuda|jax) ?[(\[]""")
 """A series' display label written out as a string: '"torch-cpu [adjoint]"', '"torch-cuda (float32)"'."""
@@ -53,7 +53,8 @@ def test_no_series_is_matched_by_its_display_string_outside_series_py():
 
 
 def test_the_read_side_renders_without_importing_torch():
-    code = ("import sys; from replication.report import render_all, load_runs; from replication.figures import "
+    code = ("import sys; from replication.report.render import render_all, load_runs; "
+            "from replication.report.figures import "
             "figure_run; render_all(); figure_run(load_runs([])); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torch_impl', 'torchmin')))")
     completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -10,13 +10,17 @@ import sys
 
 import pytest
 
-from replication import analysis, runs, shards, sweep
-from replication.implementations import select
-from replication.paths import ROOT
-from replication.profiles import SweepSettings
-from replication.report import render_all
-from replication.results import read_records
-from replication.series import NUMPY, TORCH_CPU
+from replication.core import runs
+from replication.core.implementations import select
+from replication.core.paths import ROOT
+from replication.core.profiles import SweepSettings
+from replication.core.results import read_records
+from replication.core.series import NUMPY, TORCH_CPU
+from replication.report import load
+from replication.report.render import render_all
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep import shards
 
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
 
@@ -59,7 +63,7 @@ def test_the_shards_hold_exactly_the_points_of_the_unsharded_sweep(unsharded, sh
 
 def test_the_report_reads_a_sharded_sweep_like_any_run_and_lists_its_nodes(sharded, tmp_path):
     (tmp_path / "reference").mkdir()
-    run = analysis.load_run(sharded, own=True)
+    run = load.load_run(sharded, own=True)
     assert {str(name) for name in run.series} == {"numpy", "torch-cpu", "torch-cpu (float32)",
                                                   "torch-cpu [on-device BFGS]"}
     assert {node["shard"] for node in run.nodes} == {"00-of-02", "01-of-02"}
@@ -125,7 +129,7 @@ def test_speedups_compare_records_of_one_node_only():
     series = {NUMPY: {(16, 2): record | small | {"node": "a"}, (32, 2): record | large | {"node": "a"}},
               TORCH_CPU: {(16, 2): record | small | {"node": "a", "total_s": {"median": 1.0}},
                             (32, 2): record | large | {"node": "b"}}}
-    assert analysis.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
+    assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
 
 
 def test_a_sharded_sweep_is_a_run_of_its_own(tmp_path):

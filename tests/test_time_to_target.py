@@ -5,11 +5,11 @@ import dataclasses
 
 import pytest
 
-from replication import sweep
-from replication.implementations import Implementation
-from replication.profiles import PROFILES
-from replication.records import check_point
-from replication.registry import TORCH_CPU
+from replication.core.implementations import Implementation
+from replication.core.profiles import PROFILES
+from replication.core.registry import TORCH_CPU
+from replication.studies.sweep import measure as sweep
+from replication.studies.sweep.records import check_point
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_the_optimum_of_a_point_is_found_once(optima):
 def test_the_noise_of_least_squares_in_noise_units_is_read_from_the_maps():
     """The simulated maps' additive noise is 2.4% of the peak; the edge band sees it (the beams have fallen off)."""
     import reference_numpy
-    from replication.data import ADDITIVE_NOISE, noise_sigma, simulate_observation, true_params
+    from replication.core.simulation import ADDITIVE_NOISE, noise_sigma, simulate_observation, true_params
 
     setup = reference_numpy.make_setup(128, 3)
     truth = true_params(setup.nparams)
@@ -60,41 +60,45 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     """The same point fitted twice by torch: once stopped early (never within the target), once to the end. Read
     as the slower series, the stopped fit's time is its total, a lower bound: the speed-up is 'at least', graded at
     both ends of what it can be (undetermined where those differ), and printed with '>='."""
-    from replication import analysis, report
-    from replication.series import Series
+    from replication.claims import verdicts
+    from replication.core import judging
+    from replication.core.series import Series
+    from replication.report import render as report
+    from replication.studies.sweep import read as sweep_read
 
     impl = Implementation(TORCH_CPU.name)
     stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", "cauchy", optima)
     finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
-    assert analysis.how_it_ended(stopped) is not None
-    assert analysis.is_solution(finished)
-    assert analysis.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
+    assert sweep_read.how_it_ended(stopped) is not None
+    assert sweep_read.is_solution(finished)
+    assert sweep_read.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
     slow, fast = Series("numpy"), Series("torch-cpu")
     series = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): finished}}
-    ratio = analysis.speedups(series, slow, fast)[(32, 3)]
-    assert ratio.kind == analysis.AT_LEAST
+    ratio = sweep_read.speedups(series, slow, fast)[(32, 3)]
+    assert ratio.kind == judging.AT_LEAST
     assert ratio.is_bound
     assert ratio.high == float("inf")
     assert report.times(ratio).startswith(">= ")
-    backwards = analysis.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
+    backwards = sweep_read.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
                                   slow, fast)[(32, 3)]
-    assert backwards.kind == analysis.AT_MOST
+    assert backwards.kind == judging.AT_MOST
     assert report.times(backwards).startswith("<= ")
     neither = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): stopped}}
-    assert analysis.speedups(neither, slow, fast) == {}  # no ratio...
-    assert analysis.complete_sizes(neither, slow, fast)[(32, 3)].kind == analysis.UNDETERMINED  # ...but not dropped
-    rule = analysis.RULES["C3"]
-    assert rule.grade(analysis.Ratio(6.0, 5.0, float("inf"), analysis.AT_LEAST)) == analysis.REPRODUCED
-    assert rule.grade(analysis.Ratio(3.0, 2.5, float("inf"), analysis.AT_LEAST)) == analysis.UNDETERMINED
-    assert rule.possible(3.0, float("inf")) == (analysis.PARTLY, analysis.REPRODUCED)
-    assert rule.grade(analysis.Ratio(1.5, 0.0, 1.7, analysis.AT_MOST)) == analysis.NOT_REPRODUCED
-    assert rule.grade(analysis.Ratio(3.0, 2.5, 3.5)) == analysis.PARTLY  # a value: its median graded
+    assert sweep_read.speedups(neither, slow, fast) == {}  # no ratio...
+    assert sweep_read.complete_sizes(neither, slow, fast)[(32, 3)].kind == judging.UNDETERMINED  # ...but not dropped
+    rule = verdicts.RULES["C3"]
+    assert rule.grade(judging.Ratio(6.0, 5.0, float("inf"), judging.AT_LEAST)) == judging.REPRODUCED
+    assert rule.grade(judging.Ratio(3.0, 2.5, float("inf"), judging.AT_LEAST)) == judging.UNDETERMINED
+    assert rule.possible(3.0, float("inf")) == (judging.PARTLY, judging.REPRODUCED)
+    assert rule.grade(judging.Ratio(1.5, 0.0, 1.7, judging.AT_MOST)) == judging.NOT_REPRODUCED
+    assert rule.grade(judging.Ratio(3.0, 2.5, 3.5)) == judging.PARTLY  # a value: its median graded
 
 
 def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
     import statistics
 
-    from replication.analysis import (
+    from replication.claims.verdicts import verdict_c3, verdict_c4
+    from replication.core.judging import (
         AT_LEAST,
         AT_MOST,
         BETWEEN,
@@ -103,8 +107,6 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
         VALUE,
         Ratio,
         aggregate,
-        verdict_c3,
-        verdict_c4,
     )
 
     values = [Ratio(4.0, 3.0, 5.0), Ratio(6.0, 5.0, 7.0), Ratio(9.0, 8.0, float("inf"), AT_LEAST)]
@@ -131,13 +133,14 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
 
 
 def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
-    from replication import analysis, report
-    from replication.series import NUMPY, TORCH_CPU
+    from replication.core.series import NUMPY, TORCH_CPU
+    from replication.report import render as report
+    from replication.studies.sweep import read as sweep_read
 
     checked = 0
     for run in report.load_runs([], report.paths.REFERENCE):
         for _, (series, _) in run.sweeps.items():
-            for ratio in analysis.speedups(series, NUMPY, TORCH_CPU).values():
+            for ratio in sweep_read.speedups(series, NUMPY, TORCH_CPU).values():
                 assert ratio.low <= ratio <= ratio.high
                 checked += 1
     assert checked > 100
@@ -147,9 +150,11 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     """A NumPy point whose first fit runs past the time limit is fitted once, stopped there: its time to the
     optimum (never reached) is its total, so its speed-up over a finished torch fit is 'at least'; its end enters
     neither C5a (the pair is not compared) nor C5b."""
-    from replication import analysis, optimum
-    from replication.registry import NUMPY
-    from replication.series import Series
+    from replication.claims import verdicts
+    from replication.core import judging, optimum
+    from replication.core.registry import NUMPY
+    from replication.core.series import Series
+    from replication.studies.sweep import read as sweep_read
 
     finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
     with monkeypatch.context() as patched:
@@ -161,11 +166,11 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     assert limited["target"]["reached"] == 0
     slow, fast = Series("numpy"), Series("torch-cpu")
     series = {slow: {(32, 3): limited}, fast: {(32, 3): finished}}
-    ratio = analysis.complete_sizes(series, slow, fast)[(32, 3)]
-    assert ratio.kind == analysis.AT_LEAST
+    ratio = sweep_read.complete_sizes(series, slow, fast)[(32, 3)]
+    assert ratio.kind == judging.AT_LEAST
     assert ratio.floor == pytest.approx(
-        limited["total_s"]["median"] / analysis.seconds(finished))
-    (pair,) = analysis.mahalanobis_differences(series, optima.known)
+        limited["total_s"]["median"] / sweep_read.seconds(finished))
+    (pair,) = sweep_read.mahalanobis_differences(series, optima.known)
     assert not pair["comparable"]
-    assert analysis.verdict_c5a([], [pair])["not_comparable"] == 1
-    assert len(analysis.endings(series)) == 1  # torch's only
+    assert verdicts.verdict_c5a([], [pair])["not_comparable"] == 1
+    assert len(sweep_read.endings(series)) == 1  # torch's only

@@ -1,0 +1,52 @@
+"""What every resumable measurement (the sweep, retrieval) does around its records: refuse to add to records made
+under another identity, keep that identity in settings.json, record each session of measuring in runs.jsonl
+under a run id, hold the threads, and show a progress bar with the time left."""
+
+import contextlib
+import json
+import time
+import uuid
+
+from tqdm import tqdm
+
+from replication.core import runs
+from replication.core.environment import thread_limits
+from replication.core.results import append_record, read_records, write_json
+
+SETTINGS_FILE, RUNS_FILE = "settings.json", "runs.jsonl"
+
+
+def new_run_id():
+    """A run id: the start time and a random suffix, '20261201T101500-3fa2c1'."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def check_identity(folder, identity):
+    """Refuse to add to folder's records under another identity (settings, machine, versions), naming the first
+    key that differs: settings.json first, then every earlier session in runs.jsonl (on the keys it holds)."""
+    settings = folder / SETTINGS_FILE
+    if settings.is_file():
+        runs.check_same_settings(folder, json.loads(settings.read_text()), identity)
+    for record in read_records(folder / RUNS_FILE, repair=True):
+        runs.check_same_settings(folder, record, identity, tuple(identity))
+
+
+def record_identity(folder, identity):
+    """Write settings.json where the folder has none yet (before the first record: the identity survives a lost
+    runs.jsonl)."""
+    if not (folder / SETTINGS_FILE).is_file():
+        write_json(folder / SETTINGS_FILE, identity)
+
+
+@contextlib.contextmanager
+def measuring(folder, environment, threads, total, description, unit, quiet=False):
+    """A session of measuring into folder: the threads held, its environment appended to runs.jsonl under a new
+    run id, a progress bar of `total` units; yields (run_id, bar)."""
+    run_id = new_run_id()
+    with thread_limits(threads):
+        append_record(folder / RUNS_FILE, environment | {"run_id": run_id})
+        bar = tqdm(total=total, disable=quiet, unit=unit, desc=description)
+        try:
+            yield run_id, bar
+        finally:
+            bar.close()

@@ -1,0 +1,144 @@
+"""The model code a run was measured with: the two trees' modules as code (their syntax trees, docstrings left out),
+hashed, so that a run made with other code than main's is marked as such and a change of wording alone marks
+nothing; and the mirror between the trees (C6) of that code. Read from the working tree, or from git at a run's
+recorded commit (runs recorded before the hash was); where git cannot show that commit (a source archive), from
+the committed rendering's record of it (CACHE), so that an archive renders the committed report as a checkout does."""
+
+import ast
+import functools
+import hashlib
+import json
+import subprocess
+
+from replication.core.mirror import mirror_table, working_sources
+from replication.core.paths import NUMPY_TREE, PAPER, ROOT, TORCH_TREE
+
+CACHE_NAME = "model_code.json"
+"""Beside the committed report: {"identities": {commit: identity and mirror}} of every commit a shown run recorded
+without its model code, and {"sources": {commit: {path: source}}} of the commit whose code the readability section
+shows, as git showed them when the committed report was rendered (written by that rendering, read where git
+cannot)."""
+
+TREES = (NUMPY_TREE.name, TORCH_TREE.name)
+"""The model trees, as folders of the repository."""
+
+
+def without_docstrings(tree):
+    """The syntax tree with the docstring of the module and of every class and function removed."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                    isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def code_digest(source):
+    """A short hash of a module as code: its syntax tree without docstrings (comments, blank lines and wording
+    leave it unchanged)."""
+    tree = without_docstrings(ast.parse(source))
+    return hashlib.sha256(ast.dump(tree, annotate_fields=False).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=16)
+def sources_at(commit, root=ROOT):
+    """{path: source} of the model trees' modules at a commit (git), or None where git or the commit is not there
+    (a copy without history)."""
+    try:
+        listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", commit, "--", *TREES], cwd=root,
+                                capture_output=True, text=True, check=True).stdout.split()
+        return {path: subprocess.run(["git", "show", f"{commit}:{path}"], cwd=root, capture_output=True, text=True,
+                                     check=True).stdout
+                for path in sorted(listed) if path.endswith(".py") and path.count("/") == 1}
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def identity(sources):
+    """{"hash": of the whole, "modules": {path: code_digest}} of the model trees' sources."""
+    modules = {path: code_digest(source) for path, source in sorted(sources.items())}
+    whole = hashlib.sha256("".join(f"{path}:{digest}\n" for path, digest in modules.items()).encode()).hexdigest()
+    return {"hash": whole[:16], "modules": modules}
+
+
+def plain_commit(recorded):
+    """The commit hash of a recorded git_commit ('abc...-dirty', 'abc... (given by the caller)'), or None."""
+    if not recorded:
+        return None
+    return recorded.split()[0].removesuffix("-dirty")
+
+
+def differing_modules(run_modules, main_modules):
+    """The modules whose code differs between a run's trees and main's (added or removed ones too), sorted."""
+    return sorted(path for path in set(run_modules) | set(main_modules)
+                  if run_modules.get(path) != main_modules.get(path))
+
+
+def mirror_total(sources):
+    """C6's total of the sources: {"same", "total", "share"} over the module pairs that differ (mirror.mirror_table)."""
+    _, total, identical = mirror_table(sources)
+    return {key: total[key] for key in ("same", "total", "share")} | {"identical_lines": identical["lines"]}
+
+
+def recorded():
+    """What a run records of its model code as it starts: the identity of the working tree's trees and their mirror
+    (C6), so that the report reads them from the run, not from the code it is rendered with."""
+    sources = working_sources()
+    return identity(sources) | {"mirror": mirror_total(sources)}
+
+
+@functools.lru_cache(maxsize=64)
+def at_commit(commit):
+    """The identity and mirror of the model trees at a commit (git; cached), else as the committed rendering recorded
+    it (CACHE), or None where neither knows it."""
+    sources = sources_at(commit)
+    if sources is None:
+        return cached("identities").get(commit)
+    return identity(sources) | {"mirror": mirror_total(sources)}
+
+
+def sources_or_cached(commit):
+    """{path: source} of the model trees at a commit: git's, else the committed rendering's CACHE, else None."""
+    return sources_at(commit) or cached("sources").get(commit)
+
+
+def cached(part, folder=PAPER):
+    """One part ("identities" or "sources") of the committed rendering's CACHE ({} where absent, not a regular file
+    or not such a record)."""
+    path = folder / CACHE_NAME
+    if path.is_symlink() or not path.is_file():
+        return {}
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    found = found.get(part) if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def cache_text(environments, shown_commit):
+    """The CACHE's text: the identity of every commit these session records hold without their model code, and the
+    sources of shown_commit (the readability section's), as git (or the cache) knows them."""
+    commits = {plain_commit(environment.get("git_commit")) for environment in environments
+               if not environment.get("model_code")}
+    known = {commit: at_commit(commit) for commit in sorted(commit for commit in commits if commit)}
+    sources = sources_or_cached(shown_commit) if shown_commit else None
+    return json.dumps({"identities": {commit: value for commit, value in known.items() if value},
+                       "sources": {shown_commit: sources} if sources else {}}, indent=1, sort_keys=True) + "\n"
+
+
+def run_code(environments):
+    """The model code a run was measured with, from its environment records (each session's): one entry per
+    distinct code, {"commits": [...], "hash", "modules", "mirror"}, the code as recorded where the record holds it,
+    else (runs recorded before) read from git at the recorded commit; an entry with hash None where neither is
+    known."""
+    codes = {}
+    for environment in environments:
+        commit = plain_commit(environment.get("git_commit"))
+        known = environment.get("model_code") or (at_commit(commit) if commit else None)
+        key = known["hash"] if known else None
+        entry = codes.setdefault(key, (known or {"hash": None, "modules": {}, "mirror": None}) | {"commits": []})
+        if commit and commit not in entry["commits"]:
+            entry["commits"].append(commit)
+    return list(codes.values())

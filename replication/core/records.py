@@ -1,0 +1,114 @@
+"""What every record file shares: one record per key (once_each), vectors of the right size, the session
+records (runs.jsonl), JSON files read with their lists checked. Each study's own records are in its records module."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+from replication.core import registry
+from replication.core.results import RunError, dumps, is_a, read_records
+
+RECORD_SCHEMA = 2
+"""Version of the point and retrieval records written now (key "schema"; records without it are version 1, whose
+gradient names and labels series.Series.of and crosscheck_fits convert)."""
+
+
+MAYBE_NUMBER = (int, float, type(None))
+"""A number the writer may have recorded as null because it was not finite (results.strict): a standard error or
+Newton step of an indefinite Hessian, the objective of a fit that diverged. Read back as null and judged as such
+(data.judging_newton reads it as NaN: not at a minimum)."""
+
+
+def once_each(key_of, what, identical_too=False, replaces=None):
+    """A read_records check that refuses a second record of the same key (a point and series, a fit), naming both
+    lines: a different one always (which would the report use?), an identical one where identical_too (a reference
+    run holds each record once); except where replaces(earlier, record) says the later one replaces the earlier."""
+    seen = {}
+
+    def check(path, number, record):
+        key = key_of(record)
+        if key not in seen or (replaces is not None and replaces(seen[key][1], record)):
+            seen[key] = (number, record)
+            return
+        first, earlier = seen[key]
+        if identical_too or earlier != record:
+            same = "the same record twice" if earlier == record else "two different records"
+            raise RunError(f"{path}: lines {first} and {number} hold {same} of one {what} ({describe_key(key)}); "
+                           "a run holds one record of each: keep the right one")
+
+    return check
+
+
+def describe_key(key):
+    """A record's key in words: its parts joined, empty ones left out."""
+    return ", ".join(str(part) for part in key if part not in ("", None))
+
+
+def check_vectors(path, number, vectors, size, place="line"):
+    """Each of vectors ({key: list or None}) a list of size numbers (null for a number that was not finite, read
+    back as NaN in place)."""
+    for key, vector in vectors.items():
+        if vector is None:
+            continue
+        if not isinstance(vector, list) or len(vector) != size or not all(is_a(v, MAYBE_NUMBER) for v in vector):
+            raise RunError(f"{path}: {place} {number}, key {key!r}: expected {size} numbers (one per parameter), "
+                           f"got {json.dumps(vector)[:80]}")
+        vector[:] = [math.nan if value is None else value for value in vector]  # recorded null: not finite
+
+
+def as_written(path, number, record, validate):
+    """record stamped with RECORD_SCHEMA, checked as a reader will read it back (its strict JSON, validate), before
+    it is written: a record its own reader would refuse is a fault of the writer, raised here, not found later."""
+    record = record | {"schema": RECORD_SCHEMA}
+    validate(path, number, json.loads(dumps(record)))
+    return record
+
+
+def read_keyed(path, validate, key_of, what, repair, strict, replaces=None):
+    """The records of a JSON-lines file, each validated, at most one per key (once_each; the caller drops the records
+    replaced, where replaces allows any)."""
+    unique = once_each(key_of, what, identical_too=strict, replaces=replaces)
+
+    def check(path, number, record):
+        validate(path, number, record)
+        unique(path, number, record)
+
+    return read_records(path, repair=repair, check=check)
+
+
+def latest_of_each(records: list[dict], key_of) -> list[dict]:
+    """records, keeping of each key only its last record, in the order read."""
+    last = {key_of(record): number for number, record in enumerate(records)}
+    return [record for number, record in enumerate(records) if last[key_of(record)] == number]
+
+
+RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_count": int, "gpu": (str, type(None)),
+              "threads": int, "torch_threads": int, "python": str, "git_commit": (str, type(None)),
+              **dict.fromkeys(registry.version_keys(), str)}
+"""What every session's record in a runs.jsonl holds (environment.environment_record and the run id): what the
+appendices print of each session."""
+
+
+def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
+    """The validated session records of a sweep's or a retrieval's runs.jsonl."""
+    return read_records(path, repair=repair, schema=RUN_RECORD)
+
+
+def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
+    """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
+    produced; a damaged one is an error naming the file and what is wrong."""
+    if not path.exists():
+        return None
+    try:
+        content = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(content, dict):
+        raise RunError(f"{path}: not a record (got {type(content).__name__})")
+    for key in lists:
+        if not isinstance(content.get(key, []), list) or not all(isinstance(item, dict) for item in content.get(
+                key, [])):
+            raise RunError(f"{path}: key {key!r} must be a list of records")
+    return content

@@ -1,0 +1,235 @@
+"""Results as JSON lines: each finished point appended and flushed at once, read back with resume in mind."""
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import pathlib
+import warnings
+
+from replication.core import paths
+
+
+class RunError(ValueError):
+    """Input the harness refuses: a run folder, a record file or an option that cannot be used as asked
+    (read-only, taken by another writer, not a run, damaged, out of range, a link). The command line prints it as
+    one line (exit status 2)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Guard:
+    """Where the harness may write now: inside these folders (resolved), and into the committed report's and
+    figures' folders only where committed (the rendering of the reference runs alone)."""
+
+    folders: tuple
+    committed: bool = False
+
+
+_GUARDS = []
+"""The guards in force, innermost last (writing_into)."""
+
+
+def resolved(path):
+    """path resolved through every link, or a RunError naming it (a link loop, an unreadable link)."""
+    try:
+        return pathlib.Path(path).resolve()
+    except (OSError, RuntimeError) as error:
+        raise RunError(f"{path}: cannot be followed ({error}); a link loop or a broken link?") from None
+
+
+def links_inside(folder):
+    """Every symbolic link inside folder (files and folders, not followed), sorted."""
+    found = []
+    for parent, folders, files in os.walk(folder, followlinks=False):
+        found += [pathlib.Path(parent) / name for name in folders + files if os.path.islink(os.path.join(parent, name))]
+    return sorted(found)
+
+
+def refuse_links_inside(folder):
+    """Refuse a folder holding a link anywhere inside it: a run holds its own files only, and a link would let a
+    writer change a file elsewhere (a reference run's) or a reader take another run's records for this one's."""
+    found = links_inside(folder)
+    if found:
+        raise RunError(f"{found[0]}: a link inside {folder}; a run folder holds its own files only (remove the link)")
+
+
+@contextlib.contextmanager
+def writing_into(*folders, committed=False):
+    """Within the block every file the harness writes is checked first (check_target): it must lie, through every
+    link, inside one of folders, outside the reference runs, and outside the committed report and figures unless
+    committed. The folders are checked for links at once."""
+    for folder in folders:
+        if pathlib.Path(folder).exists():
+            refuse_links_inside(folder)
+    _GUARDS.append(Guard(tuple(resolved(folder) for folder in folders), committed))
+    try:
+        yield
+    finally:
+        _GUARDS.pop()
+
+
+def check_target(path):
+    """Refuse to write or replace the file at path where it, resolved through every link, lies inside the
+    reference runs, inside the committed report or figures (unless the guard in force is the committed rendering),
+    or outside the folders of the guard in force; or where path is itself a link. Returns path."""
+    path = pathlib.Path(path)
+    target = resolved(path)
+    guard = _GUARDS[-1] if _GUARDS else Guard(())
+    if path.is_symlink():
+        raise RunError(f"{path}: a link; the harness writes only files of its own (remove the link)")
+    if target.is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{path}: leads into the reference runs ({paths.REFERENCE}), which are read-only")
+    if not guard.committed and any(target.is_relative_to(folder.resolve()) for folder in (paths.PAPER, paths.FIGURES)):
+        raise RunError(f"{path}: leads into the committed report or figures, which only their rendering from the "
+                       "reference runs writes (--reference-only)")
+    if guard.folders and not any(target.is_relative_to(folder) for folder in guard.folders):
+        raise RunError(f"{path}: leads outside {', '.join(map(str, guard.folders))}, the folder(s) being written")
+    return path
+
+
+def strict(value):
+    """value with every non-finite float replaced by null (strict JSON has no NaN); a record that held one says
+    so under "null": "not finite", the reason its nulls stand for."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        cleaned = {key: strict(item) for key, item in value.items()}
+        if cleaned != value and "null" not in cleaned and any(item is None for item in cleaned.values()):
+            cleaned["null"] = "not finite"
+        return cleaned
+    if isinstance(value, (list, tuple)):
+        return [strict(item) for item in value]
+    return value
+
+
+def dumps(content, **options):
+    """Strict JSON of content (non-finite numbers as null, see strict)."""
+    return json.dumps(strict(content), allow_nan=False, sort_keys=True, **options)
+
+
+def append_record(path, record):
+    """Append one JSON record as a line and push it to disk before returning."""
+    path = check_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as stream:
+        stream.write(dumps(record) + "\n")
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def write_json(path, content):
+    """Write a JSON file atomically: the old content or the new one, never half of either."""
+    write_atomically(path, dumps(content, indent=1).encode())
+
+
+def write_atomically(path, content: bytes):
+    """Write bytes to path through a temporary file beside it, pushed to disk and renamed over it: the old content
+    or the new one, never half of either."""
+    path = check_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = check_target(path.with_name(path.name + ".tmp"))
+    with temporary.open("wb") as stream:
+        stream.write(content)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
+def replace_text(path, text):
+    """Replace a file's content with text through a temporary file renamed over it: where the write fails (a
+    full disk, a file-size limit) the original is left exactly as it was, and the error says so."""
+    path = check_target(path)
+    temporary = check_target(path.with_name(path.name + ".repair"))
+    try:
+        with temporary.open("w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise OSError(f"{path}: could not repair its torn last line ({error}); the file is left as it was") from None
+
+
+def write_text_if_changed(path, text):
+    """Write text to path unless it already holds exactly that (the file and its date then stay)."""
+    path = check_target(path)
+    if not (path.exists() and path.read_text() == text):
+        path.write_text(text)
+    return path
+
+
+NUMBER = (int, float)
+
+
+def is_a(value, kind):
+    """isinstance, except that a bool is neither an int nor a float here."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
+
+
+def kind_name(kind):
+    """'int', 'a number', 'a number or null': what a schema entry admits, in words."""
+    if isinstance(kind, tuple):
+        return "a number or null" if type(None) in kind else "a number"
+    return kind.__name__
+
+
+def check_record(path, number, record, schema, place="line"):
+    """A record with every key of schema, each of its type ({key: type, or (type, ...), or a nested schema}); an
+    error names the file, the place (a line of a JSON-lines file, an item of a list) and the key."""
+    where = f"{path}: {place} {number}"
+    if not isinstance(record, dict):
+        raise RunError(f"{where} is not a record (got {json.dumps(record)[:80]})")
+    for key, kind in schema.items():
+        if key not in record:
+            raise RunError(f"{where} has no key {key!r}")
+        value = record[key]
+        if isinstance(kind, dict):
+            check_record(path, number, value, kind, place)
+        elif not is_a(value, kind):
+            raise RunError(f"{where}, key {key!r}: expected {kind_name(kind)}, got {json.dumps(value)[:80]}")
+    return record
+
+
+def read_records(path, repair=False, schema=None, check=None):
+    """The records of a JSON-lines file; a truncated last line is reported and ignored.
+
+    With repair=True the truncated tail is also cut from the file, so that appending goes on cleanly.
+    A damaged line anywhere else is an error: it means the file was edited, not interrupted. With a schema
+    (or a check(path, number, record) function), every record is validated and a bad one is an error naming
+    the file, the line and the key.
+    """
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise RunError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); the file is damaged"
+                         ) from None
+    lines = text.split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number != len(lines):
+                raise RunError(f"{path}: line {number} is not valid JSON") from None
+            warnings.warn(f"{path}: ignored a truncated last line ({len(line)} characters) left by an interrupted run",
+                          stacklevel=2)
+            if repair:
+                replace_text(path, text[: len(text) - len(line)])
+            return records
+        if schema is not None:
+            check_record(path, number, record, schema)
+        if check is not None:
+            check(path, number, record)
+        records.append(record)
+    if repair and text and not text.endswith("\n"):
+        with path.open("a") as stream:  # a complete last record whose newline was not written yet
+            stream.write("\n")
+    return records

@@ -1,0 +1,339 @@
+"""Run folders: every measurement belongs to one run of one machine, and reference runs are read-only.
+
+A run folder holds `run.json` (its name, creation date and machine) and one sub-folder per kind of result:
+`sweep-<profile>/` (points.jsonl, runs.jsonl), `crosscheck/`, `bench/`; a report rendered for the run is
+written beside them (`REPORT.md`, `figures/`). Your runs live under results/runs/ and are named after the
+date and the machine; the committed reference runs live under results/reference/ and are never written.
+"""
+
+import contextlib
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import shutil
+
+from replication.core import paths, results
+from replication.core.records import load_json
+from replication.core.results import RunError, is_a
+from replication.studies.real_maps.records import read_real_maps
+from replication.studies.retrieval.records import read_retrieval
+from replication.studies.sweep.records import read_points
+
+MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
+"""What identifies a machine: a run is resumed only on the machine that started it."""
+RUN_FILE = "run.json"
+LOCK_FILE = ".lock"
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo, or platform's guess elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_record():
+    """This host: name, CPU model and logical cores (no GPU: asking for one needs torch, which readers never
+    import; writers record the whole machine, environment.machine_record)."""
+    return {"hostname": platform.node(), "cpu": cpu_model(), "cpu_count": os.cpu_count()}
+
+
+def slug(text):
+    """Lower-case letters, digits and dashes only: 'Intel(R) Xeon(R) Processor' -> 'xeon'."""
+    text = re.sub(r"\((r|tm)\)|\b(processor|cpu|intel|nvidia corporation)\b|@.*", " ", str(text), flags=re.I)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+
+
+def machine_label(machine):
+    """'AMD EPYC, 2 cores' or 'Intel Xeon, 16 cores + NVIDIA H200', for tables and legends."""
+    cpu = " ".join(re.sub(r"\((R|TM)\)|\b(Processor|CPU)\b", " ", str(machine["cpu"])).split())
+    label = f"{cpu}, {machine['cpu_count']} cores"
+    return label + (f" + {machine['gpu']}" if machine.get("gpu") else "")
+
+
+def run_name(machine, date):
+    """The folder name of a run: date, host, CPU and cores, and the GPU where there is one."""
+    name = f"{date:%Y-%m-%d}_{slug(machine['hostname'])}_{slug(machine['cpu'])}-{machine['cpu_count']}c"
+    return name + (f"_{slug(machine['gpu'])}" if machine.get("gpu") else "")
+
+
+def is_reference(folder):
+    """Whether folder is (inside) the committed reference runs."""
+    return pathlib.Path(folder).resolve().is_relative_to(paths.REFERENCE.resolve())
+
+
+def check_writable(folder, option="--run"):
+    """Refuse a reference folder, or a file where a folder is wanted, before any work is done."""
+    folder = pathlib.Path(folder)
+    if is_reference(folder):
+        raise RunError(f"{option} {folder}: reference runs under {paths.REFERENCE} are read-only; "
+                       f"write to a run of your own (the default, under {paths.RUNS})")
+    for parent in (folder, *folder.parents):
+        if parent.exists() and not parent.is_dir():
+            raise RunError(f"{option} {folder}: {parent} is a file, not a folder")
+    return folder
+
+
+COMMITTED = (paths.PAPER, paths.FIGURES)
+"""The folders of the committed report and figures: only their own rendering from the reference runs writes
+there (report and figures without runs of your own)."""
+
+
+def check_output(path, option, committed=False):
+    """Refuse an output path (followed through symlinks) inside the reference runs, or inside the committed
+    report's and figures' folders unless committed (the rendering of the reference runs alone)."""
+    resolved = pathlib.Path(path).resolve()
+    if resolved.is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{option} {path}: inside the reference runs ({paths.REFERENCE}), which are read-only")
+    if not committed and any(resolved.is_relative_to(folder.resolve()) for folder in COMMITTED):
+        raise RunError(f"{option} {path}: inside the committed report or figures ({', '.join(map(str, COMMITTED))}), "
+                       "which only their rendering from the reference runs writes (--reference-only); write your "
+                       "report into your run's folder (the default) or elsewhere")
+    return pathlib.Path(path)
+
+
+def run_of(folder):
+    """The run folder holding folder (itself or the nearest parent with a run.json), or None: what a writer
+    locks, whichever option named the folder."""
+    for candidate in (pathlib.Path(folder), *pathlib.Path(folder).parents):
+        if (candidate / RUN_FILE).is_file():
+            return candidate
+    return None
+
+
+def read_run(folder):
+    """The run.json of a run folder, or None where the folder is not a run."""
+    path = pathlib.Path(folder) / RUN_FILE
+    if not path.is_file():
+        return None
+    info = load_json(path)
+    if not isinstance(info.get("machine"), dict):
+        raise RunError(f"{path}: not a valid run record (no 'machine')")
+    created = info.get("created")
+    try:
+        datetime.datetime.fromisoformat(created)
+    except (TypeError, ValueError):
+        raise RunError(f"{path}: key 'created' must be the run's start as an ISO date, got {created!r}") from None
+    for key, kind in (("cpu", str), ("cpu_count", int), ("hostname", str)):
+        if not is_a(info["machine"].get(key), kind):
+            raise RunError(f"{path}: key 'machine.{key}' must be {kind.__name__}, got "
+                           f"{json.dumps(info['machine'].get(key))[:80]}")
+    gpu = info["machine"].setdefault("gpu", None)  # a run.json without the key: a machine without a GPU
+    if gpu is not None and not isinstance(gpu, str):
+        raise RunError(f"{path}: key 'machine.gpu' must be a GPU's name or null, got {json.dumps(gpu)[:80]}")
+    return info
+
+
+def same_machine(a, b):
+    """Whether machine record a is the machine b describes (on the keys of MACHINE_KEYS that b holds: a host
+    record holds no GPU)."""
+    return all(a.get(key) == b.get(key) for key in MACHINE_KEYS if key in b)
+
+
+def runs_in(base):
+    """The run folders directly under base, oldest first (by creation date, then name)."""
+    base = pathlib.Path(base)
+    found = [(info["created"], folder.name, folder) for folder in sorted(base.iterdir())
+             if folder.is_dir() and not folder.name.startswith(".")
+             for info in [read_run(folder)] if info] if base.is_dir() else []
+    return [folder for _, _, folder in sorted(found)]
+
+
+def latest_run(machine=None, base=None):
+    """The newest of this machine's runs under base (results/runs/ by default), or None; machine: a machine or host
+    record (default: this host's)."""
+    machine = machine or host_record()
+    mine = [folder for folder in runs_in(base or paths.RUNS) if same_machine(read_run(folder)["machine"], machine)]
+    return mine[-1] if mine else None
+
+
+def create_run(folder, machine):
+    """Make folder a run of machine (run.json written atomically); an existing run is left as it is."""
+    folder = check_writable(folder)
+    if read_run(folder):
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine}
+    temporary = results.check_target(folder / (RUN_FILE + ".tmp"))
+    results.check_target(folder / RUN_FILE)
+    temporary.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, folder / RUN_FILE)
+    return folder
+
+
+def new_run(machine, base=None):
+    """A fresh run folder of machine under base, named after today's date and the machine."""
+    base = pathlib.Path(base or paths.RUNS)
+    name = run_name(machine, datetime.datetime.now(datetime.timezone.utc))
+    folder, count = base / name, 1
+    while folder.exists():
+        count += 1
+        folder = base / f"{name}-{count}"
+    return create_run(folder, machine)
+
+
+def current_run(machine, run=None, new=False, base=None):
+    """The run a writer on machine (environment.machine_record) uses: the one named, a new one, or the machine's
+    newest run (created if none)."""
+    if run is not None:
+        return create_run(run, machine)
+    if not new:
+        latest = latest_run(machine=machine, base=base)
+        if latest is not None:
+            return check_writable(latest, "this machine's newest run")
+    return new_run(machine, base)
+
+
+@contextlib.contextmanager
+def exclusive(folder):
+    """Hold an OS lock on folder while writing: a second writer is refused at once, naming the holder.
+
+    The lock (flock on folder/.lock) is released by the OS when the process ends, even by kill -9.
+    """
+    import fcntl
+
+    folder = pathlib.Path(folder)
+    if results.resolved(folder).is_relative_to(paths.REFERENCE.resolve()):
+        raise RunError(f"{folder}: inside the reference runs ({paths.REFERENCE}), which are read-only")
+    folder.mkdir(parents=True, exist_ok=True)
+    results.refuse_links_inside(folder)  # before the lock file is opened: it must not be a link either
+    with (folder / LOCK_FILE).open("a+") as stream, results.writing_into(folder):
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            stream.seek(0)
+            holder = stream.read().strip() or "unknown"
+            raise RunError(f"{folder}: another process (pid {holder}) is writing to this run; wait for it to end or "
+                           f"use another run (--new-run)") from None
+        stream.truncate(0)
+        stream.write(str(os.getpid()))
+        stream.flush()
+        try:
+            yield folder
+        finally:
+            stream.truncate(0)
+
+
+def reference_runs(base=None):
+    """The committed reference runs, in name order."""
+    base = pathlib.Path(base or paths.REFERENCE)
+    return sorted(runs_in(base), key=lambda folder: folder.name)
+
+
+RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
+                "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json",
+                "gpu.txt", "log.txt",
+                "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
+                "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
+                "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
+                "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
+                "real-maps/settings.json", "real-maps/residuals-*.npz", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz")
+"""What a run contributes as a reference run: its records, not what was rendered from them."""
+
+
+def contributed_files(run):
+    """The run's record files that a reference run takes: regular files inside the run only (a symlink is
+    refused, wherever it points), each readable as what it claims to be (JSON lines, JSON), checked before any
+    copy so that a damaged run is refused whole, naming the file and the line."""
+    files = []
+    for pattern in RESULT_FILES:
+        for source in sorted(run.glob(pattern)):
+            if source.is_symlink() or not source.is_file():
+                raise RunError(f"{source}: not a regular file of the run (a link or a folder); a reference run takes "
+                               "only the run's own record files")
+            try:
+                check_record_file(source)
+            except RunError:
+                raise
+            except ValueError as error:
+                raise RunError(f"{error}; a damaged run cannot become a reference run") from None
+            files.append(source)
+    return files
+
+
+def check_record_file(path):
+    """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
+    point record valid as the report reads it, a run.json a run record."""
+    if path.parent.name == "real-maps" and path.name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl"):
+        read_real_maps(path.parent, strict=True)
+    if path.suffix == ".npz":
+        check_arrays(path)
+    if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
+        read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
+    elif path.name == "points.jsonl":
+        read_points(path, strict=True)
+    if path.name == RUN_FILE:
+        read_run(path.parent)
+    text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None
+    lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
+    for number, line in enumerate(lines, 1):
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
+                           "reference run") from None
+
+
+def check_arrays(path):
+    """Refuse an .npz record that NumPy cannot read as plain arrays (no pickled objects)."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            for name in saved.files:
+                saved[name]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise RunError(f"{path}: not a readable NumPy .npz of plain arrays ({error}); a damaged run cannot become a "
+                       "reference run") from None
+
+
+def contribute(run, note, reference=None):
+    """Copy a run's records into a new reference run folder (never over an existing one); returns it.
+
+    The copy is made in a hidden folder and renamed into place, so a reference run is never half-written.
+    """
+    run = pathlib.Path(run)
+    info = read_run(run)
+    if info is None:
+        raise RunError(f"--run {run}: not a run folder (no {RUN_FILE})")
+    if is_reference(run):
+        raise RunError(f"--run {run}: already a reference run")
+    if not note.strip():
+        raise RunError("--note: say in a sentence what the run is (machine, what was measured)")
+    target = pathlib.Path(reference or paths.REFERENCE) / run.name
+    if target.exists():
+        raise RunError(f"{target}: a reference run of that name exists; reference runs are never overwritten")
+    staging = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    with exclusive(run):
+        sources = contributed_files(run)
+        for source in sources:
+            destination = staging / source.relative_to(run)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
+        staging.mkdir(parents=True, exist_ok=True)
+        (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
+        os.replace(staging, target)
+    return target
+
+
+def check_same_settings(where, recorded, current, keys=None):
+    """Refuse to resume results recorded under other settings, naming the first that differs: the one check
+    every resumable writer (sweep, sharded sweep, bench, cross-check) makes before adding to what it finds.
+    keys: the settings compared (default: every key of recorded); a key a record does not hold is not compared."""
+    for key in keys or recorded:
+        if key in recorded and recorded[key] != current.get(key):
+            raise RunError(f"{where}: recorded under other settings: these results were started with {key} = "
+                           f"{recorded[key]!r}, this command has {key} = {current.get(key)!r}; resume with the same "
+                           "settings, or start another run (--new-run) so that the two never mix")

@@ -1,0 +1,123 @@
+"""Reading the peers: every way to fit a point side by side (the JAX peer, the on-device BFGS), and the
+peer targets."""
+
+from replication.core.series import (
+    CUDA_ON_DEVICE,
+    JAX,
+    NUMPY,
+    TORCH_ADJOINT,
+    TORCH_CPU,
+    TORCH_CUDA,
+    TORCH_ON_DEVICE,
+)
+from replication.studies.sweep.read import comparable, is_solution, ratio_of, seconds, speedups, timed_to_target
+
+PEERS = ((NUMPY, "NumPy, finite differences, scipy BFGS"),
+         (TORCH_CPU, "torch autograd, scipy BFGS"),
+         (TORCH_ADJOINT, "torch exact adjoint, scipy BFGS"),
+         (TORCH_ON_DEVICE, "torch autograd, on-device BFGS"),
+         (JAX, "JAX autograd (jit), scipy BFGS"),
+         (TORCH_CUDA, "torch-cuda autograd, scipy BFGS"),
+         (CUDA_ON_DEVICE, "torch-cuda autograd, on-device BFGS"))
+"""The ways to fit the peers section compares: (series, what it is)."""
+
+
+PEER_SERIES = (JAX, TORCH_ON_DEVICE, CUDA_ON_DEVICE)
+"""The series that make a run's peers table: the JAX peer or an on-device BFGS."""
+
+
+PEER_MIN_NPIX = 128
+
+
+PEER_TARGETS = ((TORCH_CPU, JAX, 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+                 "torch autograd (scipy BFGS) within 1.5x of JAX's time-to-solution"),
+                (TORCH_ADJOINT, JAX, 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
+                 "torch exact adjoint (scipy BFGS) within 1.5x of JAX's time-to-solution"),
+                (TORCH_ADJOINT, JAX, 1.0, ((256, None), (512, None)),
+                 "torch exact adjoint (scipy BFGS) at most JAX's time-to-solution, npix 256 and 512"),
+                (TORCH_CUDA, CUDA_ON_DEVICE, 1 / 3, ((256, None), (512, None)),
+                 "on-device BFGS at least 3x faster than scipy BFGS on torch-cuda"),
+                (TORCH_CUDA, TORCH_CPU, 1 / 5, ((256, None),),
+                 "torch-cpu / torch-cuda at least 5x"))
+"""(series a, series b, limit of time(a) / time(b), points ((npix, nzern); None: every order), target)."""
+
+
+def per_evaluation_s(record):
+    """Fit seconds per objective evaluation (per value-and-gradient call where the gradient comes with it)."""
+    return record["fit_s"]["median"] / record["outcome"]["nfev"]
+
+
+def peers(series):
+    """The peers table: per point with npix >= PEER_MIN_NPIX measured in at least two ways, each way's time to
+    solution, its ratio to the fastest, its evaluations and their cost; plus the peer targets."""
+    if not any(name in series for name in PEER_SERIES):
+        return {"names": [], "rows": [], "targets": [], "readings": []}
+    present = [(name, what) for name, what in PEERS if name in series]
+    keys = sorted({key for name, _ in present for key, record in series[name].items()
+                   if key[0] >= PEER_MIN_NPIX and not record["estimated"]})
+    rows = []
+    for key in keys:
+        cells = {name: series[name][key] for name, _ in present
+                 if key in series[name] and not series[name][key]["estimated"]}
+        node = next(iter(cells.values()))["node"] if cells and "node" in next(iter(cells.values())) else None
+        cells = {name: record for name, record in cells.items() if record.get("node") == node}  # one node only
+        if len(cells) < 2:
+            continue
+        fastest = min(cells, key=lambda name: seconds(cells[name]))
+        rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
+            name: {"s": seconds(record), "ratio": peer_ratio(record, cells[fastest]), "solution": is_solution(record),
+                   "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
+                   "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
+    return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
+            "rows": rows, "targets": peer_targets(series), "readings": peer_readings(rows)}
+
+
+def peer_ratio(record, fastest):
+    """A way's time over the fastest's at one point (Ratio): a bound where a fit timed to the target never reached it;
+    None where a fit recorded before times to target is not a solution (it enters no ratio, as the old rule says)."""
+    if not comparable(record, fastest):
+        return None
+    if not timed_to_target(record) and not (is_solution(record) and is_solution(fastest)):
+        return None
+    return ratio_of(record, fastest)
+
+
+def peer_targets(series):
+    """Each peer target with its measured ratios (time(a) / time(b)) and whether they meet it."""
+    targets = []
+    for slow, fast, limit, points, text in PEER_TARGETS:
+        ratios = speedups(series, slow, fast)
+        chosen = {key: value for key, value in ratios.items()
+                  if any(key[0] == npix and nzern in (None, key[1]) for npix, nzern in points)}
+        targets.append({"target": text, "pair": f"{slow} / {fast}", "ratios": chosen,
+                        "met": all(value <= limit for value in chosen.values()) if chosen else None,
+                        "inverted": limit < 1})
+    return targets
+
+
+def peer_readings(rows):
+    """One sentence per point, from the numbers: who was fastest, and why torch autograd and JAX differ
+    (evaluations made against the cost of each)."""
+    readings = []
+    for row in rows:
+        cells, fastest = row["cells"], row["fastest"]
+        if not any(name in cells for name in PEER_SERIES):
+            continue
+        text = f"npix {row['npix']}, n = {row['nzern']}: fastest {fastest} ({cells[fastest]['s']:.3g} s)"
+        if TORCH_CPU in cells and JAX in cells:
+            torch_cell, jax_cell = cells[TORCH_CPU], cells[JAX]
+            text += (f"; torch autograd took {torch_cell['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
+                     f"{torch_cell['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
+                     f"{torch_cell['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
+        if TORCH_ADJOINT in cells and JAX in cells:
+            adjoint, jax_cell = cells[TORCH_ADJOINT], cells[JAX]
+            text += (f"; torch's exact adjoint took {adjoint['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
+                     f"{adjoint['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
+                     f"{adjoint['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
+        if TORCH_ON_DEVICE in cells and TORCH_CPU in cells:
+            device, host = cells[TORCH_ON_DEVICE], cells[TORCH_CPU]
+            text += (f"; on-device BFGS took {device['nit']} iterations ({device['nfev']} evaluations) to scipy's "
+                     f"{host['nit']} ({host['nfev']}), each evaluation costing "
+                     f"{device['eval_ms'] / host['eval_ms']:.2f}x scipy's")
+        readings.append(text + ".")
+    return readings

@@ -1,0 +1,187 @@
+"""pyoof (the OOF holography package, PyPI 0.2.3) as a peer on the real maps: the same maps, its own model and fit
+(nonlinear least squares, scipy's TRF with a finite-difference Jacobian, orders 1..n each from the last), timed, and
+its retrieved phase set beside ours.
+
+Run by `nox -s pyoof` in an environment of its own (pyoof needs astropy 5.3.4 and numpy 1.26.4); the harness is
+installed there without its dependencies, for the readers. pyoof 0.2.3 needs three things done from outside to run
+here: yaml.load without a Loader (PyYAML 6 refuses it), a float phase resolution (numpy's linspace refuses it), and
+its plots switched off (its style asks for LaTeX).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from replication.core.records import as_written
+from replication.core.results import RunError, append_record, check_target
+from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps.records import check_pyoof_fit
+
+PYOOF_ILLUMINATION = "illum_pedestal"
+"""pyoof's parabolic-taper illumination (its default), the taper fitted as the maps' configuration asks
+(pyoof_opt_vars.yaml: amplitude and offsets fixed)."""
+RESOLUTION, BOX_FACTOR = 2**8, 5
+"""pyoof's FFT grid and its extent in primary radii, as pyoof-srt fitted these maps."""
+PHASE_PIXELS = 64
+"""Pixels across the dish of the phase maps compared."""
+
+
+def pyoof_fits_file(observation: real_maps.Observation, path: pathlib.Path):
+    """The three maps as pyoof's FITS input: baselines subtracted, dropped samples left out, in pyoof's order
+    (minus, zero, plus)."""
+    from astropy.io import fits
+
+    rows, cols = observation.maps.shape[1:]
+    step = observation.step
+    u = (np.arange(cols) - (cols - 1) / 2) * step
+    v = (np.arange(rows) - (rows - 1) / 2) * step
+    uu, vv = np.meshgrid(u, v)  # rows along v, columns along u, as the maps
+    header = fits.Header()
+    header["FREQ"], header["WAVEL"] = observation.source.frequency, observation.source.wavelength
+    header["MEANEL"], header["OBJECT"], header["DATE_OBS"] = 0.0, observation.source.name, observation.source.name
+    tables = [fits.PrimaryHDU(header=header)]
+    for index, name, sign in ((1, "MINUS OOF", -1), (0, "ZERO OOF", 0), (2, "PLUS OOF", 1)):
+        keep = ~observation.dropped[index]
+        beam = (observation.maps[index] - observation.baselines[index]) * observation.scale
+        table = fits.BinTableHDU.from_columns([fits.Column(name="U", format="E", array=uu[keep]),
+                                               fits.Column(name="V", format="E", array=vv[keep]),
+                                               fits.Column(name="BEAM", format="E", array=beam[keep])])
+        table.name = name
+        table.header["DZ"] = sign * observation.source.dz
+        tables.append(table)
+    fits.HDUList(tables).writeto(path, overwrite=True)
+
+
+class TimedLeastSquares:
+    """scipy.optimize as pyoof's fit_beam sees it, with least_squares timed and counted call by call (one per
+    order)."""
+
+    def __init__(self, optimize):
+        self.optimize, self.calls = optimize, []
+
+    def __getattr__(self, name):
+        return getattr(self.optimize, name)
+
+    def least_squares(self, *args, **kwargs):
+        start = time.perf_counter()
+        result = self.optimize.least_squares(*args, **kwargs)
+        self.calls.append({"seconds": time.perf_counter() - start, "nfev": int(result.nfev),
+                           "status": int(result.status), "success": bool(result.success),
+                           "message": str(result.message), "cost": float(result.cost)})
+        return result
+
+
+def patched_pyoof():
+    """pyoof's fit_beam module with the three fixes applied from outside, and the timed least squares."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import importlib
+
+    import yaml
+    from pyoof import aperture
+
+    module = importlib.import_module("pyoof.fit_beam")  # the module, which pyoof's namespace shadows by its function
+
+    class SafeYaml:
+        def __getattr__(self, name):
+            return getattr(yaml, name)
+
+        @staticmethod
+        def load(stream, Loader=yaml.SafeLoader):
+            return yaml.load(stream, Loader=Loader)
+
+    module.yaml = SafeYaml()
+    module.phase = lambda K_coeff, notilt, pr, resolution=1000: aperture.phase(K_coeff, notilt, pr, int(resolution))
+    matplotlib.rcParams["text.usetex"] = False
+    module.optimize = TimedLeastSquares(module.optimize)
+    return module
+
+
+def pyoof_phase(coefficients, radius):
+    """pyoof's phase (radians, tilts removed) on a PHASE_PIXELS grid across the dish (rows along v, columns along
+    u), NaN off the dish."""
+    from pyoof import aperture
+
+    x, y, phi = aperture.phase(np.asarray(coefficients), True, radius, PHASE_PIXELS)
+    xx, yy = np.meshgrid(x, y)
+    return np.where(np.hypot(xx, yy) <= radius, phi, np.nan)
+
+
+def fit_with_pyoof(observation: real_maps.Observation, max_order: int, work: pathlib.Path, maps: pathlib.Path):
+    """pyoof's fits of one source, orders 1..max_order: per order its time, evaluations, how it ended and its
+    phase map."""
+    from astropy.io import ascii
+    from pyoof import aperture, extract_data_pyoof, telgeometry
+
+    module = patched_pyoof()
+    path = work / f"{observation.source.name}.fits"
+    pyoof_fits_file(observation, path)
+    data_info, data_obs = extract_data_pyoof(str(path))
+    dish = real_maps.SRT_DISH
+    telescope = [telgeometry.block_manual(pr=dish["radius"], sr=dish["blockage"], a=0.0, L=0.0),
+                 telgeometry.opd_manual(Fp=dish["focal_length"], F=dish["effective_focal_length"]),
+                 float(dish["radius"]), "SRT"]
+    config = maps / "pyoof_opt_vars.yaml"
+    module.fit_beam(data_info=data_info, data_obs=data_obs, method="trf", order_max=max_order,
+                    illum_func=getattr(aperture, PYOOF_ILLUMINATION), telescope=telescope, resolution=RESOLUTION,
+                    box_factor=BOX_FACTOR, fit_previous=True, config_params_file=str(config) if config.is_file()
+                    else None, make_plots=False, verbose=0)
+    output = sorted((work / "pyoof_out").glob(f"{observation.source.name}-*"))[-1]
+    records = []
+    for order, call in zip(range(1, max_order + 1), module.optimize.calls, strict=True):
+        table = ascii.read(str(output / f"fitpar_n{order}.csv"))
+        params = np.array(table["parfit"], dtype=float)
+        records.append({"source": observation.source.name, "order": order, **call,
+                        "params": [float(v) for v in params], "phase": pyoof_phase(params[4:], dish["radius"])})
+    return records
+
+
+def run(maps, folder: pathlib.Path, max_order: int):
+    """Fit every source with pyoof and write pyoof.jsonl (times and parameters) and pyoof-phase-<source>.npz into
+    folder."""
+    import pyoof
+
+    maps = real_maps.maps_folder(maps)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        for source in real_maps.SOURCES:
+            observation = real_maps.read_observation(source, maps)
+            records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), maps)
+            phases = np.stack([record.pop("phase") for record in records])
+            target = check_target(folder / f"pyoof-phase-{source.name}.npz")
+            np.savez_compressed(target, phase=phases.astype(np.float32))
+            for record in records:
+                path = folder / "pyoof.jsonl"
+                append_record(path, as_written(path, 0, record | {"pyoof": pyoof.__version__}, check_pyoof_fit))
+            print(f"{source.name}: pyoof fitted n = 1..{max_order} in "
+                  f"{sum(r['seconds'] for r in records):.1f} s", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m replication.studies.real_maps.pyoof_peer",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
+    parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
+    parser.add_argument("--max-order", type=int, default=real_maps.ORDERS[-1])
+    args = parser.parse_args(argv)
+    try:
+        if (args.results / "pyoof.jsonl").exists():
+            raise RunError(f"--results {args.results}: holds pyoof.jsonl already; choose another folder")
+        run(args.maps, args.results, args.max_order)
+    except (RunError, ValueError, OSError) as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+

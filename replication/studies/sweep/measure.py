@@ -1,0 +1,147 @@
+"""The timing sweep: time-to-solution over grid sizes and Zernike orders, resumable point by point."""
+
+import dataclasses
+
+from reference_numpy.fit import TIMED_OUT
+from replication.core import measurement, optimum, registry
+from replication.core.environment import environment_record, thread_limits
+from replication.core.implementations import select, with_gradients
+from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
+from replication.core.records import as_written
+from replication.core.results import append_record
+from replication.core.simulation import objective_gamma
+from replication.studies.sweep import trajectories
+from replication.studies.sweep.records import check_point, measured_keys, point_key, read_optima, read_points
+from replication.studies.sweep.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
+
+MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
+"""The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its
+identity with the settings'."""
+
+
+OPTIMA_FILE = "optima.jsonl"
+"""A sweep folder's optima: one line per point (and data), found once before its first timed fit."""
+
+
+class PointOptima:
+    """The optima of a sweep's points, read from its optima.jsonl, found (untimed) and written there when first
+    asked for."""
+
+    def __init__(self, path):
+        self.path = path
+        self.known = read_optima(path, repair=True)
+
+    def of(self, npix, nzern, data, start, objective):
+        """The point's optimum (optimum.Optimum)."""
+        key = (npix, nzern, objective, fingerprint(data))
+        if key not in self.known:
+            record = {"npix": npix, "nzern": nzern, "objective": objective, "data_sha256": key[3],
+                      **find_optimum(npix, nzern, data, start, objective).record()}
+            append_record(self.path, record)
+            self.known[key] = record
+        return optimum.Optimum.of(self.known[key])
+
+
+def find_optimum(npix, nzern, data, start, objective):
+    """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
+    by Newton steps (optimum.polish)."""
+    import torch_impl
+
+    setup = torch_impl.make_setup(npix, nzern)
+    observed = torch_impl.prepare_data(data, setup)
+    gamma = objective_gamma(data, objective)
+    fitted = torch_impl.fit(setup, observed, start, tol=optimum.OPTIMUM_TOL, gamma=gamma, objective=objective,
+                            gradient="adjoint")
+    return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective)
+
+
+def target_record(setup_s, results, best):
+    """Each repeat's time to the optimum (setup included; None where it never came within the target), the
+    repeats that reached it, and the last fit's end distance (standard errors)."""
+    times = [optimum.time_to_target(s, r.trajectory, best) for s, r in zip(setup_s, results, strict=True)]
+    return {"se": optimum.TARGET, "times": times, "reached": sum(t is not None for t in times),
+            "end_distance": optimum.end_distance(best, results[-1].x)}
+
+
+def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", optima=None):
+    """Time one point: up to the profile's repeats, as many as its budget holds (timing.another_repeat_fits), each
+    fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
+    where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
+    sweep's PointOptima), and each fit's trajectory is kept beside it (trajectories.write_trajectories)."""
+    truth, data = data_for(npix, nzern)
+    eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
+    record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
+              "npix": npix, "nzern": nzern,
+              "nparams": int(truth.size),
+              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective}
+    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
+                                       trajectory=optima is not None, time_limit=profile.fit_limit_s,
+                                       budget_s=profile.budget_s)
+    total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
+    record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
+               "outcome": fit_outcome(results[-1], npix, nzern, data, objective),
+               "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
+    if optima is not None:
+        record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
+        record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),
+                                                                 [result.trajectory for result in results])
+    return record
+
+
+def plan(profile, impls, done, objective="cauchy"):
+    """Points still to run, smallest first; at each point the NumPy reference last. done: the keys of the points
+    measured (an estimate, made by sweeps before 2026-12-02 for points predicted over the budget, is measured and
+    replaced)."""
+    ordered = sorted(impls, key=lambda impl: impl.registration.reference)
+    return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
+            if (npix, nzern) in profile.points(impl, objective)
+            and (impl.name, impl.dtype, impl.gradient, impl.minimizer, npix, nzern) not in done]
+
+
+def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset()):
+    """Run (or resume) the sweep of settings (a SweepSettings) into results_dir; returns the number of points
+    measured or estimated in this call.
+
+    points: only these (npix, nzern) of the profile (a shard's); skip: point keys finished elsewhere (by
+    another node of the same shard), not measured again.
+    """
+    profile, objective, gradients = settings.grid, settings.objective, settings.gradients
+    points_path = results_dir / "points.jsonl"
+    with thread_limits(settings.threads):
+        environment = environment_record(settings.threads) | {
+            "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
+            "profile_settings": dataclasses.asdict(profile)}
+    identity = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
+    measurement.check_identity(results_dir, identity)
+    measurement.record_identity(results_dir, identity)
+    records = read_points(points_path, repair=True)
+    impls = with_gradients(select(settings.impls), gradients)
+    available = [impl for impl in impls if impl.available()]
+    todo = [item for item in plan(profile, available, measured_keys(records) | set(skip), objective)
+            if points is None or item[1:] in points]
+    unavailable, printed = sorted({impl.label for impl in impls if not impl.available()}), set()
+    for impl in impls:
+        if impl.label in unavailable and impl.label not in printed:
+            printed.add(impl.label)
+            print(f"{impl.label}: not available on this machine ({impl.registration.why_unavailable()}); skipped")
+    if not impls:
+        print(f"nothing to measure: no requested implementation offers the gradient(s) {', '.join(gradients)}")
+        return 0
+    if not available:
+        print(f"nothing to measure: no requested implementation ({', '.join(unavailable)}) is available on this "
+              "machine; the report shows it as not measured here")
+        return 0
+    if not todo:
+        print(f"{points_path}: all {len(records)} points of the {settings.profile} profile are done; nothing to run")
+        return 0
+    optima = PointOptima(results_dir / OPTIMA_FILE)
+    with measurement.measuring(results_dir, environment | {"unavailable": unavailable}, settings.threads, len(todo),
+                               f"sweep {settings.profile} {objective}", "point", quiet) as (run_id, bar):
+        for impl, npix, nzern in todo:
+            bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
+            record = measure_point(impl, npix, nzern, profile, settings.tol, run_id, objective, optima)
+            record = as_written(points_path, len(records) + 1, record, check_point)
+            append_record(points_path, record)
+            records.append(record)
+            bar.update()
+    return len(todo)

@@ -1,0 +1,331 @@
+"""Reading a sweep's records: its series, how each fit ended, its times to solution and the speed-ups between
+series (a bound where a fit never reached its target), and how far apart the fits ended."""
+
+import math
+import statistics
+
+import numpy as np
+
+from replication.core import runs
+from replication.core.judging import AT_LEAST, AT_MOST, UNDETERMINED, Ratio
+from replication.core.optimum import mahalanobis
+from replication.core.records import read_run_records
+from replication.core.series import (
+    NUMPY,
+    Series,
+    ordered,
+)
+from replication.core.simulation import (
+    covariance_scale,
+    ended_at_optimum,
+    identifiable,
+    judging_newton,
+    judging_stderr,
+)
+from replication.studies.sweep.records import read_points
+
+
+def load_sweep(folder):
+    """{Series: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
+    points, environments = read_points(folder / "points.jsonl"), read_run_records(folder / "runs.jsonl")
+    series = {}
+    for record in points:
+        series.setdefault(Series.of(record), {})[(record["npix"], record["nzern"])] = record
+    return series, environments
+
+
+def load_sharded_sweeps(folder):
+    """The sweeps of a sharded run, each merged over its shards and nodes; every record marked with its node,
+    and the nodes listed: ({sweep name: (series, environments)}, [{shard, node, cpu, cores, gpu, points}])."""
+    sweeps, nodes = {}, []
+    for node in sorted(folder.glob("shards/*/*")):
+        info = runs.read_run(node)
+        if info is None:
+            continue
+        machine = info["machine"]
+        for sub in sorted(path for path in node.glob("sweep-*") if path.is_dir()):
+            series, environments = load_sweep(sub)
+            merged, all_environments = sweeps.setdefault(sub.name, ({}, []))
+            for name, points in series.items():
+                for key, record in points.items():
+                    known = merged.setdefault(name, {}).get(key)
+                    if known is None or (known["estimated"] and not record["estimated"]):  # a measurement first
+                        merged[name][key] = record | {"node": machine["hostname"]}
+            all_environments.extend(environments)
+            nodes.append({"shard": node.parent.name, "node": machine["hostname"], "cpu": machine["cpu"],
+                          "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
+                          "points": sum(len(points) for points in series.values())})
+    return sweeps, nodes
+
+
+def sweep_objective(name):
+    """The objective of a sweep folder's name."""
+    return next((objective for objective in ("least-squares", "gaussian") if name.endswith(f"-{objective}")), "cauchy")
+
+
+def off_yardstick_points(series, optima):
+    """Remove from series (in place) the points timed to a target whose optimum's covariance is not the sandwich
+    (optima recorded before 2026-12-03 above npix 512 used the inverse Hessian): no rule judges a time or a distance
+    on another yardstick. Returns how many were removed."""
+    removed = 0
+    for points in series.values():
+        for key in [key for key, record in points.items() if timed_to_target(record)]:
+            record = points[key]
+            found = optima.get((*key, record.get("objective", "cauchy"), record.get("data_sha256")))
+            if found is not None and not found.get("sandwich", True):
+                del points[key]
+                removed += 1
+    return removed
+
+
+def timed_to_target(record):
+    """Whether a measured point records each repeat's time to its optimum (runs since 2026-12-02): its time is then
+    a time to solution, else (older runs) the time the optimiser took to stop."""
+    return not record["estimated"] and "target" in record
+
+
+def repeat_times(record):
+    """(seconds per repeat, whether every repeat reached the optimum) of a measured point: each repeat's time to
+    solution, a repeat that never came within the target counted at its total time (a lower bound); a point
+    recorded before the targets: each repeat's time to stop, reached where the fit is a solution (how_it_ended)."""
+    totals = record["total_s"].get("all") or [record["total_s"]["median"]]
+    if timed_to_target(record):
+        times = record["target"]["times"]
+        return [t if t is not None else total for t, total in zip(times, totals, strict=True)], None not in times
+    return list(totals), is_solution(record)
+
+
+def seconds(record):
+    """Median time to solution of a point (setup + fit up to the first evaluation within the target of the point's
+    optimum; a repeat that never got there at its total time, then a bound), measured or estimated; the time to stop
+    where the point records no target (runs before 2026-12-02)."""
+    if record["estimated"]:
+        return record["fit_s"]["median"]
+    return statistics.median(repeat_times(record)[0]) if timed_to_target(record) else record["total_s"]["median"]
+
+
+def stop_seconds(record):
+    """Median seconds from the start to the optimiser's stop (setup + fit): what the paper's script timed."""
+    return record["fit_s"]["median"] if record["estimated"] else record["total_s"]["median"]
+
+
+def stopped_at_limit(record):
+    """Whether a point's fit was stopped at the sweep's time limit (since 2026-12-02; such a fit is its point's
+    only one): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
+    reached the target, is a bound."""
+    return not record["estimated"] and bool(record.get("stopped_at_limit"))
+
+
+def how_it_ended(record):
+    """Why a point's time is not a time to solution, in a few words, or None where it is one.
+
+    Points timed to the target: a solution where every repeat came within the target of the point's optimum, else
+    censored (its time a bound). Older points: measured fits with an exact account are solutions when they ended at
+    the optimum (data.ended_at_optimum); fits recorded before the account, when neither scipy nor torchmin flagged a
+    failure other than precision loss (scipy's word for a line search that can no longer see a decrease, at the
+    optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
+    """
+    if not identifiable(record["npix"], record["nzern"]):
+        return "not identifiable (rank-deficient design)"
+    if record["estimated"]:
+        return None
+    targeted = timed_to_target(record)
+    if targeted and record["target"]["reached"] == len(record["target"]["times"]):
+        return None
+    if stopped_at_limit(record):
+        return f"stopped at its time limit ({record['time_limit_s']:g} s) before the target (time a bound)"
+    outcome = record["outcome"]
+    if "convergence" in outcome:
+        if outcome["convergence"] is None:
+            return "objective not finite"
+        if not np.isfinite(judging_newton(outcome["convergence"])):
+            return "not at a minimum (Hessian not positive definite)"
+        if not ended_at_optimum(outcome):
+            return "stopped before the optimum"
+    if targeted:
+        return f"never within {record['target']['se']:g} SE of the optimum (time a bound)"
+    if outcome["success"] or "precision loss" in outcome["message"]:
+        return None
+    return f"failed: {outcome['message']}"
+
+
+def is_solution(record):
+    """Whether a point's time counts as a time to solution (see how_it_ended)."""
+    return how_it_ended(record) is None
+
+
+def ratio_of(slow, fast):
+    """The speed-up between two measured points timed alike (Ratio), or None where neither fit reached the target."""
+    a, a_reached = repeat_times(slow)
+    b, b_reached = repeat_times(fast)
+    value = seconds(slow) / seconds(fast)
+    pairs = [x / y for x in a for y in b]
+    if a_reached and b_reached:
+        return Ratio(value, min(pairs), max(pairs))
+    if b_reached:
+        return Ratio(value, min(pairs), math.inf, AT_LEAST)
+    if a_reached:
+        return Ratio(value, 0.0, max(pairs), AT_MOST)
+    return Ratio(math.nan, 0.0, math.inf, UNDETERMINED)
+
+
+def comparable(a, b, measured_only=True):
+    """Whether two points of one grid point enter a ratio: both measured (or measured_only False), timed on the same
+    node, both identifiable, and both timed alike (to the target, or both to the optimiser's stop)."""
+    if measured_only and (a["estimated"] or b["estimated"]):
+        return False
+    if a.get("node") != b.get("node") or not identifiable(a["npix"], a["nzern"]):
+        return False
+    return a["estimated"] or b["estimated"] or timed_to_target(a) == timed_to_target(b)
+
+
+def speedups(series, slow, fast, measured_only=True):
+    """{(npix, nzern): Ratio of seconds(slow) / seconds(fast)} over points both series have, timed on the same node.
+    Points timed to the target: every pair enters, a censored fit's as a bound (a pair where neither fit reached the
+    target has no ratio, see complete_sizes); older points: both fits solutions (how_it_ended), time to stop."""
+    a, b = series.get(slow, {}), series.get(fast, {})
+    ratios = {}
+    for key in sorted(set(a) & set(b)):
+        if not comparable(a[key], b[key], measured_only):
+            continue
+        if a[key]["estimated"] or b[key]["estimated"]:
+            value = seconds(a[key]) / seconds(b[key])
+            ratios[key] = Ratio(value, value, value)
+        elif timed_to_target(a[key]) or (is_solution(a[key]) and is_solution(b[key])):
+            ratio = ratio_of(a[key], b[key])
+            if ratio.kind != UNDETERMINED:
+                ratios[key] = ratio
+    return ratios
+
+
+def complete_sizes(series, slow, fast):
+    """The speed-ups a per-size verdict (C2, C3, C4) judges. Points timed to the target: every measured pair, a pair
+    where neither fit reached the target entering as undetermined (so that no order is silently left out). Older
+    points: those of grid sizes where every measured pair of the two series is a pair of solutions, so that leaving
+    out fits that stopped short never narrows the orders a verdict takes its median or spread over."""
+    a, b = series.get(slow, {}), series.get(fast, {})
+    measured = [key for key in set(a) & set(b) if comparable(a[key], b[key])]
+    ratios = speedups(series, slow, fast)
+    short = {key[0] for key in measured if not timed_to_target(a[key]) and key not in ratios}
+    complete = {key: value for key, value in ratios.items() if key[0] not in short}
+    complete |= {key: ratio_of(a[key], b[key]) for key in measured if timed_to_target(a[key])}
+    return dict(sorted(complete.items()))
+
+
+def left_out(series):
+    """{reason: count} of the measured fits whose times are not times to solution."""
+    reasons = {}
+    for points in series.values():
+        for record in points.values():
+            reason = how_it_ended(record)
+            if reason is not None:
+                reasons[reason] = reasons.get(reason, 0) + 1
+    return dict(sorted(reasons.items()))
+
+
+def timed_to_targets(series):
+    """Whether a sweep's measured points record times to target (runs since 2026-12-02), so that its verdicts rest
+    on times to solution rather than on the optimiser's stop."""
+    return any(timed_to_target(record) for points in series.values() for record in points.values())
+
+
+def exact_stderr(outcome):
+    """The standard errors of a fit's outcome that rules use (data.judging_stderr: sandwich where recorded, else
+    the exact inverse Hessian's), or None without an exact account."""
+    account = outcome.get("convergence")
+    return judging_stderr(account) if account else None
+
+
+def fit_differences(series, reference=NUMPY, optima=None):
+    """How far apart the float64 fits of each point ended. With the point's optimum (optima, runs since 2026-12-02):
+    every pair of series, as the Mahalanobis distance between their ends under the optimum's covariance (standard
+    errors), every pair compared whether or not its fits reached the optimum. Older runs: each series against the
+    reference, largest |x - x_reference| / stderr (exact standard errors of the reference fit where recorded, else
+    the BFGS estimate of the other), comparable where both fits are solutions."""
+    if optima:
+        return mahalanobis_differences(series, optima)
+    rows = []
+    base = series.get(reference, {})
+    for name, points in series.items():
+        if name == reference or name.dtype != "float64":
+            continue
+        for key in sorted(set(points) & set(base)):
+            a, b = base[key], points[key]
+            if a["estimated"] or b["estimated"]:
+                continue
+            exact = exact_stderr(a["outcome"])
+            stderr = exact if exact is not None else np.array(b["outcome"]["stderr"], dtype=float)
+            shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
+            basis = "BFGS" if exact is None else "sandwich" if a["outcome"]["convergence"].get(
+                "stderr_sandwich") else "exact"
+            rows.append({"series": name, "against": reference, "npix": key[0], "nzern": key[1],
+                         "max_stderr": float(shift.max()), "basis": basis,
+                         "comparable": is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))})
+    return rows
+
+
+def mahalanobis_differences(series, optima):
+    """Every pair of float64 series measured at a point with a polished optimum: the Mahalanobis distance between
+    their fits' ends (the last repeat's) under the optimum's covariance; rows as fit_differences' ("series" the
+    second of the pair, "against" the first, in the report's order); a pair with a fit stopped at the sweep's time
+    limit is not comparable (that fit was not allowed to end)."""
+    names = [name for name in ordered(series) if name.dtype == "float64"]
+    rows = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            for key in sorted(set(series[first]) & set(series[second])):
+                a, b = series[first][key], series[second][key]
+                if a["estimated"] or b["estimated"] or a.get("data_sha256") != b.get("data_sha256"):
+                    continue
+                found = optima.get((*key, a.get("objective", "cauchy"), a.get("data_sha256")))
+                if not found or not found["polished"]:
+                    continue
+                rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
+                             "max_stderr": mahalanobis(b["outcome"]["x"], a["outcome"]["x"], found["covariance"]),
+                             "basis": "Mahalanobis", "comparable": not (stopped_at_limit(a) or stopped_at_limit(b))})
+    return rows
+
+
+def endings(series):
+    """Whether each measured fit of an identifiable point with an exact account ended at the optimum (bools)."""
+    return [ended_at_optimum(record["outcome"]) for points in series.values() for record in points.values()
+            if not record["estimated"] and record["outcome"].get("convergence")
+            and identifiable(record["npix"], record["nzern"]) and not stopped_at_limit(record)]
+
+
+def stopped_at_limits(series):
+    """How many measured fits were stopped at the sweep's time limit (left out of C5a and C5b)."""
+    return sum(stopped_at_limit(record) for points in series.values() for record in points.values())
+
+
+def bfgs_over_exact(record):
+    """BFGS's standard errors over the exact ones, per parameter (least squares: BFGS's put on the same
+    likelihood scale first)."""
+    outcome = record["outcome"]
+    scale = covariance_scale(outcome["fun"], 3 * record["npix"] ** 2, record["nparams"],
+                             record.get("objective", "cauchy"))
+    return np.sqrt(scale) * np.array(outcome["stderr"], dtype=float) / np.array(
+        outcome["convergence"]["stderr"], dtype=float)
+
+
+def convergence_rows(series):
+    """Per series: how its measured fits ended, by scipy's word and by the exact account."""
+    rows = []
+    for name in ordered(series):
+        measured = [record for record in series[name].values() if not record["estimated"]]
+        accounted = [record for record in measured if record["outcome"].get("convergence")]
+        accounts = [record["outcome"]["convergence"] for record in accounted]
+        minima = [a for a in accounts if np.isfinite(judging_newton(a))]
+        ratios = [r[np.isfinite(r)] for r in map(bfgs_over_exact, accounted)]
+        ratios = [r for r in ratios if r.size]
+        rows.append({
+            "series": name, "fits": len(measured), "success": sum(r["outcome"]["success"] for r in measured),
+            "messages": sorted({r["outcome"]["message"] for r in measured}),
+            "grad_norm": max((a["grad_norm"] for a in accounts), default=None),
+            "newton": max((judging_newton(a) for a in minima), default=None),
+            "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in minima), default=None),
+            "at_optimum": sum(ended_at_optimum(r["outcome"]) for r in accounted), "accounted": len(accounts),
+            "not_minimum": len(accounts) - len(minima),
+            "bfgs_ratio": (float(min(r.min() for r in ratios)), float(max(r.max() for r in ratios))) if ratios
+            else None})
+    return rows

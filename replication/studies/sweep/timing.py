@@ -1,0 +1,118 @@
+"""Time-to-solution of one point: building the setup and the BFGS fit, timed separately, repeated."""
+
+import hashlib
+import statistics
+import time
+
+import numpy as np
+
+import reference_numpy
+from reference_numpy.fit import TIMED_OUT
+from replication.core.simulation import (
+    bfgs_standard_errors,
+    convergence,
+    objective_gamma,
+    simulate_observation,
+    true_params,
+)
+
+SEED = 1
+"""Seed of the simulated observation shared by every implementation at a point."""
+
+
+def data_for(npix, nzern, seed=SEED):
+    """The paper's scenario at (npix, nzern): the truth and its noisy maps, made with NumPy."""
+    setup = reference_numpy.make_setup(npix, nzern)
+    truth = true_params(setup.nparams)
+    return truth, simulate_observation(setup, truth, seed)
+
+
+def fingerprint(data):
+    """A short hash of the data's bytes: every implementation at a point must show the same one."""
+    return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
+
+
+def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
+    """Median seconds of one objective evaluation (no gradient), after one warm-up call."""
+    setup = impl.make_setup(npix, nzern)
+    gamma = objective_gamma(data, objective)
+    impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
+    times = []
+    for _ in range(repeats):
+        impl.synchronize()
+        start = time.perf_counter()
+        impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
+        impl.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=False, time_limit=None):
+    """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
+    trajectory where asked; stopped at the end of its first iteration past time_limit seconds where given). The one
+    place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
+    impl.synchronize()
+    start = time.perf_counter()
+    setup = impl.make_setup(npix, nzern)
+    impl.synchronize()
+    built = time.perf_counter()
+    result = impl.package.fit(setup, data, p0, tol=tol, gamma=objective_gamma(data, objective), objective=objective,
+                              gradient=impl.gradient_name, minimizer=impl.minimizer,
+                              **({"trajectory": True} if trajectory else {}),
+                              **({"time_limit": time_limit} if time_limit is not None else {}))
+    impl.synchronize()
+    return built - start, time.perf_counter() - built, result
+
+
+def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
+    """One value-and-gradient call of what a fit calls (CUDA context, FFT plans, JAX's compilation), untimed."""
+    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective_gamma(data, objective),
+                                objective=objective, gradient=impl.gradient_name)
+
+
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None,
+             budget_s=None):
+    """Run up to `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
+    each per repeat; each fit stopped past time_limit seconds where given (timed_fit), and none after a fit stopped
+    there. Where budget_s is given, after the first fit another is started only where another_repeat_fits."""
+    warm_up(impl, npix, nzern, data, p0, objective)
+    setup_s, fit_s, results = [], [], []
+    while len(results) < repeats:
+        if results and results[-1].status == TIMED_OUT:
+            break
+        if results and budget_s is not None and not another_repeat_fits(
+                [a + b for a, b in zip(setup_s, fit_s, strict=True)], budget_s):
+            break
+        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit)
+        setup_s.append(built_s)
+        fit_s.append(fitted_s)
+        results.append(result)
+    return setup_s, fit_s, results
+
+
+def another_repeat_fits(seconds, budget_s):
+    """Whether the repeats so far (seconds each) and one more as long as the longest of them fit within budget_s:
+    a point's repeats measured, never predicted."""
+    return sum(seconds) + max(seconds) <= budget_s
+
+
+def summary(seconds):
+    """Median, min and max of a list of timings, plus the list itself."""
+    return {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds), "all": seconds}
+
+
+def fit_outcome(result, npix, nzern, data, objective="cauchy"):
+    """The JSON-ready outcome of a fit: counts, how it ended, objective, parameters, and the exact account of
+    where it ended (gradient, Newton step and standard errors from the exact Hessian; not timed)."""
+    return {
+        "nit": int(result.nit),
+        "nfev": int(result.nfev),
+        "njev": int(getattr(result, "njev", 0)),
+        "success": bool(result.success),
+        "message": str(result.message),
+        "fun": float(result.fun),
+        "grad_norm": float(np.linalg.norm(result.jac)),
+        "x": [float(v) for v in result.x],
+        "stderr": [float(v) for v in bfgs_standard_errors(result)],
+        "convergence": convergence(result.x, npix, nzern, data, objective) if np.isfinite(result.fun) else None,
+    }
