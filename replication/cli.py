@@ -14,8 +14,10 @@ from replication.core.paths import FIGURES, PAPER, REFERENCE, RUNS
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN, PROFILES, SweepSettings, describe_profiles
 from replication.core.registry import GRADIENTS
 from replication.core.results import check_target, writing_into
+from replication.report import contribute as contributing
 from replication.studies.bench.records import read_bench
 from replication.studies.crosscheck.records import read_crosscheck
+from replication.studies.real_maps import sources as real_sources
 from replication.studies.sweep import audit as audit_module
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
@@ -149,7 +151,7 @@ def add_sweep_command(commands):
 
 def add_retrieve_command(commands):
     """Retrieval from a cold start: random aberrations fitted from zero by each implementation."""
-    from replication.studies.retrieval.read import RETRIEVAL_PROFILES
+    from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES
 
     retrieve = commands.add_parser(
         "retrieve", help="fit truths with random aberrations from a cold start (zero aberration), each judged "
@@ -181,17 +183,18 @@ def add_real_maps_command(commands):
     fits = commands.add_parser(
         "real-maps", help="fit the Sardinia Radio Telescope's OOF maps and a GRASP simulation of it, orders 1..n in "
                           "turn, with the NumPy tree (finite differences) and torch (autograd, adjoint) (resumable)",
-        description=RUN_HELP + f" The maps are not part of the repository: {real_maps.WHENCE}.")
+        description=RUN_HELP + f" The maps are not part of the repository: {real_sources.WHENCE}.")
     fits.add_argument("--maps", type=pathlib.Path, default=None,
                       help="the folder holding observed/ and grasp-simulated/ (default: "
-                           f"${real_maps.DATA_FOLDER_VARIABLE}, else {real_maps.DEFAULT_FOLDER} from the repository "
+                           f"${real_sources.DATA_FOLDER_VARIABLE}, else {real_sources.DEFAULT_FOLDER} from the "
+                           "repository "
                            "root)")
-    fits.add_argument("--source", choices=[s.name for s in real_maps.SOURCES], action="append", default=None,
+    fits.add_argument("--source", choices=[s.name for s in real_sources.SOURCES], action="append", default=None,
                       help="the maps to fit, repeatable (default: all)")
-    fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_maps.ORDERS[-1],
-                      help=f"fit orders 1..this, each from the last (default {real_maps.ORDERS[-1]})")
-    fits.add_argument("--npix", type=grid_size, default=real_maps.NPIX,
-                      help=f"the model's grid, at least the maps' size (default {real_maps.NPIX})")
+    fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
+                      help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
+    fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
+                      help=f"the model's grid, at least the maps' size (default {real_sources.NPIX})")
     fits.add_argument("--repeats", type=positive_int, default=real_maps.REPEATS,
                       help=f"timed fits of each stage by each series (default {real_maps.REPEATS})")
     add_run_options(fits, "real-maps")
@@ -202,13 +205,13 @@ def add_real_maps_command(commands):
 def run_real_maps_command(args):
     from replication.studies.real_maps import measure as real_maps
 
-    sources = [real_maps.source_named(name) for name in args.source] if args.source else real_maps.SOURCES
-    observations = real_maps.read_observations(sources, args.maps, args.npix)  # before any folder is made
+    sources = [real_sources.source_named(name) for name in args.source] if args.source else real_sources.SOURCES
+    observations = real_sources.read_observations(sources, args.maps, args.npix)  # before any folder is made
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
         count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, args.threads,
                                         quiet=args.quiet)
-    print(f"{results / real_maps.STAGES_FILE}: {count} fit(s) made in this run")
+    print(f"{results / real_sources.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
 
 
@@ -556,7 +559,7 @@ def run_contribute_command(args):
     run = args.run if args.run is not None else runs.latest_run()
     if run is None:
         raise runs.RunError(f"--run: this machine has no run under {RUNS}; `nox -s replicate` makes one")
-    target = runs.contribute(run, args.note)
+    target = contributing.contribute(run, args.note)
     print(f"wrote {target}\nnext: python -m replication figures --reference-only && "
           "python -m replication report --reference-only && nox -s tests, then commit results/reference/, figures/ "
           "and paper/")

@@ -8,8 +8,8 @@ import pytest
 from reference_numpy.gradient import STEPS
 from replication.cli import bench_folder_name
 from replication.core.paths import ROOT
-from replication.report.render import bench_profiles, bench_targets
 from replication.studies.bench import measure as bench
+from replication.studies.bench.read import bench_profiles, bench_targets
 from torch_impl.gradient import STEPS as TORCH_STEPS
 
 IMPORT_AND_SAY = "import reference_numpy, torch_impl; print(reference_numpy.MALLOC_KEPT, torch_impl.MALLOC_KEPT)"

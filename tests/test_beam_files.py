@@ -7,11 +7,11 @@ import pytest
 from conftest import real_maps_folder, run_command
 
 from replication.studies.real_maps import beam_files
-from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps import sources as real_sources
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
-                                                          f"{real_maps.WHENCE}")
+                                                          f"{real_sources.WHENCE}")
 
 
 def srt_text(power, step=3.3e-5):
@@ -137,7 +137,7 @@ def test_a_missing_file_is_refused_in_one_line(tmp_path):
 
 def fake_source_folder(tmp_path, power, damaged=None):
     """A maps folder with the SRT source's three file names holding small synthetic maps."""
-    source = real_maps.source_named("srt-2019-04-26")
+    source = real_sources.source_named("srt-2019-04-26")
     folder = tmp_path / "maps"
     (folder / source.folder).mkdir(parents=True)
     for index, name in enumerate(source.files):
@@ -171,7 +171,7 @@ def test_an_observation_is_scaled_and_its_baselines_and_noise_estimated(tmp_path
     rng = np.random.default_rng(3)
     beam = 2000.0 * np.exp(-((rows - 20.0) ** 2 + (cols - 19.5) ** 2) / 18.0)
     folder, source = fake_source_folder(tmp_path, beam + 50.0 + 8.0 * rng.standard_normal(beam.shape))
-    observation = real_maps.read_observation(source, folder)
+    observation = real_sources.read_observation(source, folder)
     assert observation.scale == pytest.approx(2000.0, rel=0.02)
     np.testing.assert_allclose(np.array(observation.baselines) * observation.scale, 50.0 * np.array([1, 0.8, 0.6]),
                                rtol=0.05)
@@ -182,11 +182,11 @@ def test_an_observation_is_scaled_and_its_baselines_and_noise_estimated(tmp_path
 
 @needs_data
 def test_the_srt_and_grasp_maps_read_as_documented():
-    for source in real_maps.SOURCES:
-        observation = real_maps.read_observation(source, DATA)
+    for source in real_sources.SOURCES:
+        observation = real_sources.read_observation(source, DATA)
         shape = (100, 100) if source.reader == "srt" else (101, 101)
         assert observation.maps.shape == (3, *shape)
         assert observation.dropped.sum() == (3 if source.reader == "srt" else 0)  # one dropped sample per SRT map
-    srt = real_maps.read_observation(real_maps.SOURCES[0], DATA)
+    srt = real_sources.read_observation(real_sources.SOURCES[0], DATA)
     assert srt.step == pytest.approx(3.2727e-5, rel=1e-4)
     assert srt.scale + srt.baselines[0] * srt.scale == pytest.approx(4529.81, rel=1e-6)  # the in-focus peak

@@ -10,6 +10,7 @@ from test_integrity import cli, one_line_error
 from replication.core import runs
 from replication.core.environment import machine_record
 from replication.core.paths import FIGURES, PAPER, REFERENCE
+from replication.report.contribute import contribute
 
 A_REFERENCE = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-1]
 """The newest reference run with a cross-check and a quick sweep (what these tests damage copies of)."""
@@ -49,13 +50,13 @@ def test_contribute_refuses_a_link_and_a_damaged_record_naming_the_file_and_line
     (run / "gpu.txt").unlink(missing_ok=True)
     (run / "gpu.txt").symlink_to(secret)
     with pytest.raises(runs.RunError, match=r"gpu\.txt: a link inside"):
-        runs.contribute(run, "a test", reference=tmp_path / "references")
+        contribute(run, "a test", reference=tmp_path / "references")
     (run / "gpu.txt").unlink()
     points = run / "sweep-quick" / "points.jsonl"
     points.write_text(points.read_text() + '{"torn": \n')
     lines = points.read_text().count("\n")
     with pytest.raises(runs.RunError, match=rf"points.jsonl: line {lines} is not valid JSON"):
-        runs.contribute(run, "a test", reference=tmp_path / "references")
+        contribute(run, "a test", reference=tmp_path / "references")
     assert not (tmp_path / "references").exists()
 
 

@@ -8,12 +8,14 @@ import pytest
 from conftest import real_maps_folder, run_command
 
 from replication.core import optimum as optima
+from replication.core.optimum import TARGET
 from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
-                                                          f"{real_maps.WHENCE}")
+                                                          f"{real_sources.WHENCE}")
 
 
 def optimum(covariance):
@@ -42,7 +44,7 @@ def test_a_fit_that_never_reaches_the_target_is_censored():
 
 def test_the_next_stage_starts_from_the_last_ones_result():
     previous = np.array([0.1, 0.2, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])  # 2 tilts, illumination, 3 offsets
-    start = real_maps.next_start(previous, 11)
+    start = real_sources.next_start(previous, 11)
     np.testing.assert_array_equal(start, [0.1, 0.2, 0.0, 0.0, 0.0, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])
 
 
@@ -54,11 +56,11 @@ def the_two_trees_agree_on_the_real_maps(stage, sigma):
     from replication.core.implementations import of
     from replication.core.series import NUMPY, TORCH_CPU
 
-    observation = real_maps.read_observation(real_maps.source_named("grasp-26ghz"), DATA).with_taper(sigma)
+    observation = real_sources.read_observation(real_sources.source_named("grasp-26ghz"), DATA).with_taper(sigma)
     x = np.array(stage["start"])
     values = {}
     for package, chosen in ((reference_numpy, NUMPY), (torch_impl, TORCH_CPU)):
-        setup = real_maps.setup_for(of(chosen), observation, stage["order"], 128)
+        setup = real_sources.setup_for(of(chosen), observation, stage["order"], 128)
         data = package.prepare_data(observation.maps, setup, observation.dropped)
         values[chosen] = package.value_and_grad(x, setup, data, observation.gamma, gradient="adjoint")
     (a, grad_a), (b, grad_b) = values.values()
@@ -74,7 +76,7 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     assert done.returncode == 0, done.stderr
     stages, sources, tapers = read_real_maps(tmp_path / "r")
     assert [s["order"] for s in stages] == [1, 2]
-    assert tapers[0]["sigma"] in real_maps.TAPERS
+    assert tapers[0]["sigma"] in real_sources.TAPERS
     assert min(fun for _, fun in tapers[0]["profile"]) == pytest.approx(
         dict(map(tuple, tapers[0]["profile"]))[tapers[0]["sigma"]])
     for stage in stages:
@@ -83,7 +85,7 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
         assert all(m["fun"] >= stage["optimum"]["fun"] - 1e-6 for m in stage["minima"] if m["polished"])
         for fit in stage["fits"]:
             assert fit["target_s"] is None or fit["target_s"] <= fit["total_s"]
-            assert (fit["target_s"] is not None) <= (fit["end_distance"] <= real_maps.TARGET)
+            assert (fit["target_s"] is not None) <= (fit["end_distance"] <= TARGET)
     np.testing.assert_array_equal(stages[1]["start"][:2], stages[0]["optimum"]["x"][:2])
     the_two_trees_agree_on_the_real_maps(stages[-1], tapers[0]["sigma"])
     assert sources[0]["shape"] == [101, 101]

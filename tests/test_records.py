@@ -96,10 +96,11 @@ def test_older_bench_steps_read_under_todays_names():
 def test_every_kind_of_run_the_harness_writes_reads_back_and_renders(tmp_path, monkeypatch):
     """One run of each kind of record, on grids made tiny: both objectives, the gradient variants, retrieval, the
     cross-check and the bench in one run, and a sharded sweep in a run of its own; each renders."""
-    from replication.core.profiles import PROFILES, RETRIEVAL_PROFILES, Profile, RetrievalProfile
+    from replication.core.profiles import PROFILES, Profile
     from replication.studies.bench import measure as bench
     from replication.studies.crosscheck import measure as crosscheck
     from replication.studies.retrieval import measure as retrieval
+    from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES, RetrievalProfile
     from replication.studies.sweep import shards
 
     monkeypatch.setitem(PROFILES, "smoke", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=10.0))

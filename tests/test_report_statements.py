@@ -9,13 +9,20 @@ import pytest
 from conftest import both
 
 from replication.claims import mechanism, verdicts
+from replication.claims.mechanism import decomposition_run
+from replication.claims.retrieval import retrieval_claims
 from replication.core import judging, runs
 from replication.core.environment import machine_record
+from replication.core.mirror import mirror_table
 from replication.core.paths import PAPER, REFERENCE
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
+from replication.report import cells as cells
+from replication.report import format as fmt
 from replication.report import load
 from replication.report import render as report
+from replication.report import sections as sections
 from replication.report.render import render_all
+from replication.studies.bench import read as bench_read
 from replication.studies.peers import read as peers_read
 from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval
 from replication.studies.sweep import read as sweep_read
@@ -83,7 +90,7 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
     c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
-    assert f"{report.times(c3['value'])} at npix" in both(texts)
+    assert f"{fmt.times(c3['value'])} at npix" in both(texts)
     reasons = sweep_read.left_out(run.series)
     assert f"{reasons['stopped before the optimum']} stopped before the optimum" in both(texts)
     assert "their times enter no ratio" in both(texts)
@@ -95,8 +102,8 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     (run,) = report.load_runs([run_folder], references)
     c1 = verdicts.verdict_c1(sweep_read.speedups(run.series, NUMPY, TORCH_CUDA))
     assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
-    largest = report.times(c1["max"], False)
-    assert (f"{report.times(c1['value'])} at npix {c1['npix']} (max {largest} at npix 128, n = 4); "
+    largest = fmt.times(c1["max"], False)
+    assert (f"{fmt.times(c1['value'])} at npix {c1['npix']} (max {largest} at npix 128, n = 4); "
             "NumPy on 3 of 7 cores") in text
     assert "torch-cpu on 3 of 7 cores" in text
 
@@ -161,8 +168,8 @@ def test_c6_counts_only_modules_that_differ():
     text = both(render_all())
     all_runs = report.load_runs([])
     main = model_code.identity(model_code.working_sources())
-    codes = {run.folder: report.run_code(run, main) for run in all_runs}
-    _rows, total, identical = report.mirror_table(report.mirror_sources(all_runs, codes))
+    codes = {run.folder: cells.run_code(run, main) for run in all_runs}
+    _rows, total, identical = mirror_table(report.mirror_sources(all_runs, codes))
     assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
     assert f"({identical['lines']} lines that" in text
     assert "constants.py" in text.split("Identical by construction")[1].split("\n")[0]
@@ -185,7 +192,7 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
 def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch):
     sentence = "comes from NumPy's finite differences"
     real = mechanism.decomposition
-    shown = report.decomposition_run(report.load_runs([]))
+    shown = decomposition_run(report.load_runs([]))
     text = both(render_all())
     if sentence in text:
         c4 = real(shown.series)["c4"]
@@ -261,12 +268,12 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
     main = both(texts)[both(texts).index("## Retrieval from a cold start"):]
     assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
-    interval = report.share_range(cold_start.wilson(5, 6))
+    interval = fmt.share_range(cold_start.wilson(5, 6))
     assert f"| 1 | 6 of 6 (61-100%); 0.01 | 5 of 6 ({interval}); 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu
-    claims = cold_start.retrieval_claims(read_retrieval(folder / "points.jsonl"))
+    claims = retrieval_claims(read_retrieval(folder / "points.jsonl"))
     assert claims["C3"]["by_npix"] == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
     assert claims["C4"]["verdict"] == "not reproduced"
-    assert f"| C3: CPU torch ~10x NumPy | {report.times(claims['C3']['value'])} at npix 128: **reproduced** |" in main
+    assert f"| C3: CPU torch ~10x NumPy | {fmt.times(claims['C3']['value'])} at npix 128: **reproduced** |" in main
     assert f"slope {claims['C4']['value']:.2f} at npix 128" in main
     appendix = texts["runs/your-synthetic.md"]
     assert "| 32 | 3 | 1 | 2/2; 9 s, 12 ev; 0.01 rad | 1/2; 1 s, 12 ev; 0.01 rad | 0.02 |" in appendix
@@ -287,7 +294,7 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
     bench = {"rows": [row(128, 2.0, 2.5, 1.0), row(256, 4.0, 3.0, 3.5)], "environments": [], "complete": True}
     (run_folder / "bench-compile").mkdir()
     (run_folder / "bench-compile" / "bench.json").write_text(json.dumps(bench))
-    reading = report.compiled_reading(bench)
+    reading = bench_read.compiled_reading(bench)
     assert (reading["faster"], reading["slower"]) == ("npix 256", "npix 128")
     assert (reading["adjoint_fastest"], reading["adjoint_not_fastest"]) == ("npix 128", "npix 256")
     text = render_all([run_folder], tmp_path / "reference", output=run_folder,
@@ -306,9 +313,9 @@ def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
         ratios = [value for (npix, _), value in sweep_read.speedups(run.series, TORCH_ADJOINT,
                                                                   JAX).items() if npix in (256, 512)]
         line = next(line for line in text.splitlines() if line.startswith("Against JAX") and run.title in line)
-        assert f"exact adjoint {report.times(min(ratios), False)} to {report.times(max(ratios), False)}" in line
+        assert f"exact adjoint {fmt.times(min(ratios), False)} to {fmt.times(max(ratios), False)}" in line
         run.peers_check["passed"] = False
-        assert report.against_jax(run) is None
+        assert sections.against_jax(run) is None
 
 
 def test_the_first_screen_table_says_what_the_runs_measured():
@@ -322,13 +329,13 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     c3 = [verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
     values = [found["value"] for found in c3 if found["value"] is not None and not found["value"].is_bound]
     bounds = [found["value"] for found in c3 if found["value"] is not None and found["value"].is_bound]
-    low, high = report.times(min(values, key=float), False), report.times(max(values, key=float), False)
+    low, high = fmt.times(min(values, key=float), False), fmt.times(max(values, key=float), False)
     row = next(line for line in text.splitlines() if line.startswith("| C3 | "))
     expected = f"{low} to {high}" + (f" (+{len(bounds)} bound{'s' if len(bounds) > 1 else ''})" if bounds else "")
     assert f"| {expected} |" in row
     for run in old:  # no value of an older run in the row
         found = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))["value"]
-        assert report.times(found, False) not in row.split("|")[3]
+        assert fmt.times(found, False) not in row.split("|")[3]
     counts = {}
     for found in c3:
         if found["verdict"] != judging.NOT_MEASURED:
@@ -365,11 +372,13 @@ def test_the_first_screen_is_narrow_and_says_each_bar_and_term_it_uses():
 def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     """The answer figure's caption is made from its plan: every series it names is drawn, and a run without a GPU
     has no GPU ratio in the caption."""
-    from replication.report import figures
+    from replication.claims import answer_figure as answer_figures
+    from replication.core import plotting as plotting
+    from replication.report import figures as figures
 
     all_runs = report.load_runs([], REFERENCE)
-    plan = figures.answer_plan(all_runs)
-    caption = figures.answer_caption(plan)
+    plan = answer_figures.answer_plan(all_runs)
+    caption = answer_figures.answer_caption(plan)
     for label, *_ in plan["a"] + plan["b"]:
         assert label in caption
     assert ("torch-cuda" in caption) == any("torch-cuda" in label for label, *_ in plan["a"])
@@ -377,9 +386,9 @@ def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     (own,) = report.load_runs([run_folder], references)
     without_gpu = {name: points for name, points in own.series.items() if name != TORCH_CUDA}
     own.sweeps["sweep-quick"] = (without_gpu, own.sweeps["sweep-quick"][1])
-    alone = figures.answer_plan([own])
+    alone = answer_figures.answer_plan([own])
     assert not any("torch-cuda" in label for label, *_ in alone["a"])
-    assert "torch-cuda" not in (figures.answer_caption(alone) or "")
+    assert "torch-cuda" not in (answer_figures.answer_caption(alone) or "")
 
 
 def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
@@ -393,7 +402,7 @@ def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
         row = next(line for line in text.splitlines() if line.startswith(f"| {claim} | "))
         assert row.endswith("| not measured with today's rule | — | — |")
     caveat = " ".join(next(part for part in text.split("\n- ") if part.startswith("**C1**: ")).split())
-    assert f"indicative only, not judged: {report.times(c1['value'], False)}" in caveat
+    assert f"indicative only, not judged: {fmt.times(c1['value'], False)}" in caveat
     assert "time to stop" in caveat
 
 
@@ -402,7 +411,7 @@ def test_each_claim_is_defined_in_one_place():
     it, and the first screen's rows are the claims of the paper (ours left out)."""
     from replication import claims
 
-    assert [claim.id for claim in claims.CLAIMS] == list(report.CLAIMS) == list(verdicts.RULES)
+    assert [claim.id for claim in claims.CLAIMS] == list(cells.CLAIMS) == list(verdicts.RULES)
     text = (PAPER / "REPORT.md").read_text()
     rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| C") and
             not line.startswith("| Claim")]
@@ -412,10 +421,10 @@ def test_each_claim_is_defined_in_one_place():
         rule = verdicts.RULES[claim.id]
         assert rule.text.startswith(claim.measure)
         assert (rule.reproduced, rule.partly, rule.upper) == (claim.reproduced, claim.partly, claim.upper)
-        assert claim.id in report.TIMED if claim.timed else claim.id not in report.TIMED
+        assert claim.id in cells.TIMED if claim.timed else claim.id not in cells.TIMED
     (run,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
     judged = verdicts.judge_timed(run.series)
-    assert list(judged) == list(report.TIMED)
+    assert list(judged) == list(cells.TIMED)
     c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
     assert (judged["C3"]["value"], judged["C3"]["verdict"]) == (c3["value"], c3["verdict"])
 
@@ -461,13 +470,13 @@ def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_unde
 def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
     """The mechanism sentence: the library factor (same exact gradient both sides) and the algorithm factor (exact
     gradient against finite differences) over the sizes of the decomposed run, from its records."""
-    from replication.report.figures import decomposition_run
+    from replication.claims.mechanism import decomposition_run
 
     text = " ".join((PAPER / "REPORT.md").read_text().split())
     run = decomposition_run(report.load_runs([], REFERENCE))
     rows = mechanism.decomposition(run.series)["rows"]
-    library = report.value_range([row["library"] for row in rows.values()], lambda v: report.times(v, False))
-    algorithm = report.value_range([row["algorithm"] for row in rows.values()], lambda v: report.times(v, False))
+    library = fmt.value_range([row["library"] for row in rows.values()], lambda v: fmt.times(v, False))
+    algorithm = fmt.value_range([row["algorithm"] for row in rows.values()], lambda v: fmt.times(v, False))
     assert f"with the same exact gradient on both sides torch is {library} as fast as NumPy" in text
     assert f"which cost P + 1 evaluations each: {algorithm} in NumPy alone" in text
     screen = text[:text.index("| Claim | The paper")]

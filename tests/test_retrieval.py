@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import reference_numpy
-from replication.core.profiles import RETRIEVAL_PROFILES, RetrievalProfile
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
 from replication.core.simulation import simulate_observation, true_params
 from replication.studies.retrieval import measure as retrieval
 from replication.studies.retrieval import read as cold_start
+from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES, RetrievalProfile
 from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval, record_key
 
 

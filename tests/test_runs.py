@@ -16,6 +16,7 @@ from replication.core.environment import machine_record
 from replication.core.paths import PAPER, REFERENCE, ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
+from replication.report.contribute import contribute
 from replication.studies.sweep import measure as sweep
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
@@ -185,13 +186,13 @@ def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp
     (run / "REPORT.md").write_text("rendered")
     (run / "figures").mkdir()
     reference = tmp_path / "reference"
-    target = runs.contribute(run, "A lab machine: smoke sweep.", reference)
+    target = contribute(run, "A lab machine: smoke sweep.", reference)
     assert target == reference / run.name
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == [
         "retrieval-smoke/points.jsonl", "run.json", "sweep-smoke/points.jsonl", "sweep-smoke/runs.jsonl"]
     assert runs.read_run(target)["note"] == "A lab machine: smoke sweep."
     assert runs.reference_runs(reference) == [target]
     with pytest.raises(runs.RunError, match="never overwritten"):
-        runs.contribute(run, "again", reference)
+        contribute(run, "again", reference)
     with pytest.raises(runs.RunError, match="--note"):
-        runs.contribute(run, " ", tmp_path / "elsewhere")
+        contribute(run, " ", tmp_path / "elsewhere")

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 
 from replication.core.implementations import Implementation
+from replication.core.paths import REFERENCE
 from replication.core.profiles import PROFILES
 from replication.core.registry import TORCH_CPU
 from replication.studies.sweep import measure as sweep
@@ -63,7 +64,9 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     from replication.claims import verdicts
     from replication.core import judging
     from replication.core.series import Series
-    from replication.report import render as report
+    from replication.report import cells as cells
+    from replication.report import format as fmt
+    from replication.report import sections as sections
     from replication.studies.sweep import read as sweep_read
 
     impl = Implementation(TORCH_CPU.name)
@@ -78,11 +81,11 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     assert ratio.kind == judging.AT_LEAST
     assert ratio.is_bound
     assert ratio.high == float("inf")
-    assert report.times(ratio).startswith(">= ")
+    assert fmt.times(ratio).startswith(">= ")
     backwards = sweep_read.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
                                   slow, fast)[(32, 3)]
     assert backwards.kind == judging.AT_MOST
-    assert report.times(backwards).startswith("<= ")
+    assert fmt.times(backwards).startswith("<= ")
     neither = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): stopped}}
     assert sweep_read.speedups(neither, slow, fast) == {}  # no ratio...
     assert sweep_read.complete_sizes(neither, slow, fast)[(32, 3)].kind == judging.UNDETERMINED  # ...but not dropped
@@ -134,11 +137,13 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
 
 def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
     from replication.core.series import NUMPY, TORCH_CPU
+    from replication.report import cells as cells
     from replication.report import render as report
+    from replication.report import sections as sections
     from replication.studies.sweep import read as sweep_read
 
     checked = 0
-    for run in report.load_runs([], report.paths.REFERENCE):
+    for run in report.load_runs([], REFERENCE):
         for _, (series, _) in run.sweeps.items():
             for ratio in sweep_read.speedups(series, NUMPY, TORCH_CPU).values():
                 assert ratio.low <= ratio <= ratio.high

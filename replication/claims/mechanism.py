@@ -3,8 +3,14 @@ device) whose ratios multiply to it."""
 
 import math
 
+import matplotlib
+import matplotlib.figure
+import matplotlib.ticker
+import numpy as np
+
 from replication.claims.verdicts import verdict_c4
-from replication.core.judging import aggregate, geometric_mean
+from replication.core.judging import UNDETERMINED, aggregate, geometric_mean
+from replication.core.plotting import save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
     NUMPY_ADJOINT,
@@ -55,3 +61,42 @@ def decomposition(series):
                 ("finite differences", NUMPY, TORCH_DIFFERENCES),
                 ("exact (adjoint)", NUMPY_ADJOINT, TORCH_ADJOINT),
                 ("paper's (NumPy differences, torch autograd)", NUMPY, TORCH_CPU))}}
+
+
+FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": "tab:red", "device": "tab:green",
+                  "whole": "black"}
+
+
+def speedup_decomposition(run, folder):
+    """Figure 6: the NumPy -> torch speed-up split into measured factors per grid size (one run), log scale."""
+    result = decomposition(run.series)
+    names = [name for name, *_ in result["factors"]] + ["whole"]
+    sizes = list(result["rows"])
+    figure, axis = subplots(figsize=(6.5, 3.8))
+    width = 0.8 / len(names)
+    for offset, name in enumerate(names):
+        found = [result["rows"][npix][name] for npix in sizes]
+        values = [float(r) if r is not None and r.kind != UNDETERMINED else np.nan for r in found]
+        positions = np.arange(len(sizes)) + (offset - (len(names) - 1) / 2) * width
+        bars = axis.bar(positions, np.array(values) - 1, width, bottom=1, color=FACTOR_COLOURS[name], label=name)
+        for bar, ratio in zip(bars, found, strict=True):
+            if ratio is not None and ratio.is_bound:  # a bound, not a value: hatched
+                bar.set_hatch("//")
+                bar.set_alpha(0.5)
+    axis.axhline(1, color="black", linewidth=0.8)
+    axis.set_yscale("log")
+    axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}x"))
+    axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_xticks(np.arange(len(sizes)), [str(npix) for npix in sizes])
+    axis.set(xlabel="grid size npix (pixels)", ylabel="speed-up factor (ratio of times to solution)",
+             title=f"Where the NumPy -> torch speed-up comes from (median over orders)\n{run.title}")
+    axis.legend(fontsize=7, ncol=len(names), loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    return save(figure, folder, "fig6_speedup_decomposition")
+
+
+def decomposition_run(all_runs):
+    """The run whose speed-up decomposition figure 6 and the main report show: your first run that has one, else
+    the reference run whose decomposition judges C4 for the most gradients (the newest, by its start, among equals)."""
+    return shown_run([run for run in all_runs if decomposition(run.series)], lambda run: sum(
+        verdict["npix"] is not None for verdict in decomposition(run.series)["c4"].values()))

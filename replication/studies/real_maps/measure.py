@@ -8,183 +8,32 @@ The data are not part of the repository: docs/real-maps.md says where they come 
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
 import pathlib
 import time
 
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import N_ILLUMINATION, N_MAPS
 from replication.core import optimum, registry, series
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
-from replication.core.paths import project_root
-from replication.core.results import RunError, append_record
-from replication.studies.real_maps import beam_files
-
-SPEED_OF_LIGHT = 299_792_458.0
-"""Metres per second."""
-SRT_DISH = {"radius": 32.004, "focal_length": 21.0236, "effective_focal_length": 149.76, "blockage": 3.953 / 2}
-"""The SRT's primary radius, primary and effective (Gregorian) focal lengths and subreflector blockage radius
-(metres), from the maps' configuration (pyoof-srt's run_config.yaml)."""
-DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
-"""Environment variable naming the folder that holds the maps (as the --maps option does)."""
-DEFAULT_FOLDER = pathlib.PurePosixPath("data", "srt-oof-2019")
-"""Where the maps are looked for by default, relative to the repository root (ignored by git: the maps are never
-committed)."""
-WHENCE = ("the SRT maps come from the public repository github.com/pinno/pyoof-srt (folder sample_input_files/, "
-          "BSD-3-Clause): see docs/real-maps.md")
-"""One line saying where a user gets the maps."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Source:
-    """One set of three maps: name (used in records), title and short (for people), folder (under the data
-    folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid), frequency (Hz), dz (metres)."""
-
-    name: str
-    title: str
-    short: str
-    folder: str
-    files: tuple[str, str, str]
-    reader: str
-    frequency: float
-    dz: float
-
-    @property
-    def wavelength(self) -> float:
-        return SPEED_OF_LIGHT / self.frequency
-
-    @property
-    def telescope(self) -> reference_numpy.Telescope:
-        return reference_numpy.Telescope(**SRT_DISH, wavelength=self.wavelength, dz=self.dz)
-
-
-SOURCES = (
-    Source("srt-2019-04-26", "SRT observed, 2019-04-26, 22.23 GHz", "SRT observed", "observed",
-           ("20190426-101052-S0000-MAPPA_IN.txt", "20190426-110938-S0000-MAPPA_OUT1.txt",
-            "20190426-112403-S0000-MAPPA_OUT2.txt"), "srt", 22.23e9, 0.027),
-    Source("grasp-26ghz", "SRT simulated by GRASP (physical optics), 26 GHz", "GRASP simulation", "grasp-simulated",
-           ("ffmap_in.grd", "ffmap_-out.grd", "ffmap_+out.grd"), "ticra", 26.0e9, 0.01153),
+from replication.core.results import append_record
+from replication.studies.real_maps.sources import (
+    NPIX,
+    ORDERS,
+    SOURCES_FILE,
+    STAGES_FILE,
+    TAPERS,
+    TAPERS_FILE,
+    TOL,
+    Observation,
+    first_start,
+    lag_correlation,
+    map_region,
+    next_start,
+    setup_for,
+    surface_error,
 )
-READERS = {"srt": beam_files.read_srt_map, "ticra": beam_files.read_ticra_grid}
-
-
-def source_named(name: str) -> Source:
-    """The source of that name, or a RunError naming the known ones."""
-    for source in SOURCES:
-        if source.name == name:
-            return source
-    raise RunError(f"--source: unknown source {name!r}; use {', '.join(s.name for s in SOURCES)}")
-
-
-def maps_folder(folder=None) -> pathlib.Path:
-    """The folder holding the maps: the one given, else $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository;
-    a RunError saying where the maps come from where it does not exist."""
-    chosen = folder or os.environ.get(DATA_FOLDER_VARIABLE) or project_root() / DEFAULT_FOLDER
-    path = pathlib.Path(chosen)
-    if not path.is_dir():
-        raise RunError(f"--maps {chosen}: no such folder; {WHENCE}")
-    return path
-
-
-def map_paths(folder: pathlib.Path, source: Source) -> list[pathlib.Path]:
-    """The three files of a source (in focus, -dz, +dz), or a RunError naming the first one absent."""
-    paths = [folder / source.folder / name for name in source.files]
-    for path in paths:
-        if not path.is_file():
-            raise RunError(f"--maps {folder}: {source.title}: {path} is absent; {WHENCE}")
-    return paths
-
-
-BORDER = 8
-"""Width (pixels) of the band along the maps' edges from which each map's baseline and noise are estimated: off the
-source in every map (the defocused beams fall to the noise within ~35 pixels of the centre)."""
-MAD_TO_SIGMA = 1.482602218505602
-"""The median absolute deviation of Gaussian noise times this is its standard deviation."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Observation:
-    """Three maps of one source made ready for the model (in focus, -dz, +dz): maps (3, rows, cols) divided by
-    `scale` (the in-focus peak above its baseline, in the file's units), not baseline-subtracted; dropped
-    (3, rows, cols), True at a dropped sample (exactly 0.0 in the file); sigma: the illumination taper's width its fits
-    use (dish radii); step (radians between pixels); baselines and
-    noise (3,), the median and the MAD-based standard deviation of the border band, in scaled units; noise_along
-    (2,): the noise of the border band from differences of neighbouring pixels along v (columns' direction) and
-    along u, which white noise makes equal."""
-
-    source: Source
-    sigma: float
-    maps: np.ndarray = dataclasses.field(repr=False)
-    dropped: np.ndarray = dataclasses.field(repr=False)
-    step: float
-    scale: float
-    baselines: tuple
-    noise: tuple
-    noise_along: tuple
-
-    def with_taper(self, sigma: float) -> Observation:
-        """The same maps fitted with another illumination taper (dish radii)."""
-        return dataclasses.replace(self, sigma=sigma)
-
-    @property
-    def gamma(self) -> float:
-        """The Cauchy width of its fits: the median of the three maps' noise (scaled units)."""
-        return float(np.median(self.noise))
-
-
-def border_band(shape, width=BORDER):
-    """True on the pixels within `width` of a (rows, cols) map's edge."""
-    band = np.ones(shape, dtype=bool)
-    band[width:-width, width:-width] = False
-    return band
-
-
-def robust_sigma(values):
-    """The standard deviation of Gaussian values from their median absolute deviation."""
-    return MAD_TO_SIGMA * float(np.median(np.abs(values - np.median(values))))
-
-
-def neighbour_noise(power, band, axis):
-    """The noise of the band's pixels from the differences of neighbours along one axis (1.4826 MAD / sqrt 2): the
-    same along both axes for white noise."""
-    differences = np.diff(np.where(band, power, np.nan), axis=axis)
-    return robust_sigma(differences[np.isfinite(differences)]) / math.sqrt(2)
-
-
-def read_observation(source: Source, folder=None) -> Observation:
-    """Read, check and scale the three maps of a source (read errors are one line naming the file)."""
-    paths = map_paths(maps_folder(folder), source)
-    maps = beam_files.same_grid([READERS[source.reader](path) for path in paths])
-    power = np.stack([m.power for m in maps])
-    dropped = power == 0.0
-    band = border_band(power.shape[1:])
-    edges = [power[k][band & ~dropped[k]] for k in range(N_MAPS)]
-    baselines = np.array([np.median(e) for e in edges])
-    scale = float(np.max(np.where(dropped[0], -np.inf, power[0])) - baselines[0])
-    noise = np.array([robust_sigma(e) for e in edges]) / scale
-    along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
-    return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=maps[0].step,
-                       scale=scale,
-                       baselines=tuple(float(b) for b in baselines / scale), noise=tuple(float(n) for n in noise),
-                       noise_along=tuple(float(a) for a in along))
-
-
-NPIX = 256
-"""The model's grid: the aperture grid spans wavelength / step (about 6.4 dish diameters at the SRT maps' step), so
-the dish is about 40 pixels across, about 1 radian of the widest defocus screen per pixel."""
-ORDERS = (1, 2, 3, 4, 5)
-"""Zernike orders fitted in turn, each from the last one's result (pyoof's recipe)."""
-SIGMA = 0.6
-"""Illumination taper's width (dish radii) before one is chosen: an edge taper of -12 dB in power."""
-TAPERS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)
-"""Illumination widths (dish radii) among which each source's is chosen by maximum likelihood (choose_taper): the
-model's taper is not a fitted parameter, and the real maps' residuals depend on it (the in-focus map's most)."""
-TOL = 1e-5
-"""BFGS gtol of the real-map fits (Cauchy objective, in its own units)."""
 
 
 def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
@@ -198,36 +47,6 @@ def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol:
         profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
     best = min(profile, key=profile.get)
     return observation.with_taper(best), profile
-
-
-def setup_for(impl, observation: Observation, order: int, npix: int = NPIX):
-    """The implementation's setup of a source at one order: its telescope, the maps' sky step, offsets fitted."""
-    telescope = observation.source.telescope
-    return impl.make_setup(npix, order, telescope=telescope, sigma=observation.sigma, offsets=True,
-                           oversamp=telescope.oversamp_for_sky_step(npix, observation.step))
-
-
-def first_start(setup, observation: Observation) -> np.ndarray:
-    """The first order's start: no aberration, a centred illumination, amp matching the in-focus peak, the maps'
-    baselines as offsets."""
-    params = np.zeros(setup.nparams)
-    params[setup.amp_index] = 1.0
-    flat = np.asarray(reference_numpy.beam_maps(params, reference_numpy.make_setup(
-        setup.npix, setup.nzern, telescope=setup.telescope, sigma=setup.sigma, offsets=True,
-        oversamp=setup.oversamp)))
-    params[setup.amp_index] = 1.0 / math.sqrt(float(flat[0].max()))
-    params[-N_MAPS:] = observation.baselines
-    return params
-
-
-def next_start(previous: np.ndarray, nparams: int) -> np.ndarray:
-    """The next order's start from the last one's result: its Zernike coefficients, zeros for the new terms, its
-    illumination and offsets."""
-    tail = N_ILLUMINATION + N_MAPS
-    start = np.zeros(nparams)
-    start[:len(previous) - tail] = previous[:-tail]
-    start[-tail:] = previous[-tail:]
-    return start
 
 
 def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
@@ -346,24 +165,6 @@ def series_fields(chosen) -> dict:
     return {"impl": chosen.impl, "dtype": chosen.dtype, "gradient": chosen.gradient, "minimizer": chosen.minimizer}
 
 
-STAGES_FILE, SOURCES_FILE, TAPERS_FILE = "stages.jsonl", "sources.jsonl", "tapers.jsonl"
-"""A real-maps folder's records: one line per source's chosen taper (before its stages), one per stage (source, order)
-as it ends, one per source once its last stage has ended; beside them residuals-<source>.npz (the last stage's
-residual maps, noise units, float16)."""
-TILTS = 2
-"""The Zernike terms of order 1 (tilts), first in the parameter vector: a pointing offset, not a surface error."""
-FOCUS = 3
-"""Where the Zernike term (2, 0) sits in the parameter vector: an axial focus offset common to the three maps (the
-'in focus' map's own defocus) as much as a surface error."""
-
-
-def map_region(npix, shape):
-    """The (rows, cols) slices of the model grid where maps of shape (rows, cols) lie (validation.check_data)."""
-    rows, cols = shape
-    return (slice(npix // 2 - rows // 2, npix // 2 - rows // 2 + rows),
-            slice(npix // 2 - cols // 2, npix // 2 - cols // 2 + cols))
-
-
 def residual_maps(observation: Observation, x, order: int, npix: int = NPIX) -> np.ndarray:
     """(data - model) / noise of each map at x, on the maps' pixels (NaN at a dropped sample)."""
     setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
@@ -371,25 +172,6 @@ def residual_maps(observation: Observation, x, order: int, npix: int = NPIX) -> 
     rows, cols = map_region(npix, observation.maps.shape[1:])
     residual = (observation.maps - model[:, rows, cols]) / np.array(observation.noise)[:, None, None]
     return np.where(observation.dropped, np.nan, residual)
-
-
-def lag_correlation(residual, axis):
-    """The correlation of neighbouring residuals along one axis of a map (0 for white noise)."""
-    a, b = (np.moveaxis(residual, axis, 0)[s].ravel() for s in (slice(None, -1), slice(1, None)))
-    keep = np.isfinite(a) & np.isfinite(b)
-    return float(np.corrcoef(a[keep], b[keep])[0, 1])
-
-
-def surface_error(x, setup, wavelength, focus=True):
-    """The surface error implied by the aperture phase at x, tilts and piston removed (and the focus term where
-    focus is False), on the dish pixels (micrometres): wavelength Phi / (4 pi), the reflector's normal displacement
-    at normal incidence."""
-    coeffs = np.array(x, dtype=np.float64)[:setup.basis.shape[0]]
-    if not focus and coeffs.size > FOCUS:
-        coeffs[FOCUS] = 0.0
-    phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
-    phase = phase - phase.mean()
-    return 1e6 * wavelength * phase / (4 * math.pi)
 
 
 def source_record(observation: Observation, x, order: int, npix: int, residual: np.ndarray) -> dict:
@@ -422,17 +204,6 @@ def warm_up(impls, observation: Observation, npix: int):
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped)
         impl.package.value_and_grad(first_start(setup, observation), setup, data, observation.gamma,
                                     gradient=impl.gradient_name)
-
-
-def read_observations(sources=SOURCES, maps=None, npix: int = NPIX) -> list[Observation]:
-    """Each source's observation, read and checked before anything is written: absent or damaged maps, or maps
-    larger than the model's grid, are refused in one line."""
-    observations = [read_observation(source, maps) for source in sources]
-    for observation in observations:
-        if npix < max(observation.maps.shape[1:]):
-            raise RunError(f"--npix {npix}: smaller than the {observation.source.name} maps "
-                           f"({' x '.join(map(str, observation.maps.shape[1:]))}); the model's grid must hold them")
-    return observations
 
 
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],

@@ -20,7 +20,7 @@ import numpy as np
 
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, check_target
-from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import check_pyoof_fit
 
 PYOOF_ILLUMINATION = "illum_pedestal"
@@ -32,7 +32,7 @@ PHASE_PIXELS = 64
 """Pixels across the dish of the phase maps compared."""
 
 
-def pyoof_fits_file(observation: real_maps.Observation, path: pathlib.Path):
+def pyoof_fits_file(observation: real_sources.Observation, path: pathlib.Path):
     """The three maps as pyoof's FITS input: baselines subtracted, dropped samples left out, in pyoof's order
     (minus, zero, plus)."""
     from astropy.io import fits
@@ -114,7 +114,7 @@ def pyoof_phase(coefficients, radius):
     return np.where(np.hypot(xx, yy) <= radius, phi, np.nan)
 
 
-def fit_with_pyoof(observation: real_maps.Observation, max_order: int, work: pathlib.Path, maps: pathlib.Path):
+def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: pathlib.Path, maps: pathlib.Path):
     """pyoof's fits of one source, orders 1..max_order: per order its time, evaluations, how it ended and its
     phase map."""
     from astropy.io import ascii
@@ -124,7 +124,7 @@ def fit_with_pyoof(observation: real_maps.Observation, max_order: int, work: pat
     path = work / f"{observation.source.name}.fits"
     pyoof_fits_file(observation, path)
     data_info, data_obs = extract_data_pyoof(str(path))
-    dish = real_maps.SRT_DISH
+    dish = real_sources.SRT_DISH
     telescope = [telgeometry.block_manual(pr=dish["radius"], sr=dish["blockage"], a=0.0, L=0.0),
                  telgeometry.opd_manual(Fp=dish["focal_length"], F=dish["effective_focal_length"]),
                  float(dish["radius"]), "SRT"]
@@ -148,11 +148,11 @@ def run(maps, folder: pathlib.Path, max_order: int):
     folder."""
     import pyoof
 
-    maps = real_maps.maps_folder(maps)
+    maps = real_sources.maps_folder(maps)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
-        for source in real_maps.SOURCES:
-            observation = real_maps.read_observation(source, maps)
+        for source in real_sources.SOURCES:
+            observation = real_sources.read_observation(source, maps)
             records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), maps)
             phases = np.stack([record.pop("phase") for record in records])
             target = check_target(folder / f"pyoof-phase-{source.name}.npz")
@@ -169,7 +169,7 @@ def main(argv=None):
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
     parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
-    parser.add_argument("--max-order", type=int, default=real_maps.ORDERS[-1])
+    parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
     args = parser.parse_args(argv)
     try:
         if (args.results / "pyoof.jsonl").exists():

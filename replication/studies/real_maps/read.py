@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import statistics
 
+from replication.core.optimum import TARGET
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
-from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
 from replication.studies.sweep import read as sweep_read
 
@@ -113,7 +114,7 @@ def agreement(stages, a: Series = NUMPY, b: Series = TORCH_CPU):
         for pair in stage["pairs"]:
             if {Series.of(pair["a"]), Series.of(pair["b"])} == {a, b}:
                 ends = {Series.of(m): m["distance"] for m in stage["minima"]}
-                both = all(ends.get(s) is not None and ends[s] <= real_maps.TARGET for s in (a, b))
+                both = all(ends.get(s) is not None and ends[s] <= TARGET for s in (a, b))
                 rows.append({"order": stage["order"], "distance": pair["distance"], "both": both})
     return rows
 
@@ -127,7 +128,7 @@ def source_summary(name, stages, source, taper):
                "stop": stop_ratio(stages, slow, fast), **found}
               for slow, fast, what in RATIOS
               if slow in ladders and fast in ladders and (found := ratio(ladders[slow], ladders[fast]))]
-    known = {s.name: s for s in real_maps.SOURCES}
+    known = {s.name: s for s in real_sources.SOURCES}
     rows = [stage_row(s, series_order) for s in stages]
     return {"name": name, "title": known[name].title if name in known else name,
             "short": known[name].short if name in known else name, "source": source, "taper": taper,
@@ -168,7 +169,7 @@ def ratio_text(found):
 def real_maps_section(run):
     """The real maps' section of a run (None where it has no real-maps folder)."""
     folder = run.folder / "real-maps"
-    if not (folder / real_maps.STAGES_FILE).is_file():
+    if not (folder / real_sources.STAGES_FILE).is_file():
         return None
     stages, sources, tapers = read_real_maps(folder)
     names = list(dict.fromkeys(s["source"] for s in stages))
@@ -179,7 +180,7 @@ def real_maps_section(run):
     for summary, name in zip(summaries, names, strict=True):
         summary["pyoof"] = pyoof_summary(run.folder / "pyoof", by_name.get(name),
                                          [s for s in stages if s["source"] == name])
-    return {"folder": folder, "target": real_maps.TARGET, "sources": summaries, "simulated": simulated_beside(run)}
+    return {"folder": folder, "target": TARGET, "sources": summaries, "simulated": simulated_beside(run)}
 
 
 def simulated_beside(run):
@@ -198,7 +199,7 @@ def other_minima(sources):
     """(stages where some series ended in another local minimum than the optimum, stages in all, the largest
     objective excess of such a minimum)."""
     rows = [row for source in sources for row in source["stages"]]
-    missed = [row for row in rows if any(cell["distance"] is None or cell["distance"] > real_maps.TARGET
+    missed = [row for row in rows if any(cell["distance"] is None or cell["distance"] > TARGET
                                          for cell in row["cells"].values())]
     excess = [cell["excess"] for row in missed for cell in row["cells"].values() if cell["excess"] is not None]
     return len(missed), len(rows), max(excess, default=None)

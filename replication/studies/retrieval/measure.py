@@ -11,10 +11,10 @@ from reference_numpy.constants import GAMMA, N_ILLUMINATION, TOL
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of as implementation
-from replication.core.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.core.records import as_written
 from replication.core.results import append_record
 from replication.core.simulation import covariance_scale, simulate_observation, true_params
+from replication.studies.retrieval.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.studies.retrieval.records import (
     FROM_TRUTH,
     STAGED,

@@ -5,12 +5,11 @@ report shows. `replication.studies.retrieval.measure` runs the fits."""
 import math
 import statistics
 
-from replication.claims.verdicts import RULES, verdict_c3, verdict_c4
 from replication.core.judging import Ratio
 from replication.core.optimum import TARGET
-from replication.core.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES, RetrievalProfile  # noqa: F401 (read side's API)
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE, Series  # noqa: F401
 from replication.core.simulation import ended_at_optimum, judging_newton
+from replication.studies.retrieval.profiles import JUDGE
 from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, STAGED, truth_key
 
 SAME_OPTIMUM_NLL = 0.5
@@ -138,13 +137,6 @@ def speedup_ratios(records, slow=NUMPY, fast=TORCH_CPU):
             ratio = pair[slow][0] / pair[fast][0]
             by_point.setdefault((npix, nzern), []).append(Ratio(ratio, ratio, ratio))
     return {key: Ratio(statistics.median(values), min(values), max(values)) for key, values in sorted(by_point.items())}
-
-
-def retrieval_claims(records):
-    """C3 and C4 from the cold-start fits, by the sweep's rules (RULES), with the ratios they were judged on."""
-    ratios = speedup_ratios(records)
-    return {"C3": verdict_c3(ratios), "C4": verdict_c4(ratios), "ratios": ratios,
-            "rules": {claim: RULES[claim].text for claim in ("C3", "C4")}}
 
 
 def endings_count(records):

@@ -1,0 +1,115 @@
+"""The answer figure above the claims table: the paper's speed-ups against grid size, one line per run judged by
+today's rule, with what the paper says beside them."""
+
+import matplotlib
+import matplotlib.figure
+import matplotlib.ticker
+
+from replication.claims import parameter_count
+from replication.claims.mechanism import decomposition, decomposition_run
+from replication.core.judging import per_size_medians
+from replication.core.plotting import draw_ratio, save, subplots
+from replication.core.series import (
+    NUMPY,
+    NUMPY_ADJOINT,
+    TORCH_ADJOINT,
+    TORCH_CPU,
+    TORCH_CUDA,
+    TORCH_DIFFERENCES,
+)
+from replication.studies.sweep.figures import figure_run
+from replication.studies.sweep.read import speedups
+
+RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
+                 (TORCH_CPU, TORCH_CUDA): "tab:purple"}
+
+
+def gpu_run(all_runs):
+    """The run whose GPU ratios the answer's figure draws: the newest with a torch-cuda series, or None."""
+    with_gpu = [run for run in all_runs if TORCH_CUDA in run.series]
+    return max(with_gpu, key=lambda run: (run.own, run.info["created"])) if with_gpu else None
+
+
+def answer_runs(all_runs):
+    """(the run of the CPU ratios, the run of the GPU ratios) the answer's figure draws: the decomposition's run
+    (it has the same-gradient series) else the figures' run; the newest run with a GPU series."""
+    return decomposition_run(all_runs) or figure_run(all_runs), gpu_run(all_runs)
+
+
+def answer_plan(all_runs):
+    """What the answer's figure draws, without drawing (the report's caption reads it too): {"cpu": the run of the
+    CPU ratios, "gpu": of the GPU ratios, "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour)],
+    "b": [(label, P, Ratios, colour)], "guide": (P, ratios of a slope-1 line) or None}."""
+    cpu_run, gpu = answer_runs(all_runs)
+    plan = {"cpu": cpu_run, "gpu": gpu, "npix": None, "a": [], "b": [], "guide": None}
+    for run, pairs in ((cpu_run, [(NUMPY, TORCH_CPU)]), (gpu, [(NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA)])):
+        for slow, fast in pairs if run is not None else []:
+            by_npix = per_size_medians(speedups(run.series, slow, fast), 0)
+            if by_npix:
+                plan["a"].append((f"{slow} / {fast}", list(by_npix), list(by_npix.values()),
+                                  RATIO_COLOURS[(slow, fast)]))
+    if cpu_run is None:
+        return plan
+    c4 = decomposition(cpu_run.series).get("c4", {})
+    npix = next((found["npix"] for found in c4.values() if found["npix"]), None)
+    plan["npix"] = npix = npix or max((k[0] for k in speedups(cpu_run.series, NUMPY, TORCH_CPU)), default=None)
+    for (slow, fast), colour, text in (((NUMPY, TORCH_CPU), "tab:orange", "paper's: NumPy differences / autograd"),
+                                       ((NUMPY_ADJOINT, TORCH_ADJOINT), "tab:blue", "exact gradient both sides"),
+                                       ((NUMPY, TORCH_DIFFERENCES), "tab:red", "differences both sides")):
+        ratios = {k[1]: v for k, v in speedups(cpu_run.series, slow, fast).items() if k[0] == npix}
+        if len(ratios) >= 2:
+            orders = sorted(ratios)
+            plan["b"].append((text, [parameter_count(n) for n in orders], [ratios[n] for n in orders], colour))
+    if plan["b"]:
+        _, counts, ratios, _ = plan["b"][0]
+        plan["guide"] = (counts, [float(ratios[0]) * count / counts[0] for count in counts])
+    return plan
+
+
+def answer_figure(all_runs, folder):
+    """The answer's figure (answer_plan): (a) the paper's three speed-ups against grid size (median over orders,
+    with the range over repeats), with the paper's 10x and 100x; (b) NumPy / torch against the parameter count P at
+    one grid size, log-log, with a slope-1 guide and the same ratio with one gradient on both sides."""
+    plan = answer_plan(all_runs)
+    figure, (left, right) = subplots(1, 2, figsize=(11, 4.0))
+    for label, sizes, medians, colour in plan["a"]:
+        draw_ratio(left, sizes, medians, colour, label)
+    for value, text in ((10, "paper: ~10x (CPU)"), (100, "paper: ~100x (GPU)")):
+        left.axhline(value, color="grey", linestyle="--", linewidth=1)
+        left.text(0.02, value * 1.08, text, color="grey", fontsize=8, transform=left.get_yaxis_transform())
+    left.axhline(1, color="black", linewidth=0.8)
+    left.set(xscale="log", yscale="log", xlabel="grid size npix (pixels)", ylabel="speed-up (ratio of times)",
+             title="(a) speed-up against grid size, median over orders")
+    sizes = sorted({npix for _, found, _, _ in plan["a"] for npix in found})  # ticks after the scale is set
+    if sizes:
+        left.set_xticks(sizes)
+    left.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    left.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    if plan["a"]:
+        left.legend(fontsize=7, loc="lower right")
+    for label, counts, ratios, colour in plan["b"]:
+        draw_ratio(right, counts, ratios, colour, label)
+    if plan["guide"]:
+        right.plot(*plan["guide"], color="grey", linestyle=":", label="slope 1 (speed-up proportional to P)")
+    right.set(xscale="log", yscale="log", xlabel="parameters P", ylabel="speed-up (ratio of times)",
+              title=f"(b) speed-up against P at npix {plan['npix']}")
+    if plan["guide"]:
+        right.set_xticks(plan["guide"][0])
+    right.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    right.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    if plan["b"]:
+        right.legend(fontsize=7, loc="upper left")
+    return save(figure, folder, "fig0_answer")
+
+
+def answer_caption(plan):
+    """The answer figure's caption, naming only what it draws and from which runs."""
+    parts = []
+    if plan["a"]:
+        runs = [run.short_title for run in (plan["cpu"], plan["gpu"]) if run is not None]
+        parts.append(f"(a) {', '.join(label for label, *_ in plan['a'])}; {'; '.join(dict.fromkeys(runs))}")
+    if plan["b"]:
+        parts.append(f"(b) npix {plan['npix']}: {', '.join(label for label, *_ in plan['b'])}, and a slope-1 guide; "
+                     f"{plan['cpu'].short_title}")
+    return ("The answer in one figure. " + ". ".join(parts) + ". Error bars: range over repeats; open triangles: "
+            "bounds") if parts else None

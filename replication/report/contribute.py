@@ -1,0 +1,112 @@
+"""Contributing a run: its result files checked by the readers the report uses, then copied into the
+references (read-only)."""
+
+import json
+import os
+import pathlib
+import shutil
+
+from replication.core import paths
+from replication.core.results import RunError
+from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
+from replication.studies.real_maps.records import read_real_maps
+from replication.studies.retrieval.records import read_retrieval
+from replication.studies.sweep.records import read_points
+
+RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
+                "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json",
+                "gpu.txt", "log.txt",
+                "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
+                "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
+                "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
+                "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
+                "real-maps/settings.json", "real-maps/residuals-*.npz", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz")
+"""What a run contributes as a reference run: its records, not what was rendered from them."""
+
+
+def contributed_files(run):
+    """The run's record files that a reference run takes: regular files inside the run only (a symlink is
+    refused, wherever it points), each readable as what it claims to be (JSON lines, JSON), checked before any
+    copy so that a damaged run is refused whole, naming the file and the line."""
+    files = []
+    for pattern in RESULT_FILES:
+        for source in sorted(run.glob(pattern)):
+            if source.is_symlink() or not source.is_file():
+                raise RunError(f"{source}: not a regular file of the run (a link or a folder); a reference run takes "
+                               "only the run's own record files")
+            try:
+                check_record_file(source)
+            except RunError:
+                raise
+            except ValueError as error:
+                raise RunError(f"{error}; a damaged run cannot become a reference run") from None
+            files.append(source)
+    return files
+
+
+def check_record_file(path):
+    """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
+    point record valid as the report reads it, a run.json a run record."""
+    if path.parent.name == "real-maps" and path.name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl"):
+        read_real_maps(path.parent, strict=True)
+    if path.suffix == ".npz":
+        check_arrays(path)
+    if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
+        read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
+    elif path.name == "points.jsonl":
+        read_points(path, strict=True)
+    if path.name == RUN_FILE:
+        read_run(path.parent)
+    text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None
+    lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
+    for number, line in enumerate(lines, 1):
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
+                           "reference run") from None
+
+
+def check_arrays(path):
+    """Refuse an .npz record that NumPy cannot read as plain arrays (no pickled objects)."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            for name in saved.files:
+                saved[name]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise RunError(f"{path}: not a readable NumPy .npz of plain arrays ({error}); a damaged run cannot become a "
+                       "reference run") from None
+
+
+def contribute(run, note, reference=None):
+    """Copy a run's records into a new reference run folder (never over an existing one); returns it.
+
+    The copy is made in a hidden folder and renamed into place, so a reference run is never half-written.
+    """
+    run = pathlib.Path(run)
+    info = read_run(run)
+    if info is None:
+        raise RunError(f"--run {run}: not a run folder (no {RUN_FILE})")
+    if is_reference(run):
+        raise RunError(f"--run {run}: already a reference run")
+    if not note.strip():
+        raise RunError("--note: say in a sentence what the run is (machine, what was measured)")
+    target = pathlib.Path(reference or paths.REFERENCE) / run.name
+    if target.exists():
+        raise RunError(f"{target}: a reference run of that name exists; reference runs are never overwritten")
+    staging = target.with_name(f".{target.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    with exclusive(run):
+        sources = contributed_files(run)
+        for source in sources:
+            destination = staging / source.relative_to(run)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
+        staging.mkdir(parents=True, exist_ok=True)
+        (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
+        os.replace(staging, target)
+    return target

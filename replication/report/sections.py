@@ -1,0 +1,204 @@
+"""A run's appendix: its sweeps' timing tables, the cross-check, the retrieval, the benches and the figures drawn
+from it."""
+
+import pathlib
+
+import numpy as np
+
+from replication.claims import mechanism as claim_mechanism
+from replication.claims.retrieval import retrieval_claims
+from replication.core import judging
+from replication.core.paths import ROOT
+from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
+from replication.core.simulation import (
+    STOPPED_AT_OPTIMUM,
+    covariance_scale,
+    judging_newton,
+)
+from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
+from replication.report.format import relative, times
+from replication.studies.bench.read import allocator_effect, bench_profiles, bench_targets, compiled_reading
+from replication.studies.crosscheck import read as crosscheck_read
+from replication.studies.crosscheck.records import crosscheck_fits, fit_series
+from replication.studies.peers import read as peers_read
+from replication.studies.real_maps.read import real_maps_section
+from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES
+from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep.figures import other_panels
+
+
+def seconds_cell(record):
+    """Median seconds of a point: to the target, then to the optimiser's stop where the point records a target
+    ("0.12 / 0.15"; a fit that never reached it ">= 12 / 12 †", a bound); estimated values carry a tilde, older fits
+    that are not solutions a dagger."""
+    if record is None:
+        return ""
+    value = sweep_read.seconds(record)
+    if record["estimated"]:
+        return f"~{value:.3g} (est.)"
+    solved = sweep_read.is_solution(record)
+    if sweep_read.timed_to_target(record):
+        stop = sweep_read.stop_seconds(record)
+        return f"{'' if solved else '>= '}{value:.3g} / {stop:.3g}" + ("" if solved else " †")
+    return f"{value:.3g}" + ("" if solved else " †")
+
+
+RATIO_COLUMNS = ((NUMPY, TORCH_CPU), (NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA))
+
+
+def timing_rows(series):
+    """Rows of the timing table: per (npix, nzern) each series' seconds and the speed-ups (solutions only)."""
+    keys = sorted({key for points in series.values() for key in points})
+    names = ordered(series)
+    ratio_columns = [pair for pair in RATIO_COLUMNS if all(name in series for name in pair)]
+    rows = []
+    for key in keys:
+        cells = [seconds_cell(series[name].get(key)) for name in names]
+        ratios = [sweep_read.speedups(series, slow, fast).get(key) for slow, fast in ratio_columns]
+        rows.append({"npix": key[0], "nzern": key[1], "cells": cells, "ratios": [times(r) for r in ratios]})
+    return names, [f"{a} / {b}" for a, b in ratio_columns], rows
+
+
+def retrieval_section(run, appendix):
+    """What the report shows of a run's cold-start retrieval (its largest profile), or None without one: how the
+    fits ended, per aberration size and per point, and C3, C4 judged on the cold-start fits beside the sweep's."""
+    from replication.studies.retrieval import read as cold_start
+
+    name, records = run.retrieval_shown
+    if not name:
+        return None
+    success = cold_start.success_table(records)
+    methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
+    cold = retrieval_claims(records)
+    _, truth = timed_cells(run.series, [])
+    judged_claims = []
+    for key in ("C3", "C4"):
+        cells = []
+        for verdict in (cold[key], truth[key]):
+            if verdict["verdict"] == judging.NOT_MEASURED:
+                cells.append(judging.NOT_MEASURED)
+            elif key == "C3":
+                weakest = judging.weakest_npix(verdict["by_npix"])
+                cells.append(f"{times(verdict['value'])} at npix {weakest}: **{verdict['verdict']}**")
+            else:
+                cells.append(f"{slope_text(verdict)}: **{verdict['verdict']}**")
+        judged_claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
+    return {"title": run.title, "appendix": appendix, "folder": shown(run.folder / name),
+            "profile": name.removeprefix("retrieval-"), "fits": len(cold_start.judged(records)),
+            "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
+            "success": success, "points": cold_start.point_table(records), "claims": judged_claims,
+            "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
+            "by_distance": any(map(cold_start.judged_by_distance, records)),
+            "settings": RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
+
+
+def fit_row(fit):
+    """A cross-check fit as the convergence table shows it."""
+    account = fit["convergence"]
+    scale = covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]), fit["objective"])
+    ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"], dtype=float) / np.array(account["stderr"], dtype=float)
+    finite = ratio[np.isfinite(ratio)]
+    return {"impl": fit_series(fit).label, "npix": fit["npix"], "nzern": fit["nzern"],
+            "objective": fit["objective"], "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"],
+            "message": fit["message"],
+            "grad_norm": account["grad_norm"], "newton": judging_newton(account),
+            "decrease": account["expected_decrease"], "rounding": account["rounding"],
+            "at_optimum": judging_newton(account) <= STOPPED_AT_OPTIMUM,
+            "bfgs_ratio": (float(finite.min()), float(finite.max())) if finite.size else None}
+
+
+def shown(folder):
+    """A folder as the report names it: relative to the repository where it lies inside it."""
+    folder = pathlib.Path(folder).resolve()
+    return folder.relative_to(ROOT).as_posix() if folder.is_relative_to(ROOT) else str(folder)
+
+
+def environment_of(run):
+    """The environment record describing a run's software: its judged sweep's first, else its cross-check's."""
+    name = run.judged("cauchy")[0]
+    if name and run.sweeps[name][1]:
+        return run.sweeps[name][1][0]
+    if run.crosscheck:
+        return run.crosscheck["environment"]
+    if run.bench:
+        return run.bench["environments"][0]
+    return None
+
+
+def crosscheck_summary(run):
+    """The cross-check in one line's numbers: checks passed, the check closest to its tolerance, the failures."""
+    checks = crosscheck_read.crosscheck_checks(run.crosscheck)
+    if not checks:
+        return None
+    finite = [c for c in checks if c["value"] is not None and np.isfinite(c["value"]) and c["tolerance"] > 0]
+    closest = max(finite, key=lambda c: c["value"] / c["tolerance"]) if finite else None
+    dropped = len(run.crosscheck["checks"]) - len(checks)
+    return {"passed": sum(c["passed"] for c in checks), "total": len(checks), "closest": closest,
+            "failed": [c for c in checks if not c["passed"]], "dropped": dropped}
+
+
+def sweep_sections(run):
+    """Each sweep of a run: its timing table (non-solutions marked), records and how its fits ended."""
+    sweeps = []
+    for name, (series, records) in run.sweeps.items():
+        if series:
+            names, ratio_columns, rows = timing_rows(series)
+            sweeps.append({"profile": name.removeprefix("sweep-").removesuffix("-least-squares"),
+                           "objective": sweep_read.sweep_objective(name),
+                           "folder": shown(run.folder / (name if (run.folder / name).is_dir() else "shards")),
+                           "names": names, "ratio_columns": ratio_columns, "rows": rows, "runs": records,
+                           "targeted": sweep_read.timed_to_targets(series),
+                           "left_out": left_out_text(series), "convergence": sweep_read.convergence_rows(series)})
+    return sweeps
+
+
+def run_figures(run, figures, start):
+    """The run's own figures (paths relative to start) that figures.draw_run draws."""
+    if not run.series:
+        return []
+    folder = figures / "runs" / run.appendix_name
+    names = ["fig1_time_vs_grid_size", "fig2_time_vs_zernike_order"]
+    names += ["fig7_other_series"] if other_panels(run) else []
+    return [relative(folder / f"{name}.png", start) for name in names]
+
+
+def run_sections(run, figures, start):
+    """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
+    return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": run.info.get("note"),
+            "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
+            "decomposition": claim_mechanism.decomposition(run.series), "peers": peers_read.peers(run.series),
+            "peers_check": run.peers_check, "bench_peers": run.bench_peers,
+            "machine": run.machine, "environment": environment_of(run), "profile": run.profile,
+            "sweeps": sweep_sections(run), "crosscheck": run.crosscheck,
+            "crosscheck_checks": crosscheck_read.crosscheck_checks(run.crosscheck),
+            "crosscheck_summary": crosscheck_summary(run),
+            "crosscheck_fits": [fit_row(fit) for fit in crosscheck_fits(run.crosscheck)
+                                if fit.get("convergence")],
+            "bench": run.bench, "bench_targets": bench_targets(run.bench),
+            "bench_profiles": bench_profiles(run.bench),
+            "allocator": allocator_effect(run.bench, run.bench_default),
+            "compiled": compiled_reading(run.bench_compile),
+            "figures": run_figures(run, figures, start),
+            "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md"),
+            "real_maps": real_maps_section(run)}
+
+
+JAX_POINTS = (256, 512)
+"""The grid sizes at which The answer sets torch against the JAX peer (those of the peer targets)."""
+
+
+def against_jax(run, code=None):
+    """The JAX line of The answer for a run that timed the peer and whose peer passed its gate: per torch
+    gradient, the range of its time to solution over JAX's at npix JAX_POINTS (fits at the optimum only), and the
+    commits of the run's model code (code: its run_code), since runs differ in code as well as machine; or None."""
+    if JAX not in run.series or not (run.peers_check or {}).get("passed"):
+        return None
+    ranges = []
+    for series, what in ((TORCH_ADJOINT, "exact adjoint"), (TORCH_CPU, "autograd")):
+        ratios = [value for (npix, _), value in sweep_read.speedups(run.series, series, JAX).items()
+                  if npix in JAX_POINTS]
+        if ratios:
+            ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})
+    commits = ", ".join(commit[:7] for commit in (code or {}).get("commits", []))
+    return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges,
+            "code": f"model code of commit {commits}" if commits else "model code not recorded"} if ranges else None

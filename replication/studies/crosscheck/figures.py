@@ -1,0 +1,89 @@
+"""The cross-check's figures: an example fit (phase and beams) and the fits' agreement in standard errors."""
+
+import numpy as np
+
+from replication.core.plotting import save, shown_run, subplots
+from replication.core.series import (
+    NUMPY,
+    TORCH_CPU,
+)
+from replication.core.simulation import judging_stderr
+from replication.studies.crosscheck.records import fit_series
+
+
+def zernike_phase(params, nzern, npix=256):
+    """The aperture phase (radians) of the fitted Zernike terms on the dish, NaN outside."""
+    import reference_numpy
+    from reference_numpy.aperture import aperture_grid, dish_mask
+
+    x, y = aperture_grid(npix, 0.5)  # a grid spanning just the dish
+    basis = reference_numpy.zernike_basis(nzern, x, y)[1:]
+    phase = np.tensordot(params[: basis.shape[0]], basis, axes=1)
+    return np.where(dish_mask(x, y), phase, np.nan)
+
+
+def example_fit(example, folder, title):
+    """Figure 4: the observed and model beams, residuals, and the retrieved phase next to the truth."""
+    npix, nzern = int(example["npix"]), int(example["nzern"])
+    crop = slice(3 * npix // 8, npix - 3 * npix // 8)  # the central quarter holds the beams
+    data, model = example["data"][:, crop, crop], example["model"][:, crop, crop]
+    figure, axes = subplots(3, 4, figsize=(12, 8.4))
+    titles = ("in focus", "defocus -dz", "defocus +dz")
+    peak = data.max()
+    for k in range(3):
+        for row, (image, name) in enumerate(((data[k], "observed"), (model[k], "model"),
+                                             (data[k] - model[k], "residual"))):
+            axis = axes[row, k]
+            shown = axis.imshow(image.T / peak, origin="lower", cmap="RdBu_r" if row == 2 else "viridis")
+            axis.set_title(f"{name}, {titles[k]}")
+            axis.grid(False)
+            axis.set_xticks([])
+            axis.set_yticks([])
+            figure.colorbar(shown, ax=axis, fraction=0.046, label="power / observed peak")
+    phases = [zernike_phase(params, nzern) for params in (example["truth"], example["fitted"])]
+    limit = max(np.nanmax(np.abs(phase)) for phase in phases)
+    for row, (phase, name) in enumerate(zip(phases, ("true phase", "retrieved phase"), strict=True)):
+        axis = axes[row, 3]
+        shown = axis.imshow(phase.T, origin="lower", cmap="twilight_shifted", extent=(-1, 1, -1, 1),
+                            vmin=-limit, vmax=limit)
+        axis.set(title=name, xlabel="x (dish radii)", ylabel="y (dish radii)")
+        axis.grid(False)
+        figure.colorbar(shown, ax=axis, fraction=0.046, label="radians")
+    difference = zernike_phase(example["fitted"] - example["truth"], nzern)
+    shown = axes[2, 3].imshow(difference.T, origin="lower", cmap="RdBu_r", extent=(-1, 1, -1, 1))
+    axes[2, 3].set(title="retrieved - true", xlabel="x (dish radii)", ylabel="y (dish radii)")
+    axes[2, 3].grid(False)
+    figure.colorbar(shown, ax=axes[2, 3], fraction=0.046, label="radians")
+    figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central quarter shown; n_max {nzern}, "
+                    f"{int(example['nit'])} BFGS iterations, torch-cpu; {title})")
+    figure.tight_layout()
+    return save(figure, folder, "fig4_example_fit")
+
+
+def agreement(fits, folder, title):
+    """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
+    error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
+    fits = [fit for fit in fits if fit.get("objective", "cauchy") == "cauchy"]
+    figure, axis = subplots(figsize=(6.5, 3.6))
+    for fit in fits:
+        if fit_series(fit) == NUMPY:
+            continue
+        objective = "cauchy"
+        reference = next(f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
+                         (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
+        stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
+        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr, dtype=float)
+        axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
+                  label=f"numpy - {fit_series(fit).label}, npix {fit['npix']}, n {fit['nzern']}")
+    axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
+    axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
+             title=f"Same data, NumPy vs torch, Cauchy likelihood (cross-check)\n{title}")
+    axis.legend(fontsize=6, loc="best", ncol=2)
+    return save(figure, folder, "fig5_agreement")
+
+
+def crosscheck_run(all_runs):
+    """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run with
+    the newest kind of cross-check (schema), the newest (by its start) among equals."""
+    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.get("schema", 1), any(
+        "distance" in fit for fit in run.crosscheck.get("fits", []))))

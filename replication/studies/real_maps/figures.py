@@ -1,0 +1,77 @@
+"""The real maps' figures: the surface error each source's fit implies, and each map's residuals in noise units."""
+
+import numpy as np
+
+from replication.core.plotting import save, shown_run, subplots
+from replication.studies.real_maps import sources as real_sources
+
+
+def surface_map(record):
+    """The surface error (micrometres, tilts and piston removed) of a real-maps source record on the dish's block
+    of the model grid (NaN off the dish), and the block's extent in metres."""
+    import reference_numpy
+
+    source = real_sources.source_named(record["source"])
+    telescope = source.telescope
+    setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
+                                       offsets=True, oversamp=telescope.oversamp_for_sky_step(record["npix"],
+                                                                                              record["step"]))
+    image = np.full(setup.box[0] * setup.box[1], np.nan)
+    image[setup.index] = real_sources.surface_error(record["x"], setup, source.wavelength)
+    spacing = 4 * setup.oversamp / (setup.npix - 1) * telescope.radius
+    extent = spacing * setup.box[0] / 2
+    return image.reshape(setup.box), (-extent, extent, -extent, extent)
+
+
+def real_maps_surface(run, sources, folder):
+    """Figure 9: the surface error each source's fit implies, tilts and piston removed, on the dish."""
+    figure, axes = subplots(1, len(sources), figsize=(4.6 * len(sources), 4.0), squeeze=False)
+    for axis, record in zip(axes[0], sources, strict=True):
+        image, extent = surface_map(record)
+        limit = float(np.nanmax(np.abs(image)))
+        shown = axis.imshow(image.T, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent)
+        axis.set(title=f"{record['title']}\nn = {record['order']}: {record['surface_rms_um']:.0f} um rms",
+                 xlabel="x (m)", ylabel="y (m)")
+        axis.grid(False)
+        figure.colorbar(shown, ax=axis, fraction=0.046, label="surface error (um)")
+    figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")
+    figure.tight_layout()
+    return save(figure, folder, "fig9_real_maps_surface")
+
+
+def real_maps_residuals(run, sources, folder):
+    """Figure 10: each map's residual (data - model) in units of its noise, at each source's last fit."""
+
+    figure, axes = subplots(len(sources), 3, figsize=(11, 3.5 * len(sources)), squeeze=False)
+    titles = ("in focus", "-dz", "+dz")
+    for row, record in zip(axes, sources, strict=True):
+        short = real_sources.source_named(record["source"]).short
+        with np.load(run.folder / "real-maps" / f"residuals-{record['source']}.npz") as saved:
+            residual = saved["residual"].astype(np.float64)
+        for k, axis in enumerate(row):
+            shown = axis.imshow(residual[k], origin="lower", cmap="RdBu_r", vmin=-10, vmax=10)
+            axis.set(title=f"{short}, {titles[k]}: rms {record['residual_rms'][k]:.1f}")
+            axis.set_xticks([])
+            axis.set_yticks([])
+            axis.grid(False)
+        figure.colorbar(shown, ax=row.tolist(), fraction=0.02, label="(data - model) / noise")
+    figure.suptitle(f"Residuals of the real maps' last fits (rows v, columns u; colour clipped at 10 sigma); "
+                    f"{run.title}")
+    return save(figure, folder, "fig10_real_maps_residuals")
+
+
+def real_maps_run(all_runs):
+    """The run whose real-maps figures the main report shows: your first run that has real-maps fits, else the
+    newest reference run that has them."""
+    return shown_run([run for run in all_runs if (run.folder / "real-maps" / "sources.jsonl").is_file()])
+
+
+def draw_real_maps(all_runs, folder):
+    """Figures 9 and 10 where a run has real-maps fits."""
+    from replication.studies.real_maps.records import read_real_maps
+
+    run = real_maps_run(all_runs)
+    if run is None:
+        return []
+    _, sources, _ = read_real_maps(run.folder / "real-maps")
+    return real_maps_surface(run, sources, folder) + real_maps_residuals(run, sources, folder)
