@@ -6,9 +6,9 @@ import sys
 import pytest
 
 from reference_numpy.gradient import STEPS
-from replication.cli import bench_folder_name
 from replication.core.paths import ROOT
 from replication.studies.bench import measure as bench
+from replication.studies.bench.command import bench_folder_name
 from replication.studies.bench.read import bench_profiles, bench_targets
 from torch_impl.gradient import STEPS as TORCH_STEPS
 

@@ -146,7 +146,9 @@ def test_a_damaged_crosscheck_file_is_named(tmp_path, content):
 
 
 def test_repeated_option_values_are_measured_once():
-    from replication.cli import build_parser, once, sweep_settings
+    from replication.cli import build_parser
+    from replication.core.options import once
+    from replication.studies.sweep.command import sweep_settings
 
     args = build_parser().parse_args(["sweep", "--gradient", "adjoint", "--gradient", "adjoint", "--impl", "numpy",
                                       "--impl", "numpy"])

@@ -149,6 +149,7 @@ def test_nox_runs_the_installed_packages_not_the_source_tree():
 
 def test_a_fault_inside_a_library_keeps_its_traceback_while_bad_input_is_one_line(monkeypatch, capsys):
     from replication import cli
+    from replication.studies.sweep import command
 
     def fault(args):
         return np.reshape(np.zeros(3), (2, 2))  # a ValueError raised inside numpy: a bug, not bad input
@@ -156,9 +157,9 @@ def test_a_fault_inside_a_library_keeps_its_traceback_while_bad_input_is_one_lin
     def refusal(args):
         raise runs.RunError("--npix: refused")
 
-    monkeypatch.setattr(cli, "run_simulate", fault)
+    monkeypatch.setattr(command, "run_simulate", fault)
     with pytest.raises(ValueError, match="reshape"):
         cli.main(["simulate", "--output", "x.npz"])
-    monkeypatch.setattr(cli, "run_simulate", refusal)
+    monkeypatch.setattr(command, "run_simulate", refusal)
     assert cli.main(["simulate", "--output", "x.npz"]) == 2
     assert capsys.readouterr().err.strip() == "python -m replication simulate: error: --npix: refused"

@@ -11,13 +11,13 @@ from conftest import both
 from replication.claims import mechanism, verdicts
 from replication.claims.mechanism import decomposition_run
 from replication.claims.retrieval import retrieval_claims
+from replication.core import format as fmt
 from replication.core import judging, runs
 from replication.core.environment import machine_record
 from replication.core.mirror import mirror_table
 from replication.core.paths import PAPER, REFERENCE
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
 from replication.report import cells as cells
-from replication.report import format as fmt
 from replication.report import load
 from replication.report import render as report
 from replication.report import sections as sections

@@ -10,8 +10,10 @@ import time
 import pytest
 from conftest import run_command
 
-from replication import cli
+from replication import cli as cli
+from replication.core import options as options
 from replication.core import paths, runs
+from replication.core import writers as writers
 from replication.core.environment import machine_record
 from replication.core.paths import PAPER, REFERENCE, ROOT
 from replication.core.profiles import SweepSettings

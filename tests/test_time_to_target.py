@@ -62,10 +62,10 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     as the slower series, the stopped fit's time is its total, a lower bound: the speed-up is 'at least', graded at
     both ends of what it can be (undetermined where those differ), and printed with '>='."""
     from replication.claims import verdicts
+    from replication.core import format as fmt
     from replication.core import judging
     from replication.core.series import Series
     from replication.report import cells as cells
-    from replication.report import format as fmt
     from replication.report import sections as sections
     from replication.studies.sweep import read as sweep_read
 

@@ -1,7 +1,7 @@
 """The claims the report judges, each in one place: the paper's statement in our words, its few words for tables,
 the first screen's words with the paper's hardware (None for our own checks), the threshold for *reproduced* in a
-few words, the rule that grades it (what is measured and the two bars; analysis.RULES is made from these), and, for a
-claim judged on times to solution, the speed-up it judges (analysis.judge_timed)."""
+few words, the rule that grades it (what is measured and the two bars; verdicts.RULES is made from these), and, for a
+claim judged on times to solution, the speed-up it judges (verdicts.judge_timed)."""
 
 import dataclasses
 

@@ -73,7 +73,7 @@ def shown_run(candidates, rank=lambda run: 0):
 
 
 def draw_ratio(axis, xs, ratios, colour, label, marker="o"):
-    """Ratios (analysis.Ratio) against xs: values joined by a line with their range over repeats as error bars,
+    """Ratios (judging.Ratio) against xs: values joined by a line with their range over repeats as error bars,
     bounds as open triangles pointing where the value may lie (never on the line)."""
     values = [(x, r) for x, r in zip(xs, ratios, strict=True) if r.kind == VALUE]
     if values:

@@ -1,5 +1,5 @@
-"""What a sweep measures and how its records read back, without the measuring stack (no torch): the profiles,
-the folder names, and the validated point records."""
+"""What a sweep and the bench measure, without the measuring stack (no torch): the profiles, their grids and
+budgets, the sweep's settings and folder names."""
 
 import dataclasses
 

@@ -6,7 +6,7 @@ packages' public interface (make_setup, negative_log_likelihood, value_and_grad,
 declares one) plus one `register(Registration(...))`.
 
 No torch here, nor any model package: a registration names its package, which is imported only when its
-numerics are used, so the read side (analysis, figures, report) can use the registry.
+numerics are used, so the read side (readers, figures, claims, report) can use the registry.
 """
 
 from __future__ import annotations

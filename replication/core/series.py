@@ -1,7 +1,7 @@
 """What a measured series is: an implementation on a device, in a precision, with a gradient and a minimizer.
 
 The one place series get their display label; everything else selects series by these fields. No torch here:
-the read side (analysis, figures, report) uses it.
+the read side (readers, figures, claims, report) uses it.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def bfgs_standard_errors(result):
 STOPPED_AT_OPTIMUM = 0.1
 """Largest Newton step to the optimum, in standard errors (sandwich where recorded), for a fit to count as ended
 at the optimum: what is left is then a tenth of the statistical error, the tolerance under which two fits count
-as the same solution (analysis.SAME_SOLUTION_STDERR). Finite-difference fits stop 0.01-0.06 sandwich standard
+as the same solution (claims.SAME_SOLUTION_STDERR). Finite-difference fits stop 0.01-0.06 sandwich standard
 errors short at npix >= 256 (their gradient's accuracy); least-squares fits at tol = 1e-8, 0.1-0.6."""
 
 

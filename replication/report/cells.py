@@ -6,12 +6,12 @@ import numpy as np
 from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code
+from replication.core.format import times
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.core.simulation import (
     ended_at_optimum,
 )
 from replication.report import load
-from replication.report.format import times
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.crosscheck.records import crosscheck_fits
 from replication.studies.sweep import read as sweep_read
@@ -25,7 +25,7 @@ SHORT = {claim.id: claim.short for claim in claims.CLAIMS}
 
 
 RULES = {key: rule.text for key, rule in claim_verdicts.RULES.items()}
-"""How each verdict is computed from the results (the functions of replication.analysis)."""
+"""How each verdict is computed from the results (claims.verdicts makes them)."""
 
 
 TIMED = tuple(claim.id for claim in claims.CLAIMS if claim.timed)

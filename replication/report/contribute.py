@@ -5,6 +5,9 @@ import json
 import os
 import pathlib
 import shutil
+import zipfile
+
+import numpy as np
 
 from replication.core import paths
 from replication.core.results import RunError
@@ -69,10 +72,6 @@ def check_record_file(path):
 
 def check_arrays(path):
     """Refuse an .npz record that NumPy cannot read as plain arrays (no pickled objects)."""
-    import zipfile
-
-    import numpy as np
-
     try:
         with np.load(path, allow_pickle=False) as saved:
             for name in saved.files:

@@ -5,9 +5,9 @@ import math
 
 from replication import claims
 from replication.core import judging
+from replication.core.format import bound_text, times, value_range, values_and_bounds
 from replication.core.series import TORCH_CUDA
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, SHORT, Notes, run_claims
-from replication.report.format import bound_text, times, value_range, values_and_bounds
 from replication.studies.sweep import read as sweep_read
 
 

@@ -10,6 +10,7 @@ from replication import claims
 from replication.claims.answer_figure import answer_caption, answer_plan
 from replication.claims.mechanism import decomposition_run
 from replication.core import model_code, optimum, paths, runs
+from replication.core.format import number, relative, sci, share_range, times
 from replication.core.mirror import mirror_table, side_by_side_page
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
 from replication.core.profiles import PROFILES
@@ -23,7 +24,6 @@ from replication.core.simulation import (
 from replication.report import load
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
-from replication.report.format import number, relative, sci, share_range, times
 from replication.report.sections import JAX_POINTS, against_jax, run_sections, shown
 from replication.studies.crosscheck.figures import crosscheck_run
 from replication.studies.real_maps.figures import real_maps_run

@@ -8,6 +8,7 @@ import numpy as np
 from replication.claims import mechanism as claim_mechanism
 from replication.claims.retrieval import retrieval_claims
 from replication.core import judging
+from replication.core.format import relative, times
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
 from replication.core.simulation import (
@@ -16,12 +17,12 @@ from replication.core.simulation import (
     judging_newton,
 )
 from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
-from replication.report.format import relative, times
 from replication.studies.bench.read import allocator_effect, bench_profiles, bench_targets, compiled_reading
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.crosscheck.records import crosscheck_fits, fit_series
 from replication.studies.peers import read as peers_read
 from replication.studies.real_maps.read import real_maps_section
+from replication.studies.retrieval import read as cold_start
 from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import other_panels
@@ -62,7 +63,6 @@ def timing_rows(series):
 def retrieval_section(run, appendix):
     """What the report shows of a run's cold-start retrieval (its largest profile), or None without one: how the
     fits ended, per aberration size and per point, and C3, C4 judged on the cold-start fits beside the sweep's."""
-    from replication.studies.retrieval import read as cold_start
 
     name, records = run.retrieval_shown
     if not name:

@@ -187,11 +187,10 @@ def torch_steps(point):
 
 def jax_steps(point):
     """The JAX peer's value and gradient (jitted) and its own 3-FFT floor, on the same data."""
-    import jax
+    import jax  # an optional peer: only where jax is installed (registry.JAX.available())
     import jax.numpy as jnp
 
-    from replication.studies.peers import jax_peer
-
+    jax_peer = registry.JAX.module()
     setup_np = reference_numpy.make_setup(point.npix, point.nzern)
     data_np = reference_numpy.prepare_data(point.data, setup_np).fft_order
     setup = jax_peer.make_setup(point.npix, point.nzern)

@@ -2,9 +2,9 @@
 torch.compile's reading."""
 
 from reference_numpy.gradient import STEPS
+from replication.core.format import times
 from replication.core.registry import floor_step
 from replication.core.series import RENAMED
-from replication.report.format import times
 from replication.studies.bench.records import AUTOGRAD_PARTS
 
 TARGET_POINT = (2, 5)

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import reference_numpy
+from reference_numpy.aperture import aperture_grid, dish_mask
 from replication.core.plotting import save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
@@ -13,8 +15,6 @@ from replication.studies.crosscheck.records import fit_series
 
 def zernike_phase(params, nzern, npix=256):
     """The aperture phase (radians) of the fitted Zernike terms on the dish, NaN outside."""
-    import reference_numpy
-    from reference_numpy.aperture import aperture_grid, dish_mask
 
     x, y = aperture_grid(npix, 0.5)  # a grid spanning just the dish
     basis = reference_numpy.zernike_basis(nzern, x, y)[1:]

@@ -41,7 +41,7 @@ hessian: the NumPy Hessian is central differences of the exact gradient, good to
 beams_float32: the defocus screens reach 2 pi dz / wavelength = 286 rad, which float32 holds to about
 1.7e-5 rad; beam errors of a few 1e-5 are that rounding, not a fault (seen: 1.1e-5 at npix 16)."""
 SCHEMA = CROSSCHECK_SCHEMA
-"""Version of crosscheck.json (records.CROSSCHECK_SCHEMA): since 2 each model is checked once and each
+"""Version of crosscheck.json (crosscheck.records.CROSSCHECK_SCHEMA): since 2 each model is checked once and each
 implementation fitted with its own minimizer and gradient."""
 CENTRAL_DIFFERENCE_STEP = 1e-6
 """Step of the central differences the autograd gradient is checked against (parameter units)."""

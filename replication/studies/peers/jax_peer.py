@@ -22,6 +22,7 @@ import scipy.optimize
 import reference_numpy
 from reference_numpy.backend import from_fft_order, to_fft_order
 from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES, TOL
+from reference_numpy.fit import SCIPY_STOPPED, FitProgress, out_of_time_fit, trajectory_arrays
 from reference_numpy.validation import check_choice, check_data, check_params, check_positive
 
 jax.config.update("jax_enable_x64", True)
@@ -151,7 +152,6 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     trees, the minimizer sees the objective without its constant, and result.fun keeps it; trajectory=True: every
     evaluation as it happened, `result.trajectory`, as the trees record it; time_limit (seconds): stopped as the
     trees stop it."""
-    from reference_numpy.fit import SCIPY_STOPPED, FitProgress, out_of_time_fit, trajectory_arrays
 
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))

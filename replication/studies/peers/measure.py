@@ -1,5 +1,5 @@
-"""The peers' gate and reading: the JAX peer checked against NumPy before it is timed, and the peers table of
-the report (time-to-solution and per-evaluation cost of each way to fit, as ratios to the fastest)."""
+"""The peers' gate: the JAX peer checked against NumPy before it is timed (peers.read makes the report's
+table)."""
 
 from replication.core import registry
 from replication.core.results import write_json
@@ -10,8 +10,7 @@ CHECK_POINTS = ((16, 2), (33, 3), (64, 4), (128, 6), (256, 8))
 
 def run_peers_check(results_dir, points=CHECK_POINTS):
     """Check the JAX peer against NumPy at every point and objective; write check.json; the content."""
-    from replication.studies.peers import jax_peer
-
+    jax_peer = registry.JAX.module()  # the optional peer's tree, loaded only where jax is installed
     rows = []
     for npix, nzern in points:
         for objective in ("cauchy", "least-squares"):

@@ -2,14 +2,15 @@
 
 import numpy as np
 
+import reference_numpy
 from replication.core.plotting import save, shown_run, subplots
 from replication.studies.real_maps import sources as real_sources
+from replication.studies.real_maps.records import read_real_maps
 
 
 def surface_map(record):
     """The surface error (micrometres, tilts and piston removed) of a real-maps source record on the dish's block
     of the model grid (NaN off the dish), and the block's extent in metres."""
-    import reference_numpy
 
     source = real_sources.source_named(record["source"])
     telescope = source.telescope
@@ -68,7 +69,6 @@ def real_maps_run(all_runs):
 
 def draw_real_maps(all_runs, folder):
     """Figures 9 and 10 where a run has real-maps fits."""
-    from replication.studies.real_maps.records import read_real_maps
 
     run = real_maps_run(all_runs)
     if run is None:

@@ -15,9 +15,14 @@ import time
 import numpy as np
 
 import reference_numpy
-from replication.core import optimum, registry, series
+import torch_impl
+from replication.core import measurement, optimum, registry, series
+from replication.core.environment import environment_record, thread_limits
+from replication.core.implementations import of
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
-from replication.core.results import append_record
+from replication.core.records import as_written
+from replication.core.results import append_record, check_target
+from replication.studies.real_maps.records import check_real_source, check_real_stage, check_real_taper, read_real_maps
 from replication.studies.real_maps.sources import (
     NPIX,
     ORDERS,
@@ -82,7 +87,6 @@ IDENTITY = ("npix", "orders", "repeats", "tol", "tapers", "target", "threads", "
 
 def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum:
     """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
-    import torch_impl
 
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, setup, observation.dropped)
@@ -90,7 +94,6 @@ def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum
 
 
 def implementation_of(chosen):
-    from replication.core.implementations import of
 
     return of(chosen)
 
@@ -212,9 +215,6 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     """Fit (or resume fitting) each observation's maps, orders 1..max_order in turn, into folder; returns the number
     of fits made now. Every stage is written as it ends; a source's summary and residual maps after its last
     stage."""
-    from replication.core import measurement
-    from replication.core.environment import environment_record, thread_limits
-    from replication.studies.real_maps.records import read_real_maps
 
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
@@ -245,8 +245,6 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
 
 def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar):
     """The observation with its source's taper: the one recorded, else chosen now (choose_taper) and recorded."""
-    from replication.core.records import as_written
-    from replication.studies.real_maps.records import check_real_taper
 
     name = observation.source.name
     if name in tapers:
@@ -263,8 +261,6 @@ def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, ba
 def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar):
     """Every stage of one source not yet done, in order, each from the last one's optimum, each written as it
     ends."""
-    from replication.core.records import as_written
-    from replication.studies.real_maps.records import check_real_stage
 
     name, previous = observation.source.name, None
     impls = [implementation_of(s) for s in SERIES]
@@ -285,7 +281,6 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, ba
 
 def read_stage(folder, observation, order):
     """A source's stage record as written."""
-    from replication.studies.real_maps.records import read_real_maps
 
     stages, _, _ = read_real_maps(folder)
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
@@ -293,8 +288,6 @@ def read_stage(folder, observation, order):
 
 def write_source(folder, observation, x, order, npix, run_id):
     """A source's residual maps and summary at its last stage's optimum."""
-    from replication.core.records import as_written
-    from replication.studies.real_maps.records import check_real_source
 
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
@@ -305,7 +298,6 @@ def write_source(folder, observation, x, order, npix, run_id):
 
 def write_residuals(path, residual):
     """The residual maps as float16 (enough for a picture), written atomically."""
-    from replication.core.results import check_target
 
     path = check_target(path)
     temporary = check_target(path.with_name(path.name + ".tmp.npz"))

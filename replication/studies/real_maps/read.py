@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
+
+import reference_numpy
 from replication.core.optimum import TARGET
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import read_real_maps
+from replication.studies.real_maps.records import read_pyoof, read_real_maps
 from replication.studies.sweep import read as sweep_read
 
 RATIOS = ((NUMPY, TORCH_CPU, "NumPy differences / torch autograd (the paper's)"),
@@ -263,10 +266,6 @@ twin: pyoof's is compared with ours under each, and the closest is reported."""
 def our_phase(x, order, pixels):
     """Our phase (radians, tilts and piston removed) from a fit's parameters on a pixels x pixels grid across the
     dish, rows along v and columns along u as the maps (NaN off the dish)."""
-    import numpy as np
-
-    import reference_numpy
-
     t = np.linspace(-1.0, 1.0, pixels)
     along_v, along_u = np.meshgrid(t, t, indexing="ij")  # the model's x is conjugate to the maps' rows (v)
     basis = reference_numpy.zernike_basis(order, along_v, along_u)[1:]
@@ -280,8 +279,6 @@ def our_phase(x, order, pixels):
 def compare_phases(ours, theirs):
     """{variant: rms difference (radians) over the dish} of theirs (mean removed) against ours, for every
     PHASE_VARIANTS."""
-    import numpy as np
-
     theirs = theirs - np.nanmean(theirs)
     out = {}
     for name, (sign, flip_v, flip_u) in PHASE_VARIANTS.items():
@@ -293,10 +290,6 @@ def compare_phases(ours, theirs):
 def pyoof_summary(folder, source_summary_record, stages):
     """pyoof's fits of one source beside ours: its time to stop over the orders, how each order ended, and its
     last phase against ours (rms, and the rms difference under the closest variant)."""
-    import numpy as np
-
-    from replication.studies.real_maps.records import read_pyoof
-
     path = folder / "pyoof.jsonl"
     if not path.is_file():
         return None

@@ -7,6 +7,7 @@ from replication.core.plotting import save, shown_run, spaced, subplots
 from replication.core.series import (
     series_colour,
 )
+from replication.studies.retrieval.read import method_label, point_table, success_table
 
 METHOD_STYLES = {"cold start": "-", "cold start, orders raised": "--"}
 
@@ -15,7 +16,6 @@ def retrieval(run, folder):
     """Figure 8: retrieval from a cold start against the aberration's size: the share of fits that reached the
     global optimum (every point and seed), the median time to solution of those at the run's largest point, and
     the median phase error left (all fits) beside the truth-started fits' phase standard error."""
-    from replication.studies.retrieval.read import method_label, point_table, success_table
 
     name, records = run.retrieval_shown
     success, points = success_table(records), point_table(records)

@@ -1,6 +1,5 @@
-"""Retrieval from a cold start, read side (no torch): the profiles, the truths' aberration sizes, the validated
-records, how each fit ended against a fit of the same data started at the truth, and the tables and claims the
-report shows. `replication.studies.retrieval.measure` runs the fits."""
+"""Retrieval from a cold start, read side (no torch): how each fit ended against a fit of the same data started at
+the truth, and the tables the report shows (claims.retrieval judges C3 and C4 on them). `measure` runs the fits."""
 
 import math
 import statistics

@@ -27,7 +27,7 @@ PAPER_ORDERS = (2, 3, 4)
 
 def plot_series(axis, points, name, x_of):
     """One series' times against x: solutions joined by a line (estimated points hollow), fits that are not
-    solutions (analysis.how_it_ended) as crosses, off the line."""
+    solutions (sweep.read.how_it_ended) as crosses, off the line."""
     colour = series_colour(name)
     keys = sorted((key for key in points if identifiable(*key)), key=x_of)  # a rank-deficient point is no fit
     solved = [key for key in keys if is_solution(points[key])]

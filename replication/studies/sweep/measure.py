@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import torch_impl
 from reference_numpy.fit import TIMED_OUT
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
@@ -45,7 +46,6 @@ class PointOptima:
 def find_optimum(npix, nzern, data, start, objective):
     """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
     by Newton steps (optimum.polish)."""
-    import torch_impl
 
     setup = torch_impl.make_setup(npix, nzern)
     observed = torch_impl.prepare_data(data, setup)

@@ -121,9 +121,9 @@ def how_it_ended(record):
 
     Points timed to the target: a solution where every repeat came within the target of the point's optimum, else
     censored (its time a bound). Older points: measured fits with an exact account are solutions when they ended at
-    the optimum (data.ended_at_optimum); fits recorded before the account, when neither scipy nor torchmin flagged a
-    failure other than precision loss (scipy's word for a line search that can no longer see a decrease, at the
-    optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
+    the optimum (simulation.ended_at_optimum); fits recorded before the account, when neither scipy nor torchmin
+    flagged a failure other than precision loss (scipy's word for a line search that can no longer see a decrease,
+    at the optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
     """
     if not identifiable(record["npix"], record["nzern"]):
         return "not identifiable (rank-deficient design)"
@@ -230,7 +230,7 @@ def timed_to_targets(series):
 
 
 def exact_stderr(outcome):
-    """The standard errors of a fit's outcome that rules use (data.judging_stderr: sandwich where recorded, else
+    """The standard errors of a fit's outcome that rules use (simulation.judging_stderr: sandwich where recorded, else
     the exact inverse Hessian's), or None without an exact account."""
     account = outcome.get("convergence")
     return judging_stderr(account) if account else None

@@ -1,4 +1,5 @@
-"""How the report writes numbers: values with their range over repeats, bounds, shares and seconds."""
+"""How the report writes numbers: values with their range over repeats, bounds, shares and seconds (used by every
+reader that words a number)."""
 
 import os
 import pathlib

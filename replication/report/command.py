@@ -1,0 +1,104 @@
+"""The figures, report and contribute commands: your runs beside the references."""
+
+import pathlib
+
+from replication.core import runs
+from replication.core.options import add_report_options
+from replication.core.paths import FIGURES, PAPER, RUNS
+from replication.core.results import check_target, writing_into
+from replication.report import contribute as contributing
+from replication.report.figures import draw_all
+from replication.report.render import load_runs, render_command
+
+
+def add_figures_command(figures):
+    """The figures: draw the figures of your runs beside the references."""
+    add_report_options(figures, "figures")
+    figures.set_defaults(func=run_figures_command)
+
+
+def add_report_command(report):
+    """The report: render the report of your runs beside the references."""
+    add_report_options(report, "report")
+    report.add_argument("--check", action="store_true", help="compare with the file on disk instead of writing it")
+    report.set_defaults(func=run_report_command)
+
+
+def add_contribute_command(contribute):
+    """The contribute: make one of your runs a reference run."""
+    contribute.description = ("Copies the run's records (not its rendered report) into a new folder under "
+                              "results/reference/; existing reference runs are never changed. Then re-render the "
+                              "committed report and commit.")
+    contribute.add_argument("--run", type=pathlib.Path, default=None,
+                            help="the run to contribute (default: this machine's newest run)")
+    contribute.add_argument("--note", required=True, help="one sentence shown in the report: the machine, what ran")
+    contribute.set_defaults(func=run_contribute_command)
+
+
+def shown_runs(args):
+    """Your runs that figures and report show: those named, else this machine's newest, else none."""
+    if not args.reference.is_dir():
+        raise runs.RunError(f"--reference {args.reference}: no such folder")
+    if args.reference_only:
+        if args.run:
+            raise runs.RunError("--run: give either --run or --reference-only, not both")
+        return []
+    for folder in args.run or []:
+        if runs.read_run(folder) is None:
+            raise runs.RunError(f"--run {folder}: not a run folder (no {runs.RUN_FILE})")
+    if args.run:
+        return args.run
+    latest = runs.latest_run()
+    return [latest] if latest is not None else []
+
+
+def report_folders(args):
+    """(your runs, report folder, figures folder): your first run's folder by default, else paper/ and figures/."""
+    own = shown_runs(args)
+    if args.output is not None:
+        output = args.output
+    else:
+        output = own[0] if own else PAPER
+    figures = FIGURES if output.resolve() == PAPER.resolve() else output / "figures"
+    for folder, option in ((output, "--output"), (figures, "--output")):
+        runs.check_output(folder, option, committed=not own)
+    return own, output, figures
+
+
+def run_figures_command(args):
+
+    own, _, figures = report_folders(args)
+    target = args.output if args.output is not None else figures
+    with writing_into(target, committed=not own):
+        drawn = draw_all(load_runs(own, args.reference), target)
+        for path in drawn:
+            print(f"wrote {path}")
+        for stale in sorted(set((target / "runs").glob("*/*")) - set(drawn)):
+            if stale.suffix in (".png", ".svg"):
+                check_target(stale).unlink()  # a figure of a run no longer shown
+                print(f"removed {stale}")
+        for folder in (target / "runs").glob("*"):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+    return 0
+
+
+def run_report_command(args):
+
+    own, output, figures = report_folders(args)
+    return render_command(own, args.reference, output, figures, check=args.check)
+
+
+def run_contribute_command(args):
+    run = args.run if args.run is not None else runs.latest_run()
+    if run is None:
+        raise runs.RunError(f"--run: this machine has no run under {RUNS}; `nox -s replicate` makes one")
+    target = contributing.contribute(run, args.note)
+    print(f"wrote {target}\nnext: python -m replication figures --reference-only && "
+          "python -m replication report --reference-only && nox -s tests, then commit results/reference/, figures/ "
+          "and paper/")
+    return 0
+
+
+ARGUMENTS = {"figures": add_figures_command, "report": add_report_command, "contribute": add_contribute_command}
+"""The arguments of each command this module runs (cli.COMMANDS names it)."""

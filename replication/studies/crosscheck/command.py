@@ -1,0 +1,49 @@
+"""The crosscheck command: the implementations against each other."""
+
+from reference_numpy.constants import OBJECTIVES
+from replication.core import runs
+from replication.core.options import RUN_HELP, add_run_options, default_threads, once, threads
+from replication.core.writers import already_done, writer_folder
+from replication.studies.crosscheck.measure import run_crosscheck
+from replication.studies.crosscheck.records import read_crosscheck
+
+
+def add_crosscheck_command(crosscheck):
+    """The crosscheck: the implementations against each other."""
+    crosscheck.description = RUN_HELP
+    crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
+                            help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
+    add_run_options(crosscheck, "crosscheck")
+    crosscheck.add_argument("--objective", choices=OBJECTIVES, action="append", default=None,
+                            help="objective to check, repeatable (default: both)")
+    crosscheck.add_argument("--threads", type=threads, default=default_threads(),
+                            help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    crosscheck.set_defaults(func=run_crosscheck_command)
+
+
+def run_crosscheck_command(args):
+
+    results, lock = writer_folder(args, "crosscheck")
+    with runs.exclusive(lock):
+        previous = read_crosscheck(results / "crosscheck.json")
+        if previous is not None:
+            runs.check_same_settings(results, previous, {"points": args.points,
+                                                         "objectives": list(once(args.objective) or OBJECTIVES)},
+                                     keys=("points", "objectives"))
+            if previous.get("complete", True):
+                return already_done(results / "crosscheck.json", "the cross-check")
+            print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
+        content = run_crosscheck(results, points=args.points, threads=args.threads,
+                                 objectives=once(args.objective) or OBJECTIVES)
+    failed = [c for c in content["checks"] if not c["passed"]]
+    for c in content["checks"]:
+        print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "
+              f"npix={c['npix']:<4} nzern={c['nzern']}  "
+              f"{c['compare']}: {c['value']:.2e} (tolerance {c['tolerance']:g})")
+    passed = len(content["checks"]) - len(failed)
+    print(f"wrote {results / 'crosscheck.json'}: {passed}/{len(content['checks'])} passed")
+    return 1 if failed else 0
+
+
+ARGUMENTS = {"crosscheck": add_crosscheck_command}
+"""The arguments of each command this module runs (cli.COMMANDS names it)."""
