@@ -60,9 +60,7 @@ def untouched():
 def run_command(*args):
     """`python -m replication args` run in this process from the repository root, as a subprocess would report it
     (exit status, stdout, stderr): the same code path without a new interpreter's start (seconds with torch)."""
-    from replication import cli as cli
-    from replication.core import options as options
-    from replication.core import writers as writers
+    from replication import cli
 
     out, err, cwd = io.StringIO(), io.StringIO(), os.getcwd()
     os.chdir(ROOT)

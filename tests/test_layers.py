@@ -6,6 +6,7 @@ module; no project import hides inside a function; no import cycle."""
 import ast
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -161,3 +162,20 @@ def test_the_architecture_page_places_every_module():
     missing = [name for name in MODULES if name.count(".") >= 1 and not name.endswith("__main__")
                and f"`{pathlib.Path(*name.split('.')[1:])}" not in page.replace(".py`", "`")]
     assert not missing, f"docs/architecture.md does not name: {missing}"
+
+
+def test_each_figure_stem_is_written_once():
+    stems = [node.value for path in MODULES.values() for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r"fig\d+_[a-z_]+", node.value)]
+    assert len(stems) >= 11
+    assert len(stems) == len(set(stems)), "declare each figure once (core.plotting.Figure) and use its stem"
+
+
+def test_no_objective_is_compared_as_a_string_outside_its_value():
+    names = {"cauchy", "least-squares", "gaussian"}
+    exempt = {"replication.core.objectives", "replication.studies.peers.jax_peer"}  # the value; a model tree
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}" for name, path in MODULES.items() if name not in exempt
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Compare)
+             and any(isinstance(side, ast.Constant) and side.value in names for side in [node.left, *node.comparators])]
+    assert not found, "compare core.objectives values (objective_of(name) is CAUCHY), not names:\n" + "\n".join(found)

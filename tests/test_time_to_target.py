@@ -48,7 +48,8 @@ def test_the_optimum_of_a_point_is_found_once(optima):
 def test_the_noise_of_least_squares_in_noise_units_is_read_from_the_maps():
     """The simulated maps' additive noise is 2.4% of the peak; the edge band sees it (the beams have fallen off)."""
     import reference_numpy
-    from replication.core.simulation import ADDITIVE_NOISE, noise_sigma, simulate_observation, true_params
+    from replication.core.objectives import noise_sigma
+    from replication.core.simulation import ADDITIVE_NOISE, simulate_observation, true_params
 
     setup = reference_numpy.make_setup(128, 3)
     truth = true_params(setup.nparams)

@@ -8,7 +8,7 @@ import matplotlib.ticker
 from replication.claims import parameter_count
 from replication.claims.mechanism import decomposition, decomposition_run
 from replication.core.judging import per_size_medians
-from replication.core.plotting import draw_ratio, save, subplots
+from replication.core.plotting import Figure, draw_ratio, save, subplots
 from replication.core.series import (
     NUMPY,
     NUMPY_ADJOINT,
@@ -66,6 +66,10 @@ def answer_plan(all_runs):
     return plan
 
 
+ANSWER = Figure("fig0_answer", lambda all_runs: answer_caption(answer_plan(all_runs)))
+"""The answer figure; its caption None where no run has a speed-up to draw."""
+
+
 def answer_figure(all_runs, folder):
     """The answer's figure (answer_plan): (a) the paper's three speed-ups against grid size (median over orders,
     with the range over repeats), with the paper's 10x and 100x; (b) NumPy / torch against the parameter count P at
@@ -99,7 +103,7 @@ def answer_figure(all_runs, folder):
     right.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     if plan["b"]:
         right.legend(fontsize=7, loc="upper left")
-    return save(figure, folder, "fig0_answer")
+    return save(figure, folder, ANSWER.stem)
 
 
 def answer_caption(plan):

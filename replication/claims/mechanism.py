@@ -10,7 +10,7 @@ import numpy as np
 
 from replication.claims.verdicts import verdict_c4
 from replication.core.judging import UNDETERMINED, aggregate, geometric_mean
-from replication.core.plotting import save, shown_run, subplots
+from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
     NUMPY_ADJOINT,
@@ -67,6 +67,9 @@ FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": 
                   "whole": "black"}
 
 
+DECOMPOSITION = Figure("fig6_speedup_decomposition", lambda run: f"where the speed-up comes from; {run.title}")
+
+
 def speedup_decomposition(run, folder):
     """Figure 6: the NumPy -> torch speed-up split into measured factors per grid size (one run), log scale."""
     result = decomposition(run.series)
@@ -92,7 +95,7 @@ def speedup_decomposition(run, folder):
     axis.set(xlabel="grid size npix (pixels)", ylabel="speed-up factor (ratio of times to solution)",
              title=f"Where the NumPy -> torch speed-up comes from (median over orders)\n{run.title}")
     axis.legend(fontsize=7, ncol=len(names), loc="upper center", bbox_to_anchor=(0.5, -0.18))
-    return save(figure, folder, "fig6_speedup_decomposition")
+    return save(figure, folder, DECOMPOSITION.stem)
 
 
 def decomposition_run(all_runs):

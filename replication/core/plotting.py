@@ -1,13 +1,16 @@
 """How every figure looks and is saved: one style, a line style per run, PNG and SVG without dates (byte-identical
 re-renders)."""
 
+import dataclasses
+from collections.abc import Callable
+
 import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from replication.core.judging import AT_LEAST, AT_MOST, VALUE
-from replication.core.results import check_target
+from replication.core.results import atomic_stream
 
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
          "legend.fontsize": 8, "axes.titlesize": 10, "svg.hashsalt": "oof-replication"}
@@ -25,6 +28,20 @@ METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 """No date or library version in the files: the same results always give the same bytes."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """A figure declared once: its file's stem (the name every format shares) and its caption, made from what it
+    draws (a function of the run it shows: the words the report writes after "Figure N"). The report numbers the
+    figures in the order a reader meets them."""
+
+    stem: str
+    caption: Callable[..., str]
+
+    def path(self, folder, extension="png"):
+        """Where the figure is (or will be) in folder."""
+        return folder / f"{self.stem}.{extension}"
+
+
 def subplots(*args, **options):
     """A figure and its axes, as pyplot.subplots makes them, but owned by no GUI: drawing the figures changes no
     global state (no backend chosen at import, no window)."""
@@ -40,8 +57,9 @@ def save(figure, folder, name):
     extent = figure.get_tightbbox(figure.canvas.get_renderer()).padded(matplotlib.rcParams["savefig.pad_inches"])
     paths = []
     for extension in FORMATS:
-        path = check_target(folder / f"{name}.{extension}")
-        figure.savefig(path, bbox_inches=extent, metadata=METADATA[extension])
+        path = folder / f"{name}.{extension}"
+        with atomic_stream(path) as stream:
+            figure.savefig(stream, format=extension, bbox_inches=extent, metadata=METADATA[extension])
         paths.append(path)
     return paths
 

@@ -4,6 +4,7 @@ budgets, the sweep's settings and folder names."""
 import dataclasses
 
 from reference_numpy.constants import TOL
+from replication.core.objectives import GAUSSIAN, LEAST_SQUARES, objective_of
 from replication.core.simulation import identifiable
 
 
@@ -32,9 +33,10 @@ class Profile:
 
     def orders(self, objective):
         """The Zernike orders timed for an objective."""
-        if objective == "gaussian" and self.variants_nzern:
+        objective = objective_of(objective)
+        if objective is GAUSSIAN and self.variants_nzern:
             return self.variants_nzern  # least squares in noise units at the orders C4 is judged at
-        return self.least_squares_nzern if objective == "least-squares" and self.least_squares_nzern else self.nzern
+        return self.least_squares_nzern if objective is LEAST_SQUARES and self.least_squares_nzern else self.nzern
 
     def points(self, impl, objective):
         """The (npix, nzern) points timed for an implementation: a gradient other than its own (a variant
@@ -93,7 +95,7 @@ BENCH_NPIX, BENCH_NZERN = (128, 256, 512, 1024), (3, 5, 8)
 
 def sweep_folder_name(profile, objective):
     """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-<objective> for another objective."""
-    return f"sweep-{profile}" + ("" if objective == "cauchy" else f"-{objective}")
+    return objective_of(objective).sweep_folder(profile)
 
 
 def describe_profiles():

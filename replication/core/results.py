@@ -6,6 +6,7 @@ import json
 import math
 import os
 import pathlib
+import stat
 import warnings
 
 from replication.core import paths
@@ -72,12 +73,21 @@ def writing_into(*folders, committed=False):
 def check_target(path):
     """Refuse to write or replace the file at path where it, resolved through every link, lies inside the
     reference runs, inside the committed report or figures (unless the guard in force is the committed rendering),
-    or outside the folders of the guard in force; or where path is itself a link. Returns path."""
+    or outside the folders of the guard in force; where path is itself a link, exists as anything but a regular
+    file (a folder, a FIFO, a device), or is a file with another hard link (writing it would change the other name's
+    content too). Returns path."""
     path = pathlib.Path(path)
     target = resolved(path)
     guard = _GUARDS[-1] if _GUARDS else Guard(())
     if path.is_symlink():
         raise RunError(f"{path}: a link; the harness writes only files of its own (remove the link)")
+    status = existing_status(path)
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        raise RunError(f"{path}: not a regular file (a folder, a FIFO or a device); the harness writes only files of "
+                       "its own")
+    if status is not None and status.st_nlink > 1:
+        raise RunError(f"{path}: a file with {status.st_nlink} hard links; writing it would change the other names' "
+                       "content too (copy it to a file of its own)")
     if target.is_relative_to(paths.REFERENCE.resolve()):
         raise RunError(f"{path}: leads into the reference runs ({paths.REFERENCE}), which are read-only")
     if not guard.committed and any(target.is_relative_to(folder.resolve()) for folder in (paths.PAPER, paths.FIGURES)):
@@ -86,6 +96,14 @@ def check_target(path):
     if guard.folders and not any(target.is_relative_to(folder) for folder in guard.folders):
         raise RunError(f"{path}: leads outside {', '.join(map(str, guard.folders))}, the folder(s) being written")
     return path
+
+
+def existing_status(path):
+    """os.lstat of path, or None where nothing is there."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
 
 
 def strict(value):
@@ -109,13 +127,12 @@ def dumps(content, **options):
 
 
 def append_record(path, record):
-    """Append one JSON record as a line and push it to disk before returning."""
+    """Add one JSON record as a line and push it to disk before returning: the file with the new line is written
+    beside it and renamed over it (write_atomically), so that an interruption leaves the old records or all of them,
+    never a file written in place."""
     path = check_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as stream:
-        stream.write(dumps(record) + "\n")
-        stream.flush()
-        os.fsync(stream.fileno())
+    before = path.read_bytes() if path.exists() else b""
+    write_atomically(path, before + (dumps(record) + "\n").encode())
 
 
 def write_json(path, content):
@@ -126,29 +143,35 @@ def write_json(path, content):
 def write_atomically(path, content: bytes):
     """Write bytes to path through a temporary file beside it, pushed to disk and renamed over it: the old content
     or the new one, never half of either."""
+    with atomic_stream(path) as stream:
+        stream.write(content)
+
+
+@contextlib.contextmanager
+def atomic_stream(path):
+    """A binary stream onto a temporary file beside path (checked as path is, check_target), pushed to disk and
+    renamed over path when the block ends; where the block fails (a full disk, an error) the temporary file is
+    removed and path is left exactly as it was. Every file the harness writes goes through here."""
     path = check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = check_target(path.with_name(path.name + ".tmp"))
-    with temporary.open("wb") as stream:
-        stream.write(content)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)
-
-
-def replace_text(path, text):
-    """Replace a file's content with text through a temporary file renamed over it: where the write fails (a
-    full disk, a file-size limit) the original is left exactly as it was, and the error says so."""
-    path = check_target(path)
-    temporary = check_target(path.with_name(path.name + ".repair"))
     try:
-        with temporary.open("w", encoding="utf-8") as stream:
-            stream.write(text)
+        with temporary.open("wb") as stream:
+            yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
-    except OSError as error:
+    except BaseException:
         temporary.unlink(missing_ok=True)
+        raise
+
+
+def replace_text(path, text):
+    """Replace a file's content with text (atomic_stream): where the write fails (a full disk, a file-size limit)
+    the original is left exactly as it was, and the error says so."""
+    try:
+        write_atomically(path, text.encode("utf-8"))
+    except OSError as error:
         raise OSError(f"{path}: could not repair its torn last line ({error}); the file is left as it was") from None
 
 
@@ -156,7 +179,7 @@ def write_text_if_changed(path, text):
     """Write text to path unless it already holds exactly that (the file and its date then stay)."""
     path = check_target(path)
     if not (path.exists() and path.read_text() == text):
-        path.write_text(text)
+        write_atomically(path, text.encode("utf-8"))
     return path
 
 
@@ -230,6 +253,5 @@ def read_records(path, repair=False, schema=None, check=None):
             check(path, number, record)
         records.append(record)
     if repair and text and not text.endswith("\n"):
-        with path.open("a") as stream:  # a complete last record whose newline was not written yet
-            stream.write("\n")
+        replace_text(path, text + "\n")  # a complete last record whose newline was not written yet
     return records

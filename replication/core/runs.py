@@ -159,10 +159,7 @@ def create_run(folder, machine):
     folder.mkdir(parents=True, exist_ok=True)
     info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine}
-    temporary = results.check_target(folder / (RUN_FILE + ".tmp"))
-    results.check_target(folder / RUN_FILE)
-    temporary.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
-    os.replace(temporary, folder / RUN_FILE)
+    results.write_atomically(folder / RUN_FILE, (json.dumps(info, indent=1, sort_keys=True) + "\n").encode())
     return folder
 
 

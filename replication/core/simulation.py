@@ -5,8 +5,8 @@ import functools
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import GAMMA
 from reference_numpy.validation import NotIdentifiable
+from replication.core.objectives import objective_of
 
 MULTIPLICATIVE_NOISE = 0.01
 """Standard deviation of the multiplicative noise, a fraction of each pixel's beam power."""
@@ -66,35 +66,14 @@ as the same solution (claims.SAME_SOLUTION_STDERR). Finite-difference fits stop 
 errors short at npix >= 256 (their gradient's accuracy); least-squares fits at tol = 1e-8, 0.1-0.6."""
 
 
-BORDER = 8
-"""The band along each map's edges (a grid's eighth, at least this many pixels) whose spread gives the noise of
-the least squares in noise units."""
-MAD_TO_SIGMA = 1.482602218505602
-"""The median absolute deviation of Gaussian noise times this is its standard deviation."""
-
-
-def noise_sigma(data):
-    """The noise's standard deviation (beam-power units) estimated from the maps themselves: 1.4826 times the median
-    absolute deviation of the pixels within max(8, npix / 8) of the edges, where the simulated beams have fallen to
-    the additive noise, the median over the three maps."""
-    maps = np.asarray(data)
-    width = max(BORDER, maps.shape[-1] // 8)
-    band = np.ones(maps.shape[-2:], dtype=bool)
-    band[width:-width, width:-width] = False
-    return float(np.median([MAD_TO_SIGMA * np.median(np.abs(m[band] - np.median(m[band]))) for m in maps]))
-
-
 def objective_gamma(data, objective):
-    """The gamma a fit of this objective takes: the Cauchy width (constants.GAMMA); for least squares in noise units,
-    the noise's standard deviation estimated from the maps (noise_sigma); unused by the plain least squares."""
-    return noise_sigma(data) if objective == "gaussian" else GAMMA
+    """The gamma a fit of this objective (a name or an Objective) takes on data (Objective.gamma)."""
+    return objective_of(objective).gamma(data)
 
 
 def covariance_scale(value, pixels, nparams, objective):
-    """The factor of the inverse Hessian that gives the covariance: 1 for a likelihood (Cauchy, or least squares in
-    noise units); for the plain least squares, 2 S / (pixels - parameters) (a Gaussian likelihood with the residual
-    variance)."""
-    return 2 * value / (pixels - nparams) if objective == "least-squares" else 1.0
+    """The factor of the inverse Hessian that gives the covariance (Objective.covariance_scale)."""
+    return objective_of(objective).covariance_scale(value, pixels, nparams)
 
 
 SCORES_MAX_BYTES = 3 * 2**30

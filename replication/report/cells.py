@@ -7,6 +7,7 @@ from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code
 from replication.core.format import times
+from replication.core.objectives import BY_NAME, CAUCHY, objective_of
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.core.simulation import (
     ended_at_optimum,
@@ -32,9 +33,7 @@ TIMED = tuple(claim.id for claim in claims.CLAIMS if claim.timed)
 """The claims judged on times to solution."""
 
 
-OBJECTIVE_TITLES = {"cauchy": "the Cauchy likelihood (our default)",
-                    "gaussian": "least squares in noise units",
-                    "least-squares": "least squares as published (the author's unscaled sum)"}
+OBJECTIVE_TITLES = {name: objective.title for name, objective in BY_NAME.items()}
 
 
 def host_cores(records):
@@ -59,7 +58,7 @@ def reason_not_measured(claim, series, objective="cauchy"):
     """Why a claim could not be judged on a run's sweep, in a few words."""
     names = set(series)
     if not series:
-        return "no sweep in this run" if objective == "cauchy" else "no least-squares sweep in this run"
+        return "no sweep in this run" if objective_of(objective) is CAUCHY else "no least-squares sweep in this run"
     if claim in ("C1", "C2") and TORCH_CUDA not in names:
         return "no GPU series in this run"
     if claim in TIMED and not {NUMPY, TORCH_CPU} <= names:

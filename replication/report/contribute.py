@@ -106,6 +106,7 @@ def contribute(run, note, reference=None):
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination)
         staging.mkdir(parents=True, exist_ok=True)
+        # the staging folder is new and private, renamed whole into place: the new reference appears complete or not
         (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
         os.replace(staging, target)
     return target

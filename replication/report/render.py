@@ -2,20 +2,19 @@
 and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."""
 
 import functools
-import re
 
 import jinja2
 
 from replication import claims
-from replication.claims.answer_figure import answer_caption, answer_plan
-from replication.claims.mechanism import decomposition_run
+from replication.claims.answer_figure import ANSWER
+from replication.claims.mechanism import DECOMPOSITION, decomposition_run
 from replication.core import model_code, optimum, paths, runs
 from replication.core.format import number, relative, sci, share_range, times
 from replication.core.mirror import mirror_table, side_by_side_page
+from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
 from replication.core.profiles import PROFILES
 from replication.core.results import check_target, write_text_if_changed, writing_into
-from replication.core.series import PAPER_SERIES
 from replication.core.simulation import (
     STOPPED_AT_OPTIMUM,
     identifiable,
@@ -25,13 +24,19 @@ from replication.report import load
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, run_sections, shown
-from replication.studies.crosscheck.figures import crosscheck_run
-from replication.studies.real_maps.figures import real_maps_run
+from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
+from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
 from replication.studies.real_maps.read import pyoof_lines, ratio_text, simulated_beside
-from replication.studies.retrieval.figures import retrieval_run
+from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
-from replication.studies.sweep.figures import figure_run, fit_distances, grid_size_orders
+from replication.studies.sweep.figures import (
+    AGREEMENT,
+    SPEEDUP_VS_GRID_SIZE,
+    TIME_VS_GRID_SIZE,
+    TIME_VS_ZERNIKE_ORDER,
+    figure_run,
+)
 
 
 def load_runs(own_runs, reference=None):
@@ -47,23 +52,20 @@ def main_figures(all_runs, figures, output):
     checked = crosscheck_run(all_runs)
     chosen = []
     if shown_run is not None:
-        series = ", ".join(str(name) for name in PAPER_SERIES if name in shown_run.series)
-        orders = ", ".join(map(str, grid_size_orders(shown_run)))
-        chosen += [("fig1_time_vs_grid_size", f"Figure 1 (the paper's figure): time to solution against grid size "
-                                              f"at n = {orders}; {series}; {shown_run.title}"),
-                   ("fig2_time_vs_zernike_order", f"Figure 2: time to solution against the Zernike order; "
-                                                  f"{shown_run.title}"),
-                   ("fig3_speedup_vs_grid_size", "Figure 3: NumPy / torch-cpu against grid size, every run "
-                                                 "(median over orders; open triangles: bounds)")]
+        chosen += [(TIME_VS_GRID_SIZE, shown_run), (TIME_VS_ZERNIKE_ORDER, shown_run), (SPEEDUP_VS_GRID_SIZE,)]
     if decomposed is not None:
-        chosen.append(("fig6_speedup_decomposition", f"Figure 6: where the speed-up comes from; {decomposed.title}"))
+        chosen.append((DECOMPOSITION, decomposed))
     if checked is not None:
         if (checked.folder / "crosscheck" / "example.npz").exists():
-            chosen.append(("fig4_example_fit", f"Figure 4: a retrieval from zero aberration; {checked.title}"))
-        what = ("where every fit ended, as its distance from its point's optimum" if fit_distances(checked) else
-                "NumPy against torch fits, Cauchy")
-        chosen.append(("fig5_agreement", f"Figure 5: {what}; {checked.title}"))
-    return [{"path": relative(figures / f"{name}.png", output), "caption": caption} for name, caption in chosen]
+            chosen.append((EXAMPLE_FIT, checked))
+        chosen.append((AGREEMENT, checked))
+    return [shown_figure(figure, figures, output, *shown) for figure, *shown in chosen]
+
+
+def shown_figure(figure, figures, output, *shown):
+    """A figure as the report shows it: its path from output and its caption (unnumbered: number_figures numbers
+    the main report's in order), from what it draws."""
+    return {"path": relative(figure.path(figures), output), "caption": figure.caption(*shown)}
 
 
 def mirror_commit(all_runs, codes):
@@ -102,7 +104,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     mirror_rows, mirror_total, identical = mirror_table(sources)
     judged = [run for run in all_runs if load.judges_claims(run)]
     tables = [claim_table(judged, codes, objective) for objective in OBJECTIVE_TITLES
-              if objective != "gaussian" or any(run.judged(objective)[0] for run in judged)]
+              if not BY_NAME[objective].gamma_from_noise or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") | {
         "code": codes[run.folder], "old_rule": bool(run.series) and not sweep_read.timed_to_targets(run.series),
         "folder_name": run.folder.name} for run in all_runs]
@@ -133,7 +135,6 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     })
 
 
-FIGURE_NUMBER = re.compile(r"^Figure \d+")
 
 
 def number_figures(values):
@@ -142,9 +143,8 @@ def number_figures(values):
     shown = [values["answer_figure"], *values["figures"], values["retrieval_figure"],
              *((values["real_maps"] or {}).get("figures") or [])]
     for index, figure in enumerate((figure for figure in shown if figure), 1):
-        caption = figure["caption"]
-        figure["caption"] = FIGURE_NUMBER.sub(f"Figure {index}", caption) if FIGURE_NUMBER.match(caption) else \
-            f"Figure {index}: {caption}"
+        caption = figure["caption"]  # "Figure 2 (the paper's figure): ..." where a caption opens with a parenthesis
+        figure["caption"] = f"Figure {index}{'' if caption.startswith('(') else ':'} {caption}"
     return values
 
 
@@ -164,24 +164,15 @@ def real_maps_shown(all_runs, sections, figures, output):
     simulated = beside and beside[1] | {"title": beside[0].title}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
                       "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
-                      "figures": [{"path": relative(figures / f"{name}.png", output), "caption": caption}
-                                  for name, caption in real_maps_figures(shown_run.title)]}
-
-
-def real_maps_figures(title):
-    """The real maps' figures and their captions."""
-    return (("fig9_real_maps_surface", f"Figure 9: the surface error each source's last fit implies (tilts and piston "
-                                       f"removed); {title}"),
-            ("fig10_real_maps_residuals", f"Figure 10: residuals of the last fits, in units of each map's noise; "
-                                          f"{title}"))
+                      "figures": [shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)]}
 
 
 def answer_figure_shown(all_runs, figures, output):
     """The answer's figure (figures.answer_figure) with its caption, where a run has a sweep; else None."""
     if not any(run.series for run in all_runs):
         return None
-    caption = answer_caption(answer_plan(all_runs))
-    return caption and {"path": relative(figures / "fig0_answer.png", output), "caption": caption.rstrip(".")}
+    shown = shown_figure(ANSWER, figures, output, all_runs)
+    return shown["caption"] and shown | {"caption": shown["caption"].rstrip(".")}
 
 
 def retrieval_figure(all_runs, figures, output):
@@ -189,8 +180,7 @@ def retrieval_figure(all_runs, figures, output):
     shown_run = retrieval_run(all_runs)
     if shown_run is None:
         return None
-    return {"path": relative(figures / "fig8_retrieval.png", output),
-            "caption": f"Figure 8: retrieval from zero aberration; {shown_run.title}"}
+    return shown_figure(RETRIEVAL, figures, output, shown_run)
 
 
 @functools.cache

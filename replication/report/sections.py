@@ -25,7 +25,12 @@ from replication.studies.real_maps.read import real_maps_section
 from replication.studies.retrieval import read as cold_start
 from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES
 from replication.studies.sweep import read as sweep_read
-from replication.studies.sweep.figures import other_panels
+from replication.studies.sweep.figures import (
+    OTHER_SERIES_FIGURE,
+    TIME_VS_GRID_SIZE,
+    TIME_VS_ZERNIKE_ORDER,
+    other_panels,
+)
 
 
 def seconds_cell(record):
@@ -157,9 +162,8 @@ def run_figures(run, figures, start):
     if not run.series:
         return []
     folder = figures / "runs" / run.appendix_name
-    names = ["fig1_time_vs_grid_size", "fig2_time_vs_zernike_order"]
-    names += ["fig7_other_series"] if other_panels(run) else []
-    return [relative(folder / f"{name}.png", start) for name in names]
+    drawn = [TIME_VS_GRID_SIZE, TIME_VS_ZERNIKE_ORDER] + ([OTHER_SERIES_FIGURE] if other_panels(run) else [])
+    return [relative(figure.path(folder), start) for figure in drawn]
 
 
 def run_sections(run, figures, start):

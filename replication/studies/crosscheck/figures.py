@@ -4,13 +4,17 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.aperture import aperture_grid, dish_mask
-from replication.core.plotting import save, shown_run, subplots
+from replication.core.objectives import CAUCHY, objective_of
+from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
     TORCH_CPU,
 )
 from replication.core.simulation import judging_stderr
 from replication.studies.crosscheck.records import fit_series
+from replication.studies.sweep.figures import AGREEMENT
+
+EXAMPLE_FIT = Figure("fig4_example_fit", lambda run: f"a retrieval from zero aberration; {run.title}")
 
 
 def zernike_phase(params, nzern, npix=256):
@@ -57,13 +61,13 @@ def example_fit(example, folder, title):
     figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central quarter shown; n_max {nzern}, "
                     f"{int(example['nit'])} BFGS iterations, torch-cpu; {title})")
     figure.tight_layout()
-    return save(figure, folder, "fig4_example_fit")
+    return save(figure, folder, EXAMPLE_FIT.stem)
 
 
 def agreement(fits, folder, title):
     """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
     error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
-    fits = [fit for fit in fits if fit.get("objective", "cauchy") == "cauchy"]
+    fits = [fit for fit in fits if objective_of(fit.get("objective", CAUCHY)) is CAUCHY]
     figure, axis = subplots(figsize=(6.5, 3.6))
     for fit in fits:
         if fit_series(fit) == NUMPY:
@@ -79,7 +83,7 @@ def agreement(fits, folder, title):
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
              title=f"Same data, NumPy vs torch, Cauchy likelihood (cross-check)\n{title}")
     axis.legend(fontsize=6, loc="best", ncol=2)
-    return save(figure, folder, "fig5_agreement")
+    return save(figure, folder, AGREEMENT.stem)
 
 
 def crosscheck_run(all_runs):

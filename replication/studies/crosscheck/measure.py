@@ -10,8 +10,9 @@ from reference_numpy.constants import N_ILLUMINATION, TOL
 from replication.core import optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation, every
+from replication.core.objectives import objective_of
 from replication.core.optimum import mahalanobis
-from replication.core.results import check_target, write_json
+from replication.core.results import atomic_stream, write_json
 from replication.core.series import Series
 from replication.core.simulation import (
     aberrated_params,
@@ -146,7 +147,7 @@ def fit_tolerance(truth, npix, nzern, data, objective):
     squares FIT_TOL x 2 S / (pixels - parameters) at the truth, i.e. FIT_TOL on the gradient of the Gaussian
     likelihood with the residual variance. The sweep's tol of 1e-8 on the unscaled sum of squares (S ~ 1e-6)
     stops BFGS 0.1-0.6 standard errors short of it, and two minimizers then stop at different places."""
-    if objective != "least-squares":  # a likelihood: Cauchy, or least squares in noise units
+    if objective_of(objective).likelihood:  # Cauchy, or least squares in noise units
         return FIT_TOL
     value = reference_numpy.negative_log_likelihood(truth, reference_numpy.make_setup(npix, nzern), data,
                                                     objective=objective)
@@ -221,8 +222,9 @@ def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
     data = simulate_observation(setup_np, truth, EXAMPLE["seed"])
     result = impl.package.fit(impl.make_setup(npix, nzern), data, true_params(setup_np.nparams))
     model = reference.package.beam_maps(result.x, setup_np)
-    np.savez_compressed(check_target(results_dir / "example.npz"), data=data, model=model, truth=truth, fitted=result.x,
-                        stderr=bfgs_standard_errors(result), npix=npix, nzern=nzern, nit=result.nit)
+    with atomic_stream(results_dir / "example.npz") as stream:
+        np.savez_compressed(stream, data=data, model=model, truth=truth, fitted=result.x,
+                            stderr=bfgs_standard_errors(result), npix=npix, nzern=nzern, nit=result.nit)
 
 
 def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=("cauchy", "least-squares")):

@@ -3,9 +3,14 @@
 import numpy as np
 
 import reference_numpy
-from replication.core.plotting import save, shown_run, subplots
+from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
+
+SURFACE = Figure("fig9_real_maps_surface", lambda run: "the surface error each source's last fit implies (tilts and "
+                 f"piston removed); {run.title}")
+RESIDUALS = Figure("fig10_real_maps_residuals",
+                   lambda run: f"residuals of the last fits, in units of each map's noise; {run.title}")
 
 
 def surface_map(record):
@@ -37,7 +42,7 @@ def real_maps_surface(run, sources, folder):
         figure.colorbar(shown, ax=axis, fraction=0.046, label="surface error (um)")
     figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")
     figure.tight_layout()
-    return save(figure, folder, "fig9_real_maps_surface")
+    return save(figure, folder, SURFACE.stem)
 
 
 def real_maps_residuals(run, sources, folder):
@@ -58,7 +63,7 @@ def real_maps_residuals(run, sources, folder):
         figure.colorbar(shown, ax=row.tolist(), fraction=0.02, label="(data - model) / noise")
     figure.suptitle(f"Residuals of the real maps' last fits (rows v, columns u; colour clipped at 10 sigma); "
                     f"{run.title}")
-    return save(figure, folder, "fig10_real_maps_residuals")
+    return save(figure, folder, RESIDUALS.stem)
 
 
 def real_maps_run(all_runs):

@@ -21,7 +21,7 @@ from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
-from replication.core.results import append_record, check_target
+from replication.core.results import append_record, atomic_stream
 from replication.studies.real_maps.records import check_real_source, check_real_stage, check_real_taper, read_real_maps
 from replication.studies.real_maps.sources import (
     NPIX,
@@ -299,7 +299,5 @@ def write_source(folder, observation, x, order, npix, run_id):
 def write_residuals(path, residual):
     """The residual maps as float16 (enough for a picture), written atomically."""
 
-    path = check_target(path)
-    temporary = check_target(path.with_name(path.name + ".tmp.npz"))
-    np.savez_compressed(temporary, residual=residual.astype(np.float16))
-    temporary.replace(path)
+    with atomic_stream(path) as stream:
+        np.savez_compressed(stream, residual=residual.astype(np.float16))

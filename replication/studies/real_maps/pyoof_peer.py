@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from replication.core.records import as_written
-from replication.core.results import RunError, append_record, check_target
+from replication.core.results import RunError, append_record, atomic_stream
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import check_pyoof_fit
 
@@ -155,8 +155,8 @@ def run(maps, folder: pathlib.Path, max_order: int):
             observation = real_sources.read_observation(source, maps)
             records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), maps)
             phases = np.stack([record.pop("phase") for record in records])
-            target = check_target(folder / f"pyoof-phase-{source.name}.npz")
-            np.savez_compressed(target, phase=phases.astype(np.float32))
+            with atomic_stream(folder / f"pyoof-phase-{source.name}.npz") as stream:
+                np.savez_compressed(stream, phase=phases.astype(np.float32))
             for record in records:
                 path = folder / "pyoof.jsonl"
                 append_record(path, as_written(path, 0, record | {"pyoof": pyoof.__version__}, check_pyoof_fit))

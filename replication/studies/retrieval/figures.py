@@ -3,13 +3,16 @@ aberration's size."""
 
 from matplotlib.lines import Line2D
 
-from replication.core.plotting import save, shown_run, spaced, subplots
+from replication.core.plotting import Figure, save, shown_run, spaced, subplots
 from replication.core.series import (
     series_colour,
 )
 from replication.studies.retrieval.read import method_label, point_table, success_table
 
 METHOD_STYLES = {"cold start": "-", "cold start, orders raised": "--"}
+
+
+RETRIEVAL = Figure("fig8_retrieval", lambda run: f"retrieval from zero aberration; {run.title}")
 
 
 def retrieval(run, folder):
@@ -53,7 +56,7 @@ def retrieval(run, folder):
                    fontsize=7)
     figure.suptitle(f"Retrieval from zero aberration ({name}); {run.title}")
     figure.tight_layout()
-    return save(figure, folder, "fig8_retrieval")
+    return save(figure, folder, RETRIEVAL.stem)
 
 
 def retrieval_run(all_runs):

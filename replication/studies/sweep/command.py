@@ -1,7 +1,6 @@
 """The sweep's commands: simulate (one simulated observation), sweep (here or sharded) and audit."""
 
 import importlib.util
-import os
 import pathlib
 
 import numpy as np
@@ -23,7 +22,7 @@ from replication.core.options import (
 )
 from replication.core.profiles import PROFILES, SweepSettings, describe_profiles
 from replication.core.registry import GRADIENTS
-from replication.core.results import check_target
+from replication.core.results import atomic_stream
 from replication.core.simulation import simulate_observation, true_params
 from replication.core.writers import machine_record, writer_folder
 from replication.studies.sweep import audit as audit_module
@@ -101,12 +100,8 @@ def run_simulate(args):
     setup = reference_numpy.make_setup(args.npix, args.nzern)
     truth = true_params(setup.nparams)
     data = simulate_observation(setup, truth, args.seed)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    check_target(args.output)
-    temporary = check_target(args.output.with_name(args.output.name + ".tmp"))
-    with temporary.open("wb") as stream:  # a file object: savez then keeps the name as given, with no .npz added
+    with atomic_stream(args.output) as stream:  # a file object: savez keeps the name as given, with no .npz added
         np.savez(stream, data=data, truth=truth, npix=args.npix, nzern=args.nzern, seed=args.seed)
-    os.replace(temporary, args.output)
     print(f"wrote {args.output}: (3, {args.npix}, {args.npix}) maps, seed {args.seed}")
 
 

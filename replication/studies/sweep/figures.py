@@ -8,7 +8,8 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from replication.core.judging import UNDETERMINED, per_size_medians
-from replication.core.plotting import draw_ratio, run_style, save, shown_run, subplots
+from replication.core.objectives import CAUCHY, objective_of
+from replication.core.plotting import Figure, draw_ratio, run_style, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
     OTHER_SERIES,
@@ -97,7 +98,27 @@ def grid_size_orders(run, names=PAPER_SERIES):
     return [n for n in PAPER_ORDERS if n in {k[1] for k in keys}] or sorted({k[1] for k in keys})[:3]
 
 
-def time_vs_grid_size(run, folder, names=PAPER_SERIES, name="fig1_time_vs_grid_size"):
+def paper_figure_caption(run):
+    """Figure 1's caption: the orders and series drawn, and the run."""
+    series = ", ".join(str(name) for name in PAPER_SERIES if name in run.series)
+    orders = ", ".join(map(str, grid_size_orders(run)))
+    return f"(the paper's figure): time to solution against grid size at n = {orders}; {series}; {run.title}"
+
+
+TIME_VS_GRID_SIZE = Figure("fig1_time_vs_grid_size", paper_figure_caption)
+TIME_VS_ZERNIKE_ORDER = Figure("fig2_time_vs_zernike_order",
+                               lambda run: f"time to solution against the Zernike order; {run.title}")
+SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torch-cpu against grid size, every run "
+                              "(median over orders; open triangles: bounds)")
+OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: f"the series the paper did not draw; {run.title}")
+AGREEMENT = Figure("fig5_agreement", lambda run: ("where every fit ended, as its distance from its point's optimum"
+                                                  if fit_distances(run) else "NumPy against torch fits, Cauchy")
+                   + f"; {run.title}")
+"""Figure 5 is drawn from the fits' distances to their optima where the run records them (distances), else from
+the cross-check's parameter differences (crosscheck.figures.agreement)."""
+
+
+def time_vs_grid_size(run, folder, names=PAPER_SERIES):
     """Figure 1 as the paper drew it: time-to-solution against grid size for NumPy and torch (CPU, GPU), one
     panel per Zernike order n = 2, 3, 4, one run."""
     names = [n for n in names if n in run.series]
@@ -110,10 +131,10 @@ def time_vs_grid_size(run, folder, names=PAPER_SERIES, name="fig1_time_vs_grid_s
     series_legend(figure, names, marks_drawn(run, names, lambda key: key[1] in orders))
     figure.suptitle(f"Time to solution against grid size (median of repeats, bar: their range; setup + fit)\n"
                     f"{run.title}", y=1.06)
-    return save(figure, folder, name)
+    return save(figure, folder, TIME_VS_GRID_SIZE.stem)
 
 
-def time_vs_zernike_order(run, folder, names=PAPER_SERIES, name="fig2_time_vs_zernike_order"):
+def time_vs_zernike_order(run, folder, names=PAPER_SERIES):
     """Figure 2 as the paper drew it: time-to-solution against Zernike order at the smallest grid, at npix 256 and
     512 where measured (C2 and C4 are judged there), and at the largest, of one run."""
     names = [n for n in names if n in run.series]
@@ -123,7 +144,7 @@ def time_vs_zernike_order(run, folder, names=PAPER_SERIES, name="fig2_time_vs_ze
     series_legend(figure, names, marks_drawn(run, names, lambda key: key[0] in chosen))
     figure.suptitle(f"Time to solution against Zernike order at fixed grid size (bar: range of repeats)\n{run.title}",
                     y=1.06)
-    return save(figure, folder, name)
+    return save(figure, folder, TIME_VS_ZERNIKE_ORDER.stem)
 
 
 def other_panels(run):
@@ -154,7 +175,7 @@ def other_series(run, folder):
         axis.legend(fontsize=6.5, loc="upper left")
     axes[0, 0].set_ylabel("time to solution (s)")
     figure.suptitle(f"The series the paper did not draw (crosses: not a solution)\n{run.title}", y=1.06)
-    return save(figure, folder, "fig7_other_series")
+    return save(figure, folder, OTHER_SERIES_FIGURE.stem)
 
 
 def speedup_vs_grid_size(all_runs, folder):
@@ -181,7 +202,7 @@ def speedup_vs_grid_size(all_runs, folder):
     axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
-    return save(figure, folder, "fig3_speedup_vs_grid_size")
+    return save(figure, folder, SPEEDUP_VS_GRID_SIZE.stem)
 
 
 def fit_distances(run):
@@ -189,7 +210,7 @@ def fit_distances(run):
     fits: the cross-check's and the judged sweep's (each point's last repeat); {} where the run records none."""
     found = {}
     for fit in crosscheck_fits(run.crosscheck):
-        if fit.get("objective", "cauchy") == "cauchy" and fit.get("distance") is not None:
+        if objective_of(fit.get("objective", CAUCHY)) is CAUCHY and fit.get("distance") is not None:
             found.setdefault(fit_series(fit).label, []).append(fit["distance"])
     for name, points in run.series.items():
         for record in points.values():
@@ -215,7 +236,7 @@ def distances(found, folder, title):
     axis.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
     axis.set(ylabel="distance from the optimum (SE)",
              title=f"Where every fit ended (cross-check and sweep, Cauchy; floor {floor:g})\n{title}")
-    return save(figure, folder, "fig5_agreement")
+    return save(figure, folder, AGREEMENT.stem)
 
 
 def figure_run(all_runs):

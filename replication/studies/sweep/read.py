@@ -8,6 +8,7 @@ import numpy as np
 
 from replication.core import runs
 from replication.core.judging import AT_LEAST, AT_MOST, UNDETERMINED, Ratio
+from replication.core.objectives import of_sweep_folder
 from replication.core.optimum import mahalanobis
 from replication.core.records import read_run_records
 from replication.core.series import (
@@ -60,7 +61,7 @@ def load_sharded_sweeps(folder):
 
 def sweep_objective(name):
     """The objective of a sweep folder's name."""
-    return next((objective for objective in ("least-squares", "gaussian") if name.endswith(f"-{objective}")), "cauchy")
+    return of_sweep_folder(name).name
 
 
 def off_yardstick_points(series, optima):
