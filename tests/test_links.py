@@ -7,10 +7,8 @@ import shutil
 import pytest
 from test_read_only import A_REFERENCE
 
-from replication import cli as cli
-from replication.core import options as options
+from replication import cli
 from replication.core import runs
-from replication.core import writers as writers
 from replication.core.environment import machine_record
 from replication.core.paths import REFERENCE
 from replication.core.results import links_inside

@@ -17,10 +17,8 @@ from replication.core.environment import machine_record
 from replication.core.mirror import mirror_table
 from replication.core.paths import PAPER, REFERENCE
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
-from replication.report import cells as cells
-from replication.report import load
+from replication.report import cells, load, sections
 from replication.report import render as report
-from replication.report import sections as sections
 from replication.report.render import render_all
 from replication.studies.bench import read as bench_read
 from replication.studies.peers import read as peers_read
@@ -373,8 +371,6 @@ def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     """The answer figure's caption is made from its plan: every series it names is drawn, and a run without a GPU
     has no GPU ratio in the caption."""
     from replication.claims import answer_figure as answer_figures
-    from replication.core import plotting as plotting
-    from replication.report import figures as figures
 
     all_runs = report.load_runs([], REFERENCE)
     plan = answer_figures.answer_plan(all_runs)

@@ -3,6 +3,7 @@
 import datetime
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -10,15 +11,14 @@ import time
 import pytest
 from conftest import run_command
 
-from replication import cli as cli
-from replication.core import options as options
+from replication import cli
 from replication.core import paths, runs
-from replication.core import writers as writers
 from replication.core.environment import machine_record
 from replication.core.paths import PAPER, REFERENCE, ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
 from replication.report.contribute import contribute
+from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
@@ -181,7 +181,8 @@ def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp
     point = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl").read_text()
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text(point.splitlines(keepends=True)[0])  # a valid record
-    append_record(run / "sweep-smoke" / "runs.jsonl", {"b": 2})
+    session = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "runs.jsonl").read_text()
+    (run / "sweep-smoke" / "runs.jsonl").write_text(session.splitlines(keepends=True)[0])  # a valid session record
     fit = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "retrieval-quick" / "points.jsonl").read_text()
     (run / "retrieval-smoke").mkdir()
     (run / "retrieval-smoke" / "points.jsonl").write_text(fit.splitlines(keepends=True)[0])  # a retrieval's record
@@ -198,3 +199,95 @@ def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp
         contribute(run, "again", reference)
     with pytest.raises(runs.RunError, match="--note"):
         contribute(run, " ", tmp_path / "elsewhere")
+
+
+FORGED_NOTE = ("ok\n\n| Claim | verdict |\n| --- | --- |\n| C3 | **reproduced 100x** |\n\n<script>alert(1)</script> "
+               "[a link](http://example.org) # heading")
+
+
+def test_a_note_carrying_markdown_and_html_is_rendered_as_text(tmp_path):
+    run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7", machine_record())
+    reference = tmp_path / "reference"
+    target = contribute(run, FORGED_NOTE, reference)
+    texts = render_all([], reference, output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    appendix = texts[f"runs/{target.name}.md"]
+    note_line = next(line for line in appendix.splitlines() if line.startswith("ok "))
+    assert "\\| C3 \\| \\*\\*reproduced 100x\\*\\* \\|" in note_line  # one line of text, every marker escaped
+    assert "&lt;script&gt;" in note_line
+    assert "\\[a link\\]" in note_line
+    for text in texts.values():
+        assert "| C3 | **reproduced 100x** |" not in text
+        assert "<script>" not in text
+
+
+@pytest.mark.parametrize("name", [".hidden", "a|b", "x`y", "with space", "br<br>"])
+def test_a_run_name_outside_its_character_set_is_refused(tmp_path, name):
+    with pytest.raises(runs.RunError, match="a run's name uses"):
+        runs.create_run(tmp_path / name, machine_record())
+    assert not (tmp_path / name).exists()
+
+
+def test_a_machine_name_carrying_markup_is_refused_in_one_line(tmp_path):
+    run = runs.create_run(tmp_path / "2026-11-30_lab-7", machine_record())
+    info = json.loads((run / "run.json").read_text())
+    info["machine"]["gpu"] = "GPU | **fast** <b>"
+    (run / "run.json").write_text(json.dumps(info))
+    with pytest.raises(runs.RunError, match=r"'machine\.gpu': letters, digits"):
+        runs.read_run(run)
+    assert runs.machine_text("Intel(R) Xeon(R) CPU @ 2.20GHz | <x> _y_") == "Intel(R) Xeon(R) CPU @ 2.20GHz x y"
+
+
+def damaged_json(relative, change):
+    """A damage of a JSON file of the run: change(content) edits it in place."""
+    def damage(run):
+        path = run / relative
+        content = json.loads(path.read_text())
+        change(content)
+        path.write_text(json.dumps(content))
+    return damage
+
+
+def damaged_line(relative, change):
+    """A damage of the first record of a JSON-lines file of the run."""
+    def damage(run):
+        path = run / relative
+        lines = path.read_text().splitlines()
+        record = json.loads(lines[0])
+        change(record)
+        path.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    return damage
+
+
+DAMAGES = {
+    "crosscheck without compare": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+        "crosscheck/crosscheck.json", lambda c: c["checks"][0].pop("compare"))),
+    "bench row without times": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+        "bench/bench.json", lambda c: c["rows"][0].update(ms=None))),
+    "peers check without rows": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+        "peers/check.json", lambda c: c.pop("rows"))),
+    "point with a text size": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+        "sweep-quick/points.jsonl", lambda r: r.update(npix="x"))),
+    "session without cpu": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+        "sweep-quick/runs.jsonl", lambda r: r.pop("cpu"))),
+    "retrieval without rms": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+        "retrieval-quick/points.jsonl", lambda r: r.pop("rms"))),
+    "settings not JSON": ("2026-12-01_vm_amd-epyc-2c", lambda run: (run / "sweep-quick" / "settings.json").write_text(
+        "{not json")),
+    "optimum without x": ("2026-12-02_vm_amd-epyc-2c", damaged_line(
+        "sweep-quick/optima.jsonl", lambda r: r.pop("x"))),
+    "real-maps stage without fits": ("2026-12-02_vm_amd-epyc-2c-2", damaged_line(
+        "real-maps/stages.jsonl", lambda r: r.pop("fits"))),
+    "pyoof fit without cost": ("2026-12-02_vm_amd-epyc-2c-2", damaged_line(
+        "pyoof/pyoof.jsonl", lambda r: r.pop("cost"))),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_contribute_refuses_a_damaged_record_of_every_kind(tmp_path, damage):
+    name, change = DAMAGES[damage]
+    run = tmp_path / "runs" / name
+    shutil.copytree(REFERENCE / name, run)
+    change(run)
+    with pytest.raises(runs.RunError):
+        contribute(run, "a damaged run", tmp_path / "reference")
+    assert not (tmp_path / "reference" / name).exists()

@@ -66,8 +66,6 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     from replication.core import format as fmt
     from replication.core import judging
     from replication.core.series import Series
-    from replication.report import cells as cells
-    from replication.report import sections as sections
     from replication.studies.sweep import read as sweep_read
 
     impl = Implementation(TORCH_CPU.name)
@@ -138,9 +136,7 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
 
 def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
     from replication.core.series import NUMPY, TORCH_CPU
-    from replication.report import cells as cells
     from replication.report import render as report
-    from replication.report import sections as sections
     from replication.studies.sweep import read as sweep_read
 
     checked = 0

@@ -42,7 +42,7 @@ def git_commit():
 
 def gpu_name():
     """The first CUDA device's name, or None where torch sees no CUDA device."""
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return runs.machine_text(torch.cuda.get_device_name(0)) if torch.cuda.is_available() else None
 
 
 def machine_record():

@@ -3,6 +3,7 @@ reader that words a number)."""
 
 import os
 import pathlib
+import re
 
 from replication.core import judging
 
@@ -75,3 +76,17 @@ def bound_text(ratio):
 def relative(path, start):
     """path relative to start, in forward slashes (links in the report)."""
     return pathlib.Path(os.path.relpath(pathlib.Path(path).resolve(), pathlib.Path(start).resolve())).as_posix()
+
+
+MARKUP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]|#~!{}"}})
+"""What markdown or HTML could read as structure in text a person wrote, and its literal spelling."""
+
+
+def plain(text) -> str:
+    """Text a person wrote (a run's note) as the report shows it: one line, every markdown and HTML character
+    written literally (escaped), so that it reads as what was typed and can make no table, link, heading or tag."""
+    line = " ".join(str(text).split()).translate(MARKUP)
+    number = re.match(r"\d+(?=[.)])", line)  # "1. " or "1) " would open a list
+    if number:
+        return line[:number.end()] + "\\" + line[number.end():]
+    return "\\" + line if line[:1] in ("-", "+", "=") else line

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 
 from replication.core import registry
 from replication.core.results import RunError, dumps, is_a, read_records
@@ -93,7 +94,8 @@ appendices print of each session."""
 
 def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
     """The validated session records of a sweep's or a retrieval's runs.jsonl."""
-    return read_records(path, repair=repair, schema=RUN_RECORD)
+    return read_records(path, repair=repair, schema=RUN_RECORD,
+                        check=lambda path, number, record: check_machine_text(path, "", record, number))
 
 
 def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
@@ -112,3 +114,22 @@ def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
                 key, [])):
             raise RunError(f"{path}: key {key!r} must be a list of records")
     return content
+
+
+MACHINE_TEXT = re.compile(r"(?:[^\W_]|[ ()+\-.,@/:])*")
+"""The characters of a CPU's or a GPU's name as runs record and the report shows it: letters, digits, spaces and
+()+-.,@/: (anything else a machine reports is written as a space, machine_text)."""
+
+
+def machine_text(name):
+    """A CPU's or GPU's name in the characters of MACHINE_TEXT (others as spaces, spaces collapsed)."""
+    return " ".join(re.sub(r"[^ ()+\-.,@/:\w]|_", " ", str(name)).split())
+
+
+def check_machine_text(path, prefix, record, number=None):
+    """Refuse a record whose cpu or gpu name leaves MACHINE_TEXT (the report shows them as written)."""
+    for key in ("cpu", "gpu"):
+        value = record.get(key)
+        if isinstance(value, str) and not MACHINE_TEXT.fullmatch(value):
+            where = f"{path}: line {number}, key" if number is not None else f"{path}: key"
+            raise RunError(f"{where} '{prefix}{key}': letters, digits, spaces and ()+-.,@/: only, got {value!r}")

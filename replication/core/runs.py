@@ -15,13 +15,16 @@ import platform
 import re
 
 from replication.core import paths, results
-from replication.core.records import load_json
+from replication.core.records import check_machine_text, load_json, machine_text
 from replication.core.results import RunError, is_a
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
 """What identifies a machine: a run is resumed only on the machine that started it."""
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A run folder's name: letters, digits, '.', '_' and '-', not opening with '.' (the report shows names in code spans
+and links, and a hidden folder would never be listed)."""
 
 
 def cpu_model():
@@ -30,10 +33,10 @@ def cpu_model():
         with open("/proc/cpuinfo") as info:
             for line in info:
                 if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                    return machine_text(line.split(":", 1)[1])
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return machine_text(platform.processor() or platform.machine())
 
 
 def host_record():
@@ -106,10 +109,12 @@ def run_of(folder):
 
 
 def read_run(folder):
-    """The run.json of a run folder, or None where the folder is not a run."""
+    """The run.json of a run folder, or None where the folder is not a run; a RunError where the run's name or
+    its machine's names leave their character sets (RUN_NAME, MACHINE_TEXT)."""
     path = pathlib.Path(folder) / RUN_FILE
     if not path.is_file():
         return None
+    check_run_name(pathlib.Path(folder))
     info = load_json(path)
     if not isinstance(info.get("machine"), dict):
         raise RunError(f"{path}: not a valid run record (no 'machine')")
@@ -125,7 +130,15 @@ def read_run(folder):
     gpu = info["machine"].setdefault("gpu", None)  # a run.json without the key: a machine without a GPU
     if gpu is not None and not isinstance(gpu, str):
         raise RunError(f"{path}: key 'machine.gpu' must be a GPU's name or null, got {json.dumps(gpu)[:80]}")
+    check_machine_text(path, "machine.", info["machine"])
     return info
+
+
+def check_run_name(folder):
+    """Refuse a run folder whose name leaves RUN_NAME, in one line naming it."""
+    if not RUN_NAME.fullmatch(folder.name):
+        raise RunError(f"{folder}: a run's name uses letters, digits, '.', '_' and '-' only, not opening with '.' "
+                       f"(got {folder.name!r})")
 
 
 def same_machine(a, b):
@@ -156,6 +169,7 @@ def create_run(folder, machine):
     folder = check_writable(folder)
     if read_run(folder):
         return folder
+    check_run_name(folder)
     folder.mkdir(parents=True, exist_ok=True)
     info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine}

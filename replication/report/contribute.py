@@ -5,16 +5,22 @@ import json
 import os
 import pathlib
 import shutil
+import tempfile
 import zipfile
 
 import numpy as np
 
 from replication.core import paths
+from replication.core.records import load_json, read_run_records
 from replication.core.results import RunError
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
-from replication.studies.real_maps.records import read_real_maps
+from replication.report.render import render_all
+from replication.studies.bench.records import read_bench
+from replication.studies.crosscheck.records import read_crosscheck
+from replication.studies.peers.records import read_peers_check
+from replication.studies.real_maps.records import read_pyoof, read_real_maps
 from replication.studies.retrieval.records import read_retrieval
-from replication.studies.sweep.records import read_points
+from replication.studies.sweep.records import read_optima, read_points
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
                 "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json",
@@ -60,6 +66,9 @@ def check_record_file(path):
         read_points(path, strict=True)
     if path.name == RUN_FILE:
         read_run(path.parent)
+    for kind, reader in READERS.items():
+        if path.match(kind):
+            reader(path)
     text = path.read_text(errors="replace") if path.suffix in (".jsonl", ".json") else None
     lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
     for number, line in enumerate(lines, 1):
@@ -68,6 +77,27 @@ def check_record_file(path):
         except json.JSONDecodeError as error:
             raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
                            "reference run") from None
+
+
+READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), "*/runs.jsonl": read_run_records,
+           "crosscheck/crosscheck.json": read_crosscheck, "bench*/bench.json": read_bench,
+           "peers/check.json": read_peers_check, "pyoof/pyoof.jsonl": lambda path: read_pyoof(path, strict=True),
+           "*/settings.json": load_json}
+"""The reader the report uses for each record file beside the points (a file it refuses is refused here)."""
+
+
+def check_readable_by_the_report(run):
+    """Refuse a run the report cannot render (a record its readers admit but its tables cannot use), in one line:
+    the run is rendered in memory beside no reference run, and what fails there fails here."""
+    with tempfile.TemporaryDirectory() as empty:
+        try:
+            render_all([run], pathlib.Path(empty), output=pathlib.Path(empty) / "out",
+                       figures=pathlib.Path(empty) / "out" / "figures")
+        except RunError:
+            raise
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError, ZeroDivisionError) as error:
+            raise RunError(f"{run}: the report cannot read this run ({type(error).__name__}: {error}); a damaged run "
+                           "cannot become a reference run") from None
 
 
 def check_arrays(path):
@@ -101,6 +131,7 @@ def contribute(run, note, reference=None):
     shutil.rmtree(staging, ignore_errors=True)
     with exclusive(run):
         sources = contributed_files(run)
+        check_readable_by_the_report(run)
         for source in sources:
             destination = staging / source.relative_to(run)
             destination.parent.mkdir(parents=True, exist_ok=True)

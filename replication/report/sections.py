@@ -8,7 +8,7 @@ import numpy as np
 from replication.claims import mechanism as claim_mechanism
 from replication.claims.retrieval import retrieval_claims
 from replication.core import judging
-from replication.core.format import relative, times
+from replication.core.format import plain, relative, times
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
 from replication.core.simulation import (
@@ -168,7 +168,8 @@ def run_figures(run, figures, start):
 
 def run_sections(run, figures, start):
     """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
-    return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": run.info.get("note"),
+    note = run.info.get("note")
+    return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": note and plain(note),
             "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
             "decomposition": claim_mechanism.decomposition(run.series), "peers": peers_read.peers(run.series),
             "peers_check": run.peers_check, "bench_peers": run.bench_peers,
