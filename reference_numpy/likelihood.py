@@ -30,12 +30,12 @@ class ObservedMaps:
     device: str
 
 
-def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None) -> ObservedMaps:
-    """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model. Smaller maps
-    (3, rows, cols) are compared on their own pixels, centred on the grid; mask (boolean, the data's shape, True:
-    left out) or a NumPy masked array leaves pixels out (validation.check_data)."""
+def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None, smaller: bool = False) -> ObservedMaps:
+    """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model. smaller=True:
+    maps (3, rows, cols) smaller than the grid, compared on their own pixels, centred on the grid; mask (boolean, the
+    data's shape, True: left out) or a NumPy masked array leaves pixels out (validation.check_data)."""
     setup = check_setup(setup)
-    maps, weights = check_data(data, setup.npix, mask)
+    maps, weights = check_data(data, setup.npix, mask, smaller)
     maps = to_fft_order(as_model_array(maps, setup))
     weights = None if weights is None else to_fft_order(as_model_array(weights, setup))
     maps.flags.writeable = False

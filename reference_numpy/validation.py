@@ -146,10 +146,14 @@ def check_gradient(gradient, choices):
 
 
 def check_positive(name, value):
-    """Reject a scalar setting that is not a finite positive number."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite positive number, got {value!r}")
-    return float(value)
+    """Reject a scalar setting that is not a finite positive number (an integer too large for a float included)."""
+    try:
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{name} must be a finite positive number, got {repr(value)[:40]}")
+    return number
 
 
 def real_array(values, name, what, copy=True):
@@ -190,20 +194,25 @@ def check_mask(mask, shape):
     return values
 
 
-def check_data(data, npix, mask=None):
+def check_data(data, npix, mask=None, smaller=False):
     """The observed beam maps as a float64 (3, npix, npix) array and the weights of its pixels: None where every
     pixel is compared with the model, else a (3, npix, npix) array of 1 (compared) and 0 (left out).
 
-    Maps smaller than the grid, (3, rows, cols), are placed with their pixel (rows // 2, cols // 2) on the grid's
-    centre and compared on their own pixels only. A mask (True: left out, e.g. a dropped sample), given or carried
-    by a NumPy masked array, leaves pixels out; a left-out pixel's value is never read. Not copied where already
-    float64, complete and unmasked (the callers' reorder into FFT order copies them).
+    With smaller=True, maps smaller than the grid, (3, rows, cols), are placed with their pixel (rows // 2,
+    cols // 2) on the grid's centre and compared on their own pixels only (without it, maps of another size are
+    refused: maps of the wrong size are more often a mistake than a choice). A mask (True: left out, e.g. a dropped
+    sample), given or carried by a NumPy masked array, leaves pixels out; a left-out pixel's value is never read. Not
+    copied where already float64, complete and unmasked (the callers' reorder into FFT order copies them).
     """
     hidden = np.ma.getmaskarray(data) if np.ma.isMaskedArray(data) else None
     values = real_array(np.ma.getdata(data) if hidden is not None else data, "data", "an array of numbers", copy=False)
     if values.ndim != 3 or values.shape[0] != 3 or not (1 <= values.shape[1] <= npix and 1 <= values.shape[2] <= npix):
         raise ValueError(f"data must have shape (3, {npix}, {npix}), or (3, rows, cols) with rows, cols <= {npix} "
                          f"for maps smaller than the grid, got {values.shape}")
+    if values.shape[1:] != (npix, npix) and not smaller:
+        raise ValueError(f"data must have shape (3, {npix}, {npix}), got {values.shape}; maps smaller than the grid "
+                         "are compared on their own pixels where asked: prepare_data(data, setup, smaller=True)")
+    values = np.ascontiguousarray(values)  # a view with negative strides (np.flip) is taken as any other array
     if mask is not None:
         mask = check_mask(mask, values.shape)
         hidden = mask if hidden is None else hidden | mask

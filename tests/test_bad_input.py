@@ -58,10 +58,11 @@ def test_bad_params_are_rejected(problem, params):
 
 
 BAD_DATA = [np.zeros((3, 17, 16)), np.zeros((2, 16, 16)), np.zeros((16, 16)), np.full((3, 16, 16), np.nan), None,
-            np.zeros((3, 0, 16))]
+            np.zeros((3, 0, 16)), np.ones((3, 15, 15))]
 
 
-@pytest.mark.parametrize("data", BAD_DATA, ids=["larger-than-the-grid", "two-maps", "2d", "nan", "none", "empty"])
+@pytest.mark.parametrize("data", BAD_DATA, ids=["larger-than-the-grid", "two-maps", "2d", "nan", "none", "empty",
+                                                "smaller-unasked"])
 def test_bad_data_is_rejected(problem, data):
     package, setup, params, _ = problem
     with pytest.raises(ValueError, match="data"):
@@ -70,7 +71,8 @@ def test_bad_data_is_rejected(problem, data):
         package.fit(setup, data, params)
 
 
-@pytest.mark.parametrize(("keyword", "value"), [("gamma", 0.0), ("gamma", -1e-4), ("tol", 0.0), ("tol", np.nan)])
+@pytest.mark.parametrize(("keyword", "value"), [("gamma", 0.0), ("gamma", -1e-4), ("tol", 0.0), ("tol", np.nan),
+                                               ("tol", 10**400), ("gamma", 10**400), ("time_limit", 10**400)])
 def test_bad_settings_of_the_fit_are_rejected(problem, keyword, value):
     package, setup, params, data = problem
     with pytest.raises(ValueError, match=keyword):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from conftest import real_maps_folder, run_command
 
+from replication.core.results import RunError
 from replication.studies.real_maps import beam_files
 from replication.studies.real_maps import sources as real_sources
 
@@ -190,3 +191,13 @@ def test_the_srt_and_grasp_maps_read_as_documented():
     srt = real_sources.read_observation(real_sources.SOURCES[0], DATA)
     assert srt.step == pytest.approx(3.2727e-5, rel=1e-4)
     assert srt.scale + srt.baselines[0] * srt.scale == pytest.approx(4529.81, rel=1e-6)  # the in-focus peak
+
+
+@pytest.mark.parametrize("kind", ["constant", "no noise"])
+def test_a_map_without_a_beam_or_without_noise_is_refused_in_one_line(tmp_path, power, kind):
+    flat = np.full(power.shape, 7.0) if kind == "constant" else np.round(power)
+    if kind == "no noise":
+        flat[flat < flat.max() / 2] = 50.0  # edges exactly constant
+    folder, source = fake_source_folder(tmp_path, flat)
+    with pytest.raises(RunError, match="without a beam above its edges or without noise"):
+        real_sources.read_observation(source, folder)

@@ -90,9 +90,21 @@ def test_maps_smaller_than_the_grid_are_compared_on_their_own_pixels(package):
     rows, cols = slice(16 - 10, 16 + 10), slice(16 - 9, 16 + 10)  # 20 x 19 pixels, centred as documented
     outside = np.ones(data.shape, dtype=bool)
     outside[:, rows, cols] = False
-    small = package.negative_log_likelihood(params, setup, data[:, rows, cols])
+    small = package.negative_log_likelihood(params, setup, package.prepare_data(data[:, rows, cols], setup,
+                                                                                smaller=True))
     assert small == package.negative_log_likelihood(params, setup, package.prepare_data(data, setup, outside))
     assert small != package.negative_log_likelihood(params, setup, data)
+    with pytest.raises(ValueError, match=r"smaller=True"):  # maps of another size, unasked: refused, not placed
+        package.negative_log_likelihood(params, setup, data[:, rows, cols])
+
+
+def test_a_view_with_negative_strides_is_taken_as_its_copy(package):
+    setup = setup_of(package)
+    data, _ = observation(setup)
+    params = params_of(setup, seed=5)
+    flipped = np.flip(data, 1)
+    assert package.negative_log_likelihood(params, setup, flipped) == package.negative_log_likelihood(
+        params, setup, flipped.copy())
 
 
 def test_the_adjoint_autograd_and_differences_agree_with_a_mask_offsets_and_a_gregorian():

@@ -62,7 +62,7 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
         impl.synchronize()
         start = time.perf_counter()
         setup = setup_for(impl, observation, order, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped)
+        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
         result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
                                   minimizer=impl.minimizer)
@@ -89,7 +89,7 @@ def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum
     """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
 
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
-    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped)
+    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     return optimum.polish(torch_impl, x, setup, data, observation.gamma)
 
 
@@ -104,7 +104,7 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     impl.synchronize()
     start = time.perf_counter()
     setup = setup_for(impl, observation, order, npix)
-    data = impl.package.prepare_data(observation.maps, setup, observation.dropped)
+    data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     impl.synchronize()
     prepared = time.perf_counter()
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
@@ -204,7 +204,7 @@ def warm_up(impls, observation: Observation, npix: int):
     memory), untimed."""
     for impl in impls:
         setup = setup_for(impl, observation, 1, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped)
+        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         impl.package.value_and_grad(first_start(setup, observation), setup, data, observation.gamma,
                                     gradient=impl.gradient_name)
 

@@ -170,7 +170,10 @@ def read_observation(source: Source, folder=None) -> Observation:
     edges = [power[k][band & ~dropped[k]] for k in range(N_MAPS)]
     baselines = np.array([np.median(e) for e in edges])
     scale = float(np.max(np.where(dropped[0], -np.inf, power[0])) - baselines[0])
-    noise = np.array([robust_sigma(e) for e in edges]) / scale
+    noise = np.array([robust_sigma(e) for e in edges]) / scale if scale > 0 else np.zeros(N_MAPS)
+    if not (scale > 0 and np.all(noise > 0)):
+        raise RunError(f"{paths[int(scale > 0 and np.argmin(noise))]}: a map without a beam above its edges or without "
+                       "noise (constant or all but constant); these are not beam maps the model can fit")
     along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
     return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=maps[0].step,
                        scale=scale,
