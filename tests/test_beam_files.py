@@ -201,3 +201,18 @@ def test_a_map_without_a_beam_or_without_noise_is_refused_in_one_line(tmp_path, 
     folder, source = fake_source_folder(tmp_path, flat)
     with pytest.raises(RunError, match="without a beam above its edges or without noise"):
         real_sources.read_observation(source, folder)
+
+
+def test_real_maps_resumed_on_other_maps_are_refused_naming_them(tmp_path, power):
+    from replication.core import measurement
+    from replication.studies.real_maps import measure as real_maps
+
+    first, source = fake_source_folder(tmp_path / "a", power)
+    other, _ = fake_source_folder(tmp_path / "b", power * 1.01 + 3.0)
+    folder = tmp_path / "real-maps"
+    (before,) = real_sources.read_observations([source], first, 32)
+    measurement.record_identity(folder, {f"maps_sha256_{source.name}": real_sources.maps_sha256(before)})
+    (after,) = real_sources.read_observations([source], other, 32)
+    with pytest.raises(RunError, match=f"maps_sha256_{source.name}"):
+        real_maps.run_real_maps(folder, [after], max_order=1, npix=32, repeats=1, threads=1, quiet=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["settings.json"]

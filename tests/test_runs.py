@@ -135,6 +135,18 @@ def test_resuming_a_sweep_under_other_settings_is_refused_naming_the_setting(tmp
     assert not (folder / "points.jsonl").exists()
 
 
+def test_a_sweep_whose_settings_and_sessions_were_lost_still_refuses_other_settings(tmp_path):
+    folder = tmp_path / "sweep-smoke"
+    settings = SweepSettings("smoke", impls=("numpy",), threads=1)
+    sweep.run_sweep(settings, folder, quiet=True, points={(16, 2)})
+    (folder / "settings.json").unlink()
+    (folder / "runs.jsonl").unlink()
+    before = (folder / "points.jsonl").read_text()
+    with pytest.raises(runs.RunError, match=r"points.jsonl: line 1: .*tol = 1e-08.*tol = 0.01"):
+        sweep.run_sweep(SweepSettings("smoke", impls=("numpy",), threads=1, tol=1e-2), folder, quiet=True)
+    assert (folder / "points.jsonl").read_text() == before
+
+
 def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
     run = runs.create_run(tmp_path / "run", machine_record())
     (run / "crosscheck").mkdir()
@@ -291,3 +303,22 @@ def test_contribute_refuses_a_damaged_record_of_every_kind(tmp_path, damage):
     with pytest.raises(runs.RunError):
         contribute(run, "a damaged run", tmp_path / "reference")
     assert not (tmp_path / "reference" / name).exists()
+
+
+@pytest.mark.parametrize("where", ["paper", "figures"])
+def test_a_writer_aimed_into_the_committed_report_is_refused_and_creates_nothing(where):
+    before = sorted(p.relative_to(ROOT) for p in (ROOT / where).rglob("*"))
+    for option in ("--run", "--results"):
+        completed = run_command("crosscheck", "--points", "smoke", option, ROOT / where / "mine")
+        assert completed.returncode == 2
+        assert "committed report or figures" in completed.stderr
+    assert sorted(p.relative_to(ROOT) for p in (ROOT / where).rglob("*")) == before
+
+
+def test_a_run_is_not_made_in_a_folder_of_unrelated_files(tmp_path):
+    folder = tmp_path / "2026-11-30_lab"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("mine")
+    with pytest.raises(runs.RunError, match="holds files but is not a run"):
+        runs.create_run(folder, machine_record())
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]

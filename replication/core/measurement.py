@@ -21,14 +21,20 @@ def new_run_id():
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def check_identity(folder, identity):
-    """Refuse to add to folder's records under another identity (settings, machine, versions), naming the first
-    key that differs: settings.json first, then every earlier session in runs.jsonl (on the keys it holds)."""
+def check_identity(folder, identity, records=()):
+    """Refuse to add to folder's records under another identity (settings, machine, versions, data), naming the
+    first key that differs: settings.json first, then every earlier session in runs.jsonl, then every record of the
+    files named in records (each on the keys of identity it holds: a point's tol and objective), so that a folder
+    whose settings.json and runs.jsonl were lost still refuses to mix."""
     settings = folder / SETTINGS_FILE
     if settings.is_file():
-        runs.check_same_settings(folder, json.loads(settings.read_text()), identity)
+        runs.check_same_settings(folder, json.loads(settings.read_text()), identity, tuple(identity))
     for record in read_records(folder / RUNS_FILE, repair=True):
         runs.check_same_settings(folder, record, identity, tuple(identity))
+    for name in records:
+        for number, record in enumerate(read_records(folder / name, repair=True), 1):
+            if isinstance(record, dict):  # anything else is refused by the file's own reader, naming the line
+                runs.check_same_settings(f"{folder / name}: line {number}", record, identity, tuple(identity))
 
 
 def record_identity(folder, identity):

@@ -8,6 +8,7 @@ date and the machine; the committed reference runs live under results/reference/
 
 import contextlib
 import datetime
+import fcntl
 import json
 import os
 import pathlib
@@ -70,11 +71,15 @@ def is_reference(folder):
 
 
 def check_writable(folder, option="--run"):
-    """Refuse a reference folder, or a file where a folder is wanted, before any work is done."""
+    """Refuse a reference folder, a folder inside the committed report or figures, or a file where a folder is
+    wanted, before any work is done (nothing is created by a refused command)."""
     folder = pathlib.Path(folder)
     if is_reference(folder):
         raise RunError(f"{option} {folder}: reference runs under {paths.REFERENCE} are read-only; "
                        f"write to a run of your own (the default, under {paths.RUNS})")
+    if any(results.resolved(folder).is_relative_to(committed.resolve()) for committed in COMMITTED):
+        raise RunError(f"{option} {folder}: inside the committed report or figures ({', '.join(map(str, COMMITTED))});"
+                       f" measurements go into a run of your own (the default, under {paths.RUNS})")
     for parent in (folder, *folder.parents):
         if parent.exists() and not parent.is_dir():
             raise RunError(f"{option} {folder}: {parent} is a file, not a folder")
@@ -170,6 +175,9 @@ def create_run(folder, machine):
     if read_run(folder):
         return folder
     check_run_name(folder)
+    if folder.is_dir() and any(folder.iterdir()):
+        raise RunError(f"--run {folder}: holds files but is not a run (no {RUN_FILE}); name a new or empty folder, "
+                       "so that a run holds its own records only")
     folder.mkdir(parents=True, exist_ok=True)
     info = {"name": folder.name, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "machine": machine}
@@ -206,8 +214,6 @@ def exclusive(folder):
 
     The lock (flock on folder/.lock) is released by the OS when the process ends, even by kill -9.
     """
-    import fcntl
-
     folder = pathlib.Path(folder)
     if results.resolved(folder).is_relative_to(paths.REFERENCE.resolve()):
         raise RunError(f"{folder}: inside the reference runs ({paths.REFERENCE}), which are read-only")

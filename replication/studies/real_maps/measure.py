@@ -35,6 +35,7 @@ from replication.studies.real_maps.sources import (
     first_start,
     lag_correlation,
     map_region,
+    maps_sha256,
     next_start,
     setup_for,
     surface_error,
@@ -221,7 +222,8 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
         environment = environment_record(threads) | {"kind": "real-maps", "npix": npix, "orders": list(orders),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "target": TARGET}
-    identity = {key: environment[key] for key in IDENTITY}
+    environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
+    identity = {key: environment[key] for key in environment if key in IDENTITY or key.startswith("maps_sha256_")}
     measurement.check_identity(folder, identity)
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}

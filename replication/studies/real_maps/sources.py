@@ -5,6 +5,7 @@ implies. No torch: the read side draws from here too."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import pathlib
@@ -272,6 +273,14 @@ def surface_error(x, setup, wavelength, focus=True):
     phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
     phase = phase - phase.mean()
     return 1e6 * wavelength * phase / (4 * math.pi)
+
+
+def maps_sha256(observation: Observation) -> str:
+    """The SHA-256 of an observation's maps as fitted (scaled values and dropped samples): a real-maps folder is
+    resumed only on the same maps (measurement.check_identity)."""
+    digest = hashlib.sha256(np.ascontiguousarray(observation.maps, dtype=np.float64).tobytes())
+    digest.update(np.ascontiguousarray(observation.dropped).tobytes())
+    return digest.hexdigest()
 
 
 def read_observations(sources=SOURCES, maps=None, npix: int = NPIX) -> list[Observation]:

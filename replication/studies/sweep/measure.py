@@ -112,7 +112,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
             "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
             "profile_settings": dataclasses.asdict(profile)}
     identity = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
-    measurement.check_identity(results_dir, identity)
+    measurement.check_identity(results_dir, identity, records=(points_path.name,))
     measurement.record_identity(results_dir, identity)
     records = read_points(points_path, repair=True)
     impls = with_gradients(select(settings.impls), gradients)

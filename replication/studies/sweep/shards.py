@@ -21,6 +21,7 @@ import os
 import pathlib
 import platform
 import re
+import shutil
 import sys
 
 from tqdm import tqdm
@@ -98,6 +99,13 @@ def run_shard(run, index, nshards, settings, points):
     return count
 
 
+def check_reachable(kind):
+    """Refuse --executor slurm where SLURM's commands are not on this machine, in one line."""
+    if kind == "slurm" and shutil.which("sbatch") is None:
+        raise runs.RunError("--executor slurm: SLURM is not reachable from here (no sbatch on the PATH); submit from a "
+                            "login node of the cluster, or use --executor local")
+
+
 def executor_for(run, kind, partition=None, time_min=240, gpus=0, cpus=None):
     """submitit's executor: SLURM with the cluster settings given, or the local one (same machine)."""
     import submitit
@@ -143,8 +151,9 @@ def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, tim
     if (pathlib.Path(run) / sweep_name).exists():  # the same series measured twice, the report would refuse the run
         raise runs.RunError(f"{run}: this run holds the plain (unsharded) {sweep_name}; a sharded {sweep_name} goes "
                             "into a run of its own (--new-run)")
-    executor = executor_for(pathlib.Path(run), executor_kind, partition, time_min, gpus, cpus=settings.threads)
-    run = sharded_run(run, sweep_name, recorded)
+    check_reachable(executor_kind)  # before the run is made: a refused command leaves nothing behind
+    run = sharded_run(run, sweep_name, recorded)  # then the run: the executor makes its logs folder inside it
+    executor = executor_for(run, executor_kind, partition, time_min, gpus, cpus=settings.threads)
     plan_path = run / f"shards-{sweep_name}.json"
     jobs_log = json.loads(plan_path.read_text())["jobs"] if plan_path.is_file() else []
     todo = [index for index in range(nshards) if not finished(shard_folder(run, index, nshards), sweep_name)]
