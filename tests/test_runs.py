@@ -12,7 +12,7 @@ import pytest
 from conftest import run_command
 
 from replication import cli
-from replication.core import paths, runs
+from replication.core import paths, registry, runs
 from replication.core.environment import machine_record
 from replication.core.paths import PAPER, REFERENCE, ROOT
 from replication.core.profiles import SweepSettings
@@ -279,6 +279,8 @@ DAMAGES = {
         "peers/check.json", lambda c: c.pop("rows"))),
     "point with a text size": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
         "sweep-quick/points.jsonl", lambda r: r.update(npix="x"))),
+    "point with a text tol": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+        "sweep-quick/points.jsonl", lambda r: r.update(tol="x"))),
     "session without cpu": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
         "sweep-quick/runs.jsonl", lambda r: r.pop("cpu"))),
     "retrieval without rms": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
@@ -322,3 +324,62 @@ def test_a_run_is_not_made_in_a_folder_of_unrelated_files(tmp_path):
     with pytest.raises(runs.RunError, match="holds files but is not a run"):
         runs.create_run(folder, machine_record())
     assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]
+
+
+def test_a_sweep_of_only_unavailable_implementations_says_so_and_makes_no_folder(tmp_path):
+    unavailable = next((name for name in registry.names() if registry.get(name).why_unavailable()), None)
+    if unavailable is None:
+        pytest.skip("every registered implementation runs on this machine")
+    completed = run_command("sweep", "--profile", "smoke", "--impl", unavailable, "--run", tmp_path / "2026-12-03_x")
+    assert completed.returncode == 0
+    assert "nothing to measure" in completed.stdout
+    assert not (tmp_path / "2026-12-03_x").exists()
+
+
+def test_a_run_named_twice_is_shown_once(tmp_path):
+    run = runs.create_run(tmp_path / "2026-11-30_lab-7", machine_record())
+    completed = run_command("report", "--run", run, "--run", run, "--output", tmp_path / "out")
+    assert completed.returncode == 0
+    assert [p.name for p in (tmp_path / "out" / "runs").iterdir() if p.name.startswith("your-")] == [
+        "your-2026-11-30_lab-7.md"]
+    header = next(line for line in (tmp_path / "out" / "DETAILS.md").read_text().splitlines()
+                  if line.startswith("| Claim |"))
+    assert header.count("runs/your-2026-11-30_lab-7.md") == 1  # one column, not two
+
+
+def test_the_crosscheck_help_names_the_points_it_checks():
+    from replication.studies.crosscheck.measure import POINTS
+
+    completed = run_command("crosscheck", "--help")
+    assert f"smoke: {POINTS['smoke'][0]}" in " ".join(completed.stdout.split())
+
+
+def optima_lines(folder):
+    return [json.loads(line) for line in (folder / "optima.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("damage", ["another point's", "of another size"])
+def test_a_recorded_optimum_that_is_not_its_points_is_refused_naming_the_file(tmp_path, damage):
+    folder = tmp_path / "sweep-smoke"
+    settings = SweepSettings("smoke", impls=("numpy",), threads=1)
+    sweep.run_sweep(settings, folder, quiet=True, points={(16, 2), (32, 2)})
+    first, second = optima_lines(folder)
+    if damage == "another point's":  # each line under the other's key: same size, other data
+        keys = ("npix", "data_sha256")
+        first, second = first | {k: second[k] for k in keys}, second | {k: first[k] for k in keys}
+    else:  # consistent in itself (the reader's checks pass), one parameter short of its point's
+        first |= {"x": first["x"][:-1], "stderr": first["stderr"][:-1],
+                  "covariance": [row[:-1] for row in first["covariance"][:-1]]}
+    (folder / "optima.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (first, second)))
+    (folder / "points.jsonl").unlink()  # the points measured again, each with its recorded optimum
+    with pytest.raises(runs.RunError, match=r"optima\.jsonl: the optimum recorded for npix"):
+        sweep.run_sweep(settings, folder, quiet=True, points={(16, 2), (32, 2)})
+
+
+def test_a_bench_with_one_point_too_large_measures_none_of_them(tmp_path):
+    completed = run_command("bench", "--npix", "16", "8192", "--nzern", "2", "--threads", "1", "--repeats", "1",
+                            "--results", tmp_path / "bench")
+    assert completed.returncode == 2
+    assert "npix=8192" in completed.stderr
+    assert completed.stdout == ""
+    assert not (tmp_path / "bench").exists()

@@ -47,7 +47,7 @@ def shown_runs(args):
         if runs.read_run(folder) is None:
             raise runs.RunError(f"--run {folder}: not a run folder (no {runs.RUN_FILE})")
     if args.run:
-        return args.run
+        return list(dict.fromkeys(args.run))  # a run named twice is shown once
     latest = runs.latest_run()
     return [latest] if latest is not None else []
 
@@ -66,7 +66,6 @@ def report_folders(args):
 
 
 def run_figures_command(args):
-
     own, _, figures = report_folders(args)
     target = args.output if args.output is not None else figures
     with writing_into(target, committed=not own):
@@ -84,7 +83,6 @@ def run_figures_command(args):
 
 
 def run_report_command(args):
-
     own, output, figures = report_folders(args)
     return render_command(own, args.reference, output, figures, check=args.check)
 

@@ -68,7 +68,6 @@ def timing_rows(series):
 def retrieval_section(run, appendix):
     """What the report shows of a run's cold-start retrieval (its largest profile), or None without one: how the
     fits ended, per aberration size and per point, and C3, C4 judged on the cold-start fits beside the sweep's."""
-
     name, records = run.retrieval_shown
     if not name:
         return None

@@ -3,7 +3,8 @@
 import os
 
 from reference_numpy.backend import MALLOC_VARIABLE
-from reference_numpy.constants import OBJECTIVES
+from reference_numpy.constants import OBJECTIVES, OVERSAMP
+from reference_numpy.validation import check_memory
 from replication.core import runs
 from replication.core.options import (
     RUN_HELP,
@@ -44,18 +45,19 @@ def bench_folder_name(compile_torch, peers=False):
     """The bench's folder in a run: bench, or bench-compile (--compile), bench-peers (--peers), or
     bench-default-allocator where OOF_MALLOC=default left glibc's malloc settings alone (the report's allocator
     comparison)."""
-
     if compile_torch or peers:
         return "bench-compile" if compile_torch else "bench-peers"
     return "bench-default-allocator" if os.environ.get(MALLOC_VARIABLE) == "default" else "bench"
 
 
 def run_bench_command(args):
-
     if args.peers:
         require_jax("--peers: ")
     if args.compile and cpp_compiler() is None:
         raise runs.RunError("--compile: torch.compile's CPU backend needs a C++ compiler ($CXX or g++); none found")
+    for npix in once(args.npix):  # every point's setup fits in memory, checked before the first is measured
+        for nzern in once(args.nzern):
+            check_memory(npix, nzern, OVERSAMP)
     results, lock = writer_folder(args, bench_folder_name(args.compile, args.peers))
     with runs.exclusive(lock):
         previous = read_bench(results / "bench.json")

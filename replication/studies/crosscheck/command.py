@@ -4,7 +4,7 @@ from reference_numpy.constants import OBJECTIVES
 from replication.core import runs
 from replication.core.options import RUN_HELP, add_run_options, default_threads, once, threads
 from replication.core.writers import already_done, writer_folder
-from replication.studies.crosscheck.measure import run_crosscheck
+from replication.studies.crosscheck.measure import POINTS, run_crosscheck
 from replication.studies.crosscheck.records import read_crosscheck
 
 
@@ -12,7 +12,8 @@ def add_crosscheck_command(crosscheck):
     """The crosscheck: the implementations against each other."""
     crosscheck.description = RUN_HELP
     crosscheck.add_argument("--points", choices=["default", "smoke"], default="default",
-                            help="default: (32,3), (64,4), (128,6); smoke: (16,3), for tests")
+                            help="; ".join(f"{name}: {', '.join(map(str, points))}" for name, points in POINTS.items())
+                            + " ((npix, nzern) checked; smoke for tests)")
     add_run_options(crosscheck, "crosscheck")
     crosscheck.add_argument("--objective", choices=OBJECTIVES, action="append", default=None,
                             help="objective to check, repeatable (default: both)")
@@ -22,7 +23,6 @@ def add_crosscheck_command(crosscheck):
 
 
 def run_crosscheck_command(args):
-
     results, lock = writer_folder(args, "crosscheck")
     with runs.exclusive(lock):
         previous = read_crosscheck(results / "crosscheck.json")

@@ -19,7 +19,6 @@ EXAMPLE_FIT = Figure("fig4_example_fit", lambda run: f"a retrieval from zero abe
 
 def zernike_phase(params, nzern, npix=256):
     """The aperture phase (radians) of the fitted Zernike terms on the dish, NaN outside."""
-
     x, y = aperture_grid(npix, 0.5)  # a grid spanning just the dish
     basis = reference_numpy.zernike_basis(nzern, x, y)[1:]
     phase = np.tensordot(params[: basis.shape[0]], basis, axes=1)

@@ -22,7 +22,6 @@ def require_jax(prefix=""):
 
 
 def run_peers_check_command(args):
-
     require_jax()
     results, lock = writer_folder(args, "peers")
     with runs.exclusive(lock):

@@ -19,7 +19,6 @@ from replication.studies.real_maps import sources as real_sources
 
 def add_real_maps_command(fits):
     """Fits of real maps made by others (the SRT's observed maps and a GRASP simulation), in both trees."""
-
     fits.description = RUN_HELP + f" The maps are not part of the repository: {real_sources.WHENCE}."
     fits.add_argument("--maps", type=pathlib.Path, default=None,
                       help="the folder holding observed/ and grasp-simulated/ (default: "
@@ -40,7 +39,6 @@ def add_real_maps_command(fits):
 
 
 def run_real_maps_command(args):
-
     sources = [real_sources.source_named(name) for name in args.source] if args.source else real_sources.SOURCES
     observations = real_sources.read_observations(sources, args.maps, args.npix)  # before any folder is made
     results, lock = writer_folder(args, "real-maps")

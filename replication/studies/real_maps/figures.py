@@ -16,7 +16,6 @@ RESIDUALS = Figure("fig10_real_maps_residuals",
 def surface_map(record):
     """The surface error (micrometres, tilts and piston removed) of a real-maps source record on the dish's block
     of the model grid (NaN off the dish), and the block's extent in metres."""
-
     source = real_sources.source_named(record["source"])
     telescope = source.telescope
     setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
@@ -47,7 +46,6 @@ def real_maps_surface(run, sources, folder):
 
 def real_maps_residuals(run, sources, folder):
     """Figure 10: each map's residual (data - model) in units of its noise, at each source's last fit."""
-
     figure, axes = subplots(len(sources), 3, figsize=(11, 3.5 * len(sources)), squeeze=False)
     titles = ("in focus", "-dz", "+dz")
     for row, record in zip(axes, sources, strict=True):
@@ -74,7 +72,6 @@ def real_maps_run(all_runs):
 
 def draw_real_maps(all_runs, folder):
     """Figures 9 and 10 where a run has real-maps fits."""
-
     run = real_maps_run(all_runs)
     if run is None:
         return []

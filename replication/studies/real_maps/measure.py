@@ -88,14 +88,12 @@ IDENTITY = ("npix", "orders", "repeats", "tol", "tapers", "target", "threads", "
 
 def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum:
     """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
-
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     return optimum.polish(torch_impl, x, setup, data, observation.gamma)
 
 
 def implementation_of(chosen):
-
     return of(chosen)
 
 
@@ -247,7 +245,6 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
 
 def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar):
     """The observation with its source's taper: the one recorded, else chosen now (choose_taper) and recorded."""
-
     name = observation.source.name
     if name in tapers:
         return observation.with_taper(tapers[name])
@@ -263,7 +260,6 @@ def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, ba
 def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar):
     """Every stage of one source not yet done, in order, each from the last one's optimum, each written as it
     ends."""
-
     name, previous = observation.source.name, None
     impls = [implementation_of(s) for s in SERIES]
     if any((name, order) not in done for order in orders):
@@ -283,14 +279,12 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, ba
 
 def read_stage(folder, observation, order):
     """A source's stage record as written."""
-
     stages, _, _ = read_real_maps(folder)
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
 def write_source(folder, observation, x, order, npix, run_id):
     """A source's residual maps and summary at its last stage's optimum."""
-
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     path = folder / SOURCES_FILE
@@ -300,6 +294,5 @@ def write_source(folder, observation, x, order, npix, run_id):
 
 def write_residuals(path, residual):
     """The residual maps as float16 (enough for a picture), written atomically."""
-
     with atomic_stream(path) as stream:
         np.savez_compressed(stream, residual=residual.astype(np.float16))

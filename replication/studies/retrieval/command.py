@@ -9,7 +9,6 @@ from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES
 
 def add_retrieve_command(retrieve):
     """Retrieval from a cold start: random aberrations fitted from zero by each implementation."""
-
     retrieve.description = RUN_HELP + " Profiles: " + "; ".join(
         f"{name}: (npix, n) {list(p.points)}, rms {list(p.rms)} rad, seeds {list(p.seeds)}"
         for name, p in RETRIEVAL_PROFILES.items())
@@ -21,7 +20,6 @@ def add_retrieve_command(retrieve):
 
 
 def run_retrieve_command(args):
-
     results, lock = writer_folder(args, f"retrieval-{args.profile}")
     with runs.exclusive(lock):
         count = run_retrieval(results, profile=args.profile, threads=args.threads, quiet=args.quiet)

@@ -19,7 +19,6 @@ def retrieval(run, folder):
     """Figure 8: retrieval from a cold start against the aberration's size: the share of fits that reached the
     global optimum (every point and seed), the median time to solution of those at the run's largest point, and
     the median phase error left (all fits) beside the truth-started fits' phase standard error."""
-
     name, records = run.retrieval_shown
     success, points = success_table(records), point_table(records)
     largest = max((row["npix"], row["nzern"]) for row in points)

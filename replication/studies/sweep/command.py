@@ -93,7 +93,6 @@ def run_audit_command(args):
 
 
 def run_simulate(args):
-
     runs.check_output(args.output, "--output")
     if args.output.is_dir():
         raise runs.RunError(f"--output {args.output}: is a folder; name the file to write")
@@ -144,11 +143,24 @@ def sweep_settings(args):
                          gradients=once(args.gradient), threads=args.threads, tol=args.tol)
 
 
-def run_sweep_command(args):
+def none_available(names):
+    """Where every implementation named with --impl is one this machine cannot run: say so, each with its reason,
+    and return True, before any folder is made (a sweep that would measure nothing leaves nothing behind)."""
+    reasons = {name: registry.get(name).why_unavailable() for name in names or ()}
+    if not reasons or any(reason is None for reason in reasons.values()):
+        return False
+    for name, reason in reasons.items():
+        print(f"{name}: not available on this machine ({reason}); skipped")
+    print(f"nothing to measure: no requested implementation ({', '.join(reasons)}) is available on this machine")
+    return True
 
+
+def run_sweep_command(args):
     if not np.isfinite(args.tol) or args.tol <= 0:
         raise runs.RunError(f"--tol must be a finite positive number, got {args.tol}")
     settings = sweep_settings(args)
+    if none_available(settings.impls):
+        return 0
     points = chosen_points(settings.grid, once(args.npix))
     if args.shards is not None:
         if points is not None:

@@ -1,7 +1,11 @@
 """The timing sweep: time-to-solution over grid sizes and Zernike orders, resumable point by point."""
 
 import dataclasses
+import math
 
+import numpy as np
+
+import reference_numpy
 import torch_impl
 from reference_numpy.fit import TIMED_OUT
 from replication.core import measurement, optimum, registry
@@ -9,7 +13,7 @@ from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import select, with_gradients
 from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.core.records import as_written
-from replication.core.results import append_record
+from replication.core.results import RunError, append_record
 from replication.core.simulation import objective_gamma
 from replication.studies.sweep import trajectories
 from replication.studies.sweep.records import check_point, measured_keys, point_key, read_optima, read_points
@@ -31,22 +35,40 @@ class PointOptima:
     def __init__(self, path):
         self.path = path
         self.known = read_optima(path, repair=True)
+        self.checked = set()
 
     def of(self, npix, nzern, data, start, objective):
-        """The point's optimum (optimum.Optimum)."""
+        """The point's optimum (optimum.Optimum); one read from the file is checked to be this point's first."""
         key = (npix, nzern, objective, fingerprint(data))
         if key not in self.known:
             record = {"npix": npix, "nzern": nzern, "objective": objective, "data_sha256": key[3],
                       **find_optimum(npix, nzern, data, start, objective).record()}
             append_record(self.path, record)
             self.known[key] = record
+        elif key not in self.checked:
+            self.check(self.known[key], npix, nzern, data, start, objective)
+            self.checked.add(key)
         return optimum.Optimum.of(self.known[key])
+
+    def check(self, record, npix, nzern, data, start, objective):
+        """Refuse, in one line naming the file, a recorded optimum that is not this point's: of another size, or
+        whose recorded objective is not the objective of this point's data at its x (an edited or misplaced line)."""
+        where = f"{self.path}: the optimum recorded for npix {npix}, n = {nzern}, {objective}"
+        if len(record["x"]) != len(start) or np.shape(record["covariance"]) != (len(start), len(start)):
+            raise RunError(f"{where} holds {len(record['x'])} parameters, not this point's {len(start)}; remove the "
+                           "line, and the sweep finds the optimum again")
+        if record["fun"] is None:
+            return
+        value = reference_numpy.negative_log_likelihood(record["x"], reference_numpy.make_setup(npix, nzern), data,
+                                                        objective_gamma(data, objective), objective=objective)
+        if not math.isclose(value, record["fun"], rel_tol=1e-8, abs_tol=1e-8):
+            raise RunError(f"{where} is not an optimum of this point's data (objective {value!r} at its x, recorded "
+                           f"{record['fun']!r}); remove the line, and the sweep finds the optimum again")
 
 
 def find_optimum(npix, nzern, data, start, objective):
     """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
     by Newton steps (optimum.polish)."""
-
     setup = torch_impl.make_setup(npix, nzern)
     observed = torch_impl.prepare_data(data, setup)
     gamma = objective_gamma(data, objective)

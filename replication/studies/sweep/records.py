@@ -15,7 +15,7 @@ POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "
 """What every point record holds; a measured one also holds MEASURED."""
 
 
-MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER},
+MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER}, "tol": NUMBER,
             "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": MAYBE_NUMBER, "x": list,
                         "stderr": list}}
 
