@@ -65,6 +65,10 @@ def damage_srt(text, how):
         lines[6] = lines[6].rsplit("\t", 1)[0] + "\tnan\n"
     elif how == "not a number":
         lines[6] = lines[6].rsplit("\t", 1)[0] + "\tabc\n"
+    elif how == "underscored digits":
+        lines[6] = lines[6].rsplit("\t", 1)[0] + "\t4_7.9\n"
+    elif how == "other digits":
+        lines[6] = lines[6].rsplit("\t", 1)[0] + "\t\u0664\u0667\n"  # Arabic-Indic 4 7
     elif how == "missing sample":
         del lines[6]
     elif how == "irregular grid":
@@ -78,7 +82,8 @@ def damage_srt(text, how):
 
 
 SRT_DAMAGES = {"four columns": ":7: expected 3 numbers", "nan": ":7: a value is not finite",
-               "not a number": ":7: not a number", "missing sample": "do not fill",
+               "not a number": ":7: not a number", "underscored digits": ":7: not a number",
+               "other digits": ":7: not a number", "missing sample": "do not fill",
                "irregular grid": "not on a regular grid", "out of order": ":4: sample out of the grid's order",
                "empty": "holds no samples"}
 
@@ -96,6 +101,7 @@ def test_a_damaged_srt_map_is_refused_naming_the_file_and_what(tmp_path, power, 
 
 
 TICRA_DAMAGES = {"no marker": "no '++++' line", "two sets": "field set(s)", "short body": "rows of field values",
+                 "fractional count": "not a count",
                  "nan": "a value is not finite", "three numbers": "expected 4 numbers", "truncated": "ends inside"}
 
 
@@ -112,6 +118,8 @@ def test_a_damaged_ticra_grid_is_refused_naming_the_file_and_what(tmp_path, how)
         lines[10] = " nan 0.0 0.0 0.0"
     elif how == "three numbers":
         lines[10] = " 1.0 0.0 0.0"
+    elif how == "fractional count":
+        lines[7] = " 4 3.7   0"
     elif how == "truncated":
         lines = lines[:5]
     path = tmp_path / "map.grd"

@@ -5,6 +5,7 @@ import json
 import shutil
 
 import pytest
+from conftest import run_command
 from test_read_only import A_REFERENCE
 
 from replication import cli
@@ -167,3 +168,15 @@ def test_a_reference_run_reached_through_dot_dot_is_refused(arguments, refused, 
     target = detour / ("crosscheck/example.npz" if arguments[0] == "simulate" else "")
     extra = ["--reference-only"] if arguments[0] in ("report", "figures") else []
     refused([*arguments, str(target), *extra], "read-only")
+
+
+@pytest.mark.parametrize("command", [("report", "--output"), ("figures", "--output"), ("sweep", "--run"),
+                                     ("crosscheck", "--results"), ("simulate", "--output")])
+def test_a_link_loop_is_refused_in_one_line_by_every_command(tmp_path, command):
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    name, option = command
+    completed = run_command(name, option, tmp_path / "a" / "x")
+    assert completed.returncode == 2
+    assert len(completed.stderr.strip().splitlines()) == 1
+    assert "cannot be followed" in completed.stderr

@@ -67,7 +67,7 @@ def run_name(machine, date):
 
 def is_reference(folder):
     """Whether folder is (inside) the committed reference runs."""
-    return pathlib.Path(folder).resolve().is_relative_to(paths.REFERENCE.resolve())
+    return results.resolved(folder).is_relative_to(paths.REFERENCE.resolve())
 
 
 def check_writable(folder, option="--run"):
@@ -94,7 +94,7 @@ there (report and figures without runs of your own)."""
 def check_output(path, option, committed=False):
     """Refuse an output path (followed through symlinks) inside the reference runs, or inside the committed
     report's and figures' folders unless committed (the rendering of the reference runs alone)."""
-    resolved = pathlib.Path(path).resolve()
+    resolved = results.resolved(path)
     if resolved.is_relative_to(paths.REFERENCE.resolve()):
         raise RunError(f"{option} {path}: inside the reference runs ({paths.REFERENCE}), which are read-only")
     if not committed and any(resolved.is_relative_to(folder.resolve()) for folder in COMMITTED):

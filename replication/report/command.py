@@ -5,7 +5,7 @@ import pathlib
 from replication.core import runs
 from replication.core.options import add_report_options
 from replication.core.paths import FIGURES, PAPER, RUNS
-from replication.core.results import check_target, writing_into
+from replication.core.results import check_target, resolved, writing_into
 from replication.report import contribute as contributing
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_command
@@ -59,9 +59,9 @@ def report_folders(args):
         output = args.output
     else:
         output = own[0] if own else PAPER
-    figures = FIGURES if output.resolve() == PAPER.resolve() else output / "figures"
-    for folder, option in ((output, "--output"), (figures, "--output")):
-        runs.check_output(folder, option, committed=not own)
+    runs.check_output(output, "--output", committed=not own)  # a link loop refused here, in one line
+    figures = FIGURES if resolved(output) == PAPER.resolve() else output / "figures"
+    runs.check_output(figures, "--output", committed=not own)
     return own, output, figures
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+import re
 
 import numpy as np
 
@@ -54,15 +55,23 @@ def lines_of(path):
         raise fail(path, f"cannot be read as text ({error})") from None
 
 
-def numbers_of(path, line, number, count):
-    """The `count` numbers of one line (number: its 1-based line number), every one finite."""
+NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|nan|inf|infinity)", re.ASCII | re.IGNORECASE)
+"""A number as these files write it: ASCII digits, a point, an exponent (nan and inf are numbers here, refused as
+not finite); Python's float() also takes '4_7' and other scripts' digits, which no map file holds."""
+COUNT = re.compile(r"[+-]?\d+", re.ASCII)
+"""A count: ASCII digits only."""
+
+
+def numbers_of(path, line, number, count, pattern=NUMBER):
+    """The `count` numbers of one line (number: its 1-based line number), every one finite and written as pattern
+    (NUMBER; COUNT for counts)."""
     fields = line.split()
     if len(fields) != count:
         raise fail(path, f"expected {count} numbers, found {len(fields)} field(s)", number)
-    try:
-        values = [float(field) for field in fields]
-    except ValueError:
-        raise fail(path, f"not a number among {line.strip()!r}", number) from None
+    if not all(pattern.fullmatch(field) for field in fields):
+        what = "a count (digits only)" if pattern is COUNT else "a number"
+        raise fail(path, f"not {what} among {line.strip()!r}", number)
+    values = [float(field) for field in fields]
     if not all(math.isfinite(value) for value in values):
         raise fail(path, f"a value is not finite: {line.strip()!r}", number)
     return values
@@ -124,12 +133,12 @@ def read_ticra_grid(path) -> BeamMap:
         raise fail(path, "ends inside the grid's description", len(lines))
     numbers = start + 1  # 1-based line numbers of lines[start:]
     numbers_of(path, lines[start], numbers, 1)
-    nset, _, ncomp, _ = (int(x) for x in numbers_of(path, lines[start + 1], numbers + 1, 4))
+    nset, _, ncomp, _ = (int(x) for x in numbers_of(path, lines[start + 1], numbers + 1, 4, COUNT))
     if nset != 1 or ncomp < 1:
         raise fail(path, f"{nset} field set(s) of {ncomp} component(s): one set of at least one expected", numbers + 1)
     numbers_of(path, lines[start + 2], numbers + 2, 2)
     u_min, v_min, u_max, v_max = numbers_of(path, lines[start + 3], numbers + 3, 4)
-    nu, nv, limit = (int(x) for x in numbers_of(path, lines[start + 4], numbers + 4, 3))
+    nu, nv, limit = (int(x) for x in numbers_of(path, lines[start + 4], numbers + 4, 3, COUNT))
     if limit != 0 or nu < 2 or nv < 2:
         raise fail(path, f"counts {nu} {nv} {limit}: a full grid (last count 0) of at least 2 x 2 expected",
                    numbers + 4)
