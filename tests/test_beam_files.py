@@ -224,3 +224,11 @@ def test_real_maps_resumed_on_other_maps_are_refused_naming_them(tmp_path, power
     with pytest.raises(RunError, match=f"maps_sha256_{source.name}"):
         real_maps.run_real_maps(folder, [after], max_order=1, npix=32, repeats=1, threads=1, quiet=True)
     assert sorted(p.name for p in folder.iterdir()) == ["settings.json"]
+
+
+def test_a_map_file_too_large_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "map.txt"
+    path.write_text("0 0 1\n" * 1000)
+    monkeypatch.setattr(beam_files, "MAX_MAP_BYTES", 1000)
+    with pytest.raises(beam_files.MapFileError, match="larger than a beam map's"):
+        beam_files.read_srt_map(path)

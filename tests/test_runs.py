@@ -383,3 +383,17 @@ def test_a_bench_with_one_point_too_large_measures_none_of_them(tmp_path):
     assert "npix=8192" in completed.stderr
     assert completed.stdout == ""
     assert not (tmp_path / "bench").exists()
+
+
+def test_figures_and_report_with_the_same_output_agree_on_where_the_figures_are(tmp_path):
+    reference = tmp_path / "reference"
+    shutil.copytree(REFERENCE / "2026-12-02_vm_amd-epyc-2c-2", reference / "2026-12-02_vm_amd-epyc-2c-2")
+    options = ("--reference", reference, "--reference-only", "--output", tmp_path / "out")
+    before = run_command("report", *options)
+    assert before.returncode == 0
+    assert "not drawn under" in before.stdout  # said, not left as broken links
+    assert run_command("figures", *options).returncode == 0
+    after = run_command("report", *options)
+    assert after.returncode == 0
+    assert "not drawn under" not in after.stdout
+    assert (tmp_path / "out" / "figures" / "fig9_real_maps_surface.png").is_file()

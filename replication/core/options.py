@@ -79,8 +79,9 @@ def add_report_options(parser, what):
     parser.add_argument("--reference", type=pathlib.Path, default=REFERENCE,
                         help="the folder of the reference runs (default results/reference)")
     parser.add_argument("--output", type=pathlib.Path, default=None,
-                        help=f"folder to write into (default: your first run's folder, or the committed {what}'s "
-                             "folder with --reference-only or without runs of your own)")
+                        help="the report's folder, its figures under <output>/figures (default: your first run's "
+                             "folder, or the committed report's paper/ and figures/ with --reference-only or without "
+                             "runs of your own)")
 
 
 def once(values):

@@ -67,7 +67,7 @@ def report_folders(args):
 
 def run_figures_command(args):
     own, _, figures = report_folders(args)
-    target = args.output if args.output is not None else figures
+    target = figures  # where the report with the same options links them: <output>/figures, or figures/
     with writing_into(target, committed=not own):
         drawn = draw_all(load_runs(own, args.reference), target)
         for path in drawn:

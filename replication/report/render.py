@@ -2,6 +2,7 @@
 and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."""
 
 import functools
+import re
 
 import jinja2
 
@@ -240,7 +241,22 @@ def render_command(own_runs, reference, output, figures, check=False):
     appendices = sum(name.startswith("runs/") for name in texts)
     print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {appendices} appendix(es) under "
           f"{output / 'runs'} and {output / MIRROR_PAGE}")
+    missing = missing_figures(texts, output)
+    if missing:
+        print(f"{len(missing)} figure(s) the report shows are not drawn under {figures} yet (first: {missing[0]}); "
+              f"draw them with the same options: python -m replication figures ...")
     return 0
+
+
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
+"""A markdown image's path."""
+
+
+def missing_figures(texts, output):
+    """The figure files the rendered pages link to (paths relative to each page) that do not exist."""
+    linked = {((output / name).parent / path).resolve() for name, text in texts.items() if name.endswith(".md")
+              for path in IMAGE.findall(text)}
+    return sorted(str(path) for path in linked if not path.exists())
 
 
 def claims_summary(text):

@@ -45,9 +45,18 @@ def fail(path, message, line=None):
     return MapFileError(f"{place}: {message}")
 
 
+MAX_MAP_BYTES = 256 * 2**20
+"""The largest map file read (bytes): a 2048 x 2048 map in text is about 100 MB; a larger file is refused before
+it is read rather than filling the memory."""
+
+
 def lines_of(path):
-    """The file's lines, or a MapFileError where it cannot be read."""
+    """The file's lines, or a MapFileError where it cannot be read (or is larger than MAX_MAP_BYTES)."""
     try:
+        size = pathlib.Path(path).stat().st_size
+        if size > MAX_MAP_BYTES:
+            raise fail(path, f"{size / 2**20:.0f} MiB, larger than a beam map's {MAX_MAP_BYTES / 2**20:.0f} MiB limit "
+                             "(beam_files.MAX_MAP_BYTES)")
         return pathlib.Path(path).read_text().splitlines()
     except FileNotFoundError:
         raise fail(path, "no such file") from None
