@@ -138,6 +138,8 @@ def test_a_fit_past_its_time_limit_stops_after_that_iteration_and_says_so(packag
     assert "time limit (1e-09 s)" in stopped.message
     assert np.any(np.all(stopped.trajectory["params"] == stopped.x, axis=1))  # its last iterate, one it evaluated
     assert np.isfinite(stopped.fun)
+    assert stopped.fun < package.negative_log_likelihood(truth, setup, data)  # that iteration's point, not the start
+    assert not np.array_equal(stopped.x, truth)
     generous = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, time_limit=1e6)
     assert (generous.status, generous.nit) == (full.status, full.nit)  # a limit never reached changes nothing
 

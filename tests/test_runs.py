@@ -397,3 +397,14 @@ def test_figures_and_report_with_the_same_output_agree_on_where_the_figures_are(
     assert after.returncode == 0
     assert "not drawn under" not in after.stdout
     assert (tmp_path / "out" / "figures" / "fig9_real_maps_surface.png").is_file()
+
+
+def test_a_report_of_a_run_being_written_says_so(tmp_path):
+    run = runs.create_run(tmp_path / "2026-11-30_lab-7", machine_record())
+    with runs.exclusive(run):
+        completed = run_command("report", "--run", run, "--output", tmp_path / "out")
+    assert completed.returncode == 0
+    assert "being written now (pid" in completed.stdout
+    assert runs.writer_of(run) is None
+    quiet = run_command("report", "--run", run, "--output", tmp_path / "out")
+    assert "being written" not in quiet.stdout

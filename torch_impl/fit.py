@@ -183,9 +183,16 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
     Where progress records a trajectory, each evaluation's parameters are kept on the device (a copy, no transfer
     to the host per evaluation) and moved to the host once, at the end; its clock is read when torchmin asks for
     the evaluation (on a GPU, when the work is queued: torchmin's line search waits for each value). Past
-    progress's time limit, its callback stops it at the end of the iteration.
+    progress's time limit, its callback stops it at the end of the iteration, and the fit returns that iteration's
+    point (torchmin itself returns the one before it: the start, where the first iteration ends past the limit).
     """
-    kept = []
+    kept, stopped_at = [], []
+
+    def _stop_when_out_of_time(x):
+        if progress.out_of_time():
+            stopped_at.append(x.detach().clone())
+            return True
+        return False
 
     def _recorded_objective(params):
         progress.nfev += 1
@@ -194,11 +201,15 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
         return prepared_nll(params, setup, data, gamma, objective) - progress.shift
 
     result = torchmin.minimize(_recorded_objective, as_model_array(p0, setup), method="bfgs", tol=tol,
-                               options=dict(ON_DEVICE_OPTIONS), callback=lambda x: progress.out_of_time())
+                               options=dict(ON_DEVICE_OPTIONS), callback=_stop_when_out_of_time)
     if progress.trajectory is not None and kept:
         moved = to_numpy(torch.stack([params for _, _, params in kept]))
         progress.trajectory += [(seconds, count, row) for (seconds, count, _), row in zip(kept, moved, strict=True)]
     x, fun = to_numpy(result.x), float(result.fun) + progress.shift
+    if stopped_at:  # the iterate the time limit stopped at, not the one before it
+        last = float(prepared_nll(stopped_at[-1], setup, data, gamma, objective))
+        if last <= fun:
+            x, fun = to_numpy(stopped_at[-1]), last
     finite = math.isfinite(fun) and bool(np.all(np.isfinite(x)))
     fitted = scipy.optimize.OptimizeResult(
         x=x, fun=fun, jac=to_numpy(result.grad), hess_inv=to_numpy(result.hess_inv), nit=int(result.nit),

@@ -5,6 +5,7 @@ import math
 
 import matplotlib
 import matplotlib.figure
+import matplotlib.patches
 import matplotlib.ticker
 import numpy as np
 
@@ -67,7 +68,8 @@ FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": 
                   "whole": "black"}
 
 
-DECOMPOSITION = Figure("fig6_speedup_decomposition", lambda run: f"where the speed-up comes from; {run.title}")
+DECOMPOSITION = Figure("fig6_speedup_decomposition", lambda run: "where the speed-up comes from (geometric mean over "
+                       f"orders; bars: range over repeats; hatched: a bound); {run.title}")
 
 
 def speedup_decomposition(run, folder):
@@ -86,6 +88,10 @@ def speedup_decomposition(run, folder):
             if ratio is not None and ratio.is_bound:  # a bound, not a value: hatched
                 bar.set_hatch("//")
                 bar.set_alpha(0.5)
+        spread = [(float(r) - r.low, r.high - float(r)) if r is not None and not r.is_bound else (np.nan, np.nan)
+                  for r in found]  # the range over repeats (geometric means of each point's lows and highs)
+        axis.errorbar(positions, values, yerr=np.array(spread).T, fmt="none", ecolor="black", elinewidth=0.8,
+                      capsize=2)
     axis.axhline(1, color="black", linewidth=0.8)
     axis.set_yscale("log")
     axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -93,8 +99,11 @@ def speedup_decomposition(run, folder):
     axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axis.set_xticks(np.arange(len(sizes)), [str(npix) for npix in sizes])
     axis.set(xlabel="grid size npix (pixels)", ylabel="speed-up factor (ratio of times to solution)",
-             title=f"Where the NumPy -> torch speed-up comes from (median over orders)\n{run.title}")
-    axis.legend(fontsize=7, ncol=len(names), loc="upper center", bbox_to_anchor=(0.5, -0.18))
+             title=f"Where the NumPy -> torch speed-up comes from (geometric mean over orders)\n{run.title}")
+    handles, labels = axis.get_legend_handles_labels()
+    handles.append(matplotlib.patches.Patch(facecolor="white", edgecolor="grey", hatch="//"))
+    labels.append("hatched: a bound")
+    axis.legend(handles, labels, fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.18))
     return save(figure, folder, DECOMPOSITION.stem)
 
 

@@ -236,6 +236,20 @@ def exclusive(folder):
             stream.truncate(0)
 
 
+def writer_of(folder):
+    """The pid of the process writing to a run now (holding its lock), or None: read without taking the lock."""
+    lock = pathlib.Path(folder) / LOCK_FILE
+    if not lock.is_file() or lock.is_symlink():
+        return None
+    with lock.open() as stream:
+        try:
+            fcntl.flock(stream.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return stream.read().strip() or "unknown"
+        fcntl.flock(stream.fileno(), fcntl.LOCK_UN)
+    return None
+
+
 def reference_runs(base=None):
     """The committed reference runs, in name order."""
     base = pathlib.Path(base or paths.REFERENCE)

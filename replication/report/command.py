@@ -53,8 +53,13 @@ def shown_runs(args):
 
 
 def report_folders(args):
-    """(your runs, report folder, figures folder): your first run's folder by default, else paper/ and figures/."""
+    """(your runs, report folder, figures folder): your first run's folder by default, else paper/ and figures/.
+    A run being written now is said to be so: what is shown is what was finished when it was read."""
     own = shown_runs(args)
+    for run in own:
+        writer = runs.writer_of(run)
+        if writer is not None:
+            print(f"{run}: being written now (pid {writer}); shown as far as it was finished when read")
     if args.output is not None:
         output = args.output
     else:
