@@ -1,6 +1,7 @@
 """The cold-start retrieval's figure: the share of cold starts that reach the global optimum against the
 aberration's size."""
 
+import matplotlib.ticker
 from matplotlib.lines import Line2D
 
 from replication.core.plotting import Figure, save, shown_run, spaced, subplots
@@ -50,6 +51,9 @@ def retrieval(run, folder):
     for axis in axes:
         axis.set_xticks(sizes, [f"{size:g}" if size in labelled else "" for size in sizes])
         axis.minorticks_off()
+    for axis in axes[1:]:  # log y: ticks at 1, 2 and 5 of each decade, so that a narrow range still has several
+        axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     axes[0].legend(fontsize=7, loc="lower left")
     axes[2].legend(handles=[Line2D([], [], color="grey", linestyle=":", marker="x", label="fits from the truth")],
                    fontsize=7)

@@ -111,7 +111,8 @@ TIME_VS_ZERNIKE_ORDER = Figure("fig2_time_vs_zernike_order",
 SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torch-cpu against grid size, every run "
                               "(median over orders; open triangles: bounds)")
 OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: f"the series the paper did not draw; {run.title}")
-AGREEMENT = Figure("fig5_agreement", lambda run: ("where every fit ended, as its distance from its point's optimum"
+AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
+                                                  "(the sweep's: each point's last repeat)"
                                                   if fit_distances(run) else "NumPy against torch fits, Cauchy")
                    + f"; {run.title}")
 """Figure 5 is drawn from the fits' distances to their optima where the run records them (distances), else from
@@ -235,7 +236,8 @@ def distances(found, folder, title):
     axis.set_yscale("log")
     axis.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
     axis.set(ylabel="distance from the optimum (SE)",
-             title=f"Where every fit ended (cross-check and sweep, Cauchy; floor {floor:g})\n{title}")
+             title=f"Where the fits ended (cross-check; sweep: each point's last repeat; Cauchy; floor {floor:g})"
+                   f"\n{title}")
     return save(figure, folder, AGREEMENT.stem)
 
 
