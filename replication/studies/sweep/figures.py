@@ -20,7 +20,7 @@ from replication.core.series import (
 )
 from replication.core.simulation import identifiable
 from replication.studies.crosscheck.records import crosscheck_fits, fit_series
-from replication.studies.sweep.read import complete_sizes, is_solution, repeat_times, seconds
+from replication.studies.sweep.read import complete_sizes, is_solution, repeat_times, seconds, timed_to_targets
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -108,8 +108,9 @@ def paper_figure_caption(run):
 TIME_VS_GRID_SIZE = Figure("fig1_time_vs_grid_size", paper_figure_caption)
 TIME_VS_ZERNIKE_ORDER = Figure("fig2_time_vs_zernike_order",
                                lambda run: f"time to solution against the Zernike order; {run.title}")
-SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torch-cpu against grid size, every run "
-                              "(median over orders; open triangles: bounds)")
+SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torch-cpu against grid size: each run "
+                              "judged by time to target in a colour, the runs of the older rule (time to stop) in "
+                              "grey (median over orders; open triangles: bounds)")
 OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: f"the series the paper did not draw; {run.title}")
 AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
                                                   "(the sweep's: each point's last repeat)"
@@ -183,15 +184,19 @@ def speedup_vs_grid_size(all_runs, folder):
     """Figure: C3's ratio, NumPy / torch-cpu, against grid size for every run (median over orders of the ratios the
     rules judge, error bars the range over repeats, bounds as open triangles), with the paper's 10x."""
     figure, axis = subplots(figsize=(6.5, 4.0))
-    drawn = set()
-    for index, run in enumerate(all_runs):
+    drawn, today, older = set(), 0, 0
+    for run in all_runs:
         by_npix = per_size_medians(complete_sizes(run.series, NUMPY, TORCH_CPU), 0)
         if not by_npix:
             continue
         sizes, medians = list(by_npix), list(by_npix.values())
-        marker = run_style(index)[1]
-        colour = matplotlib.colormaps["tab10"](index % 10)
-        draw_ratio(axis, sizes, medians, colour, run.short_title, marker)
+        if timed_to_targets(run.series):  # judged by today's rule: a colour and a legend entry each
+            colour, label, marker = matplotlib.colormaps["tab10"](today % 10), run.short_title, run_style(today)[1]
+            today += 1
+        else:  # judged by the older rule (time to stop): grey, one legend entry for all of them
+            colour, label, marker = "silver", None if older else "older rule (time to the optimiser's stop)", "."
+            older += 1
+        draw_ratio(axis, sizes, medians, colour, label, marker)
         drawn |= {npix for npix, m in zip(sizes, medians, strict=True) if m.kind != UNDETERMINED}
     axis.axhline(10, color="grey", linestyle="--", linewidth=1)
     axis.text(0.02, 10 * 1.08, "paper: ~10x", color="grey", fontsize=8, transform=axis.get_yaxis_transform())
