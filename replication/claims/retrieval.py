@@ -1,7 +1,6 @@
 """C3 and C4 judged again on the cold-start retrievals' speed-ups, by the sweep's rules."""
 
 from replication.claims.verdicts import RULES, verdict_c3, verdict_c4
-from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE, Series  # noqa: F401
 from replication.studies.retrieval.read import speedup_ratios
 
 

@@ -15,15 +15,25 @@ MAD_TO_SIGMA = 1.482602218505602
 """The median absolute deviation of Gaussian noise times this is its standard deviation."""
 
 
+def border_band(shape, width):
+    """True on the pixels within `width` of a (rows, cols) map's edge."""
+    band = np.ones(shape, dtype=bool)
+    band[width:-width, width:-width] = False
+    return band
+
+
+def robust_sigma(values) -> float:
+    """The standard deviation of Gaussian values from their median absolute deviation."""
+    return MAD_TO_SIGMA * float(np.median(np.abs(values - np.median(values))))
+
+
 def noise_sigma(data) -> float:
     """The noise's standard deviation (beam-power units) estimated from the maps themselves: 1.4826 times the median
     absolute deviation of the pixels within max(8, npix / 8) of the edges, where the simulated beams have fallen to
     the additive noise, the median over the three maps."""
     maps = np.asarray(data)
-    width = max(BORDER, maps.shape[-1] // 8)
-    band = np.ones(maps.shape[-2:], dtype=bool)
-    band[width:-width, width:-width] = False
-    return float(np.median([MAD_TO_SIGMA * np.median(np.abs(m[band] - np.median(m[band]))) for m in maps]))
+    band = border_band(maps.shape[-2:], max(BORDER, maps.shape[-1] // 8))
+    return float(np.median([robust_sigma(m[band]) for m in maps]))
 
 
 @dataclasses.dataclass(frozen=True)

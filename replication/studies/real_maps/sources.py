@@ -14,6 +14,7 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.constants import N_ILLUMINATION, N_MAPS
+from replication.core.objectives import border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.results import RunError
 from replication.studies.real_maps import beam_files
@@ -108,10 +109,6 @@ BORDER = 8
 source in every map (the defocused beams fall to the noise within ~35 pixels of the centre)."""
 
 
-MAD_TO_SIGMA = 1.482602218505602
-"""The median absolute deviation of Gaussian noise times this is its standard deviation."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Observation:
     """Three maps of one source made ready for the model (in focus, -dz, +dz): maps (3, rows, cols) divided by
@@ -142,18 +139,6 @@ class Observation:
         return float(np.median(self.noise))
 
 
-def border_band(shape, width=BORDER):
-    """True on the pixels within `width` of a (rows, cols) map's edge."""
-    band = np.ones(shape, dtype=bool)
-    band[width:-width, width:-width] = False
-    return band
-
-
-def robust_sigma(values):
-    """The standard deviation of Gaussian values from their median absolute deviation."""
-    return MAD_TO_SIGMA * float(np.median(np.abs(values - np.median(values))))
-
-
 def neighbour_noise(power, band, axis):
     """The noise of the band's pixels from the differences of neighbours along one axis (1.4826 MAD / sqrt 2): the
     same along both axes for white noise."""
@@ -167,14 +152,15 @@ def read_observation(source: Source, folder=None) -> Observation:
     maps = beam_files.same_grid([READERS[source.reader](path) for path in paths])
     power = np.stack([m.power for m in maps])
     dropped = power == 0.0
-    band = border_band(power.shape[1:])
+    band = border_band(power.shape[1:], BORDER)
     edges = [power[k][band & ~dropped[k]] for k in range(N_MAPS)]
     baselines = np.array([np.median(e) for e in edges])
     scale = float(np.max(np.where(dropped[0], -np.inf, power[0])) - baselines[0])
     noise = np.array([robust_sigma(e) for e in edges]) / scale if scale > 0 else np.zeros(N_MAPS)
     if not (scale > 0 and np.all(noise > 0)):
-        raise RunError(f"{paths[int(scale > 0 and np.argmin(noise))]}: a map without a beam above its edges or without "
-                       "noise (constant or all but constant); these are not beam maps the model can fit")
+        flat = int(np.argmin(noise)) if scale > 0 else 0  # the in-focus map sets the scale
+        raise RunError(f"{paths[flat]}: a map without a beam above its edges or without noise (constant or all but "
+                       "constant); these are not beam maps the model can fit")
     along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
     return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=maps[0].step,
                        scale=scale,

@@ -6,7 +6,7 @@ import statistics
 
 from replication.core.judging import Ratio
 from replication.core.optimum import TARGET
-from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE, Series  # noqa: F401
+from replication.core.series import NUMPY, TORCH_CPU, Series
 from replication.core.simulation import ended_at_optimum, judging_newton
 from replication.studies.retrieval.profiles import JUDGE
 from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, STAGED, truth_key
