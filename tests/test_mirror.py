@@ -18,6 +18,7 @@ NUMPY_IN_TORCH_TREE = {
     "validation.py": "input checks run on the caller's NumPy arrays before anything reaches torch",
     "fit.py": "scipy's BFGS takes and returns float64 NumPy arrays",
     "uncertainty.py": "the Hessian is returned, and inverted, as a float64 NumPy array, like scipy's results",
+    "gauss_newton.py": "the matrix is returned as a float64 NumPy array, as the Hessian is",
 }
 """Modules of torch_impl allowed to import NumPy, each with its reason."""
 
@@ -64,6 +65,7 @@ def test_same_public_functions_with_the_same_parameters(name):
 ONE_SIDED = {
     "backend.py": "the array library itself: device, precision and conversions",
     "fit.py": "the gradient: finite differences by scipy against the autograd bridge",
+    "gauss_newton.py": "the beams' Jacobian: forward differences (as a NumPy user takes it) against exact forward mode",
     "__init__.py": "re-exports",
 }
 """Modules that differ in kind between the trees, each with its reason."""

@@ -49,3 +49,8 @@ N_ILLUMINATION = 3
 """Fitted illumination parameters, after the Zernike coefficients in the parameter vector: x0, y0 (dish radii), amp."""
 N_MAPS = 3
 """Beam maps of one observation: in focus, -dz, +dz (DEFOCUS_ORDER)."""
+
+WINDOW_POWER_LOSS = 0.01
+"""Largest fraction of any map's model power left outside the sky window on which the Gauss-Newton matrix is
+summed (gauss_newton.beam_window): the beams fill a fixed patch of sky (about 64 x 64 pixels at the paper's
+oversampling, whatever npix), so the window is 1-2% of a 512 x 512 grid and the matrix costs about one evaluation."""

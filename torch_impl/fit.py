@@ -18,10 +18,19 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
 
 from .backend import as_model_array, difference_step, to_numpy
 from .constants import GAMMA, OBJECTIVES, TOL
+from .gauss_newton import gauss_newton_matrix
 from .gradient import value_and_gradient
 from .likelihood import ObservedMaps, objective_constant, observed_maps, prepared_nll
 from .setup import Setup, check_setup
-from .validation import ArrayLike, check_choice, check_gradient, check_params, check_positive, check_start
+from .validation import (
+    ArrayLike,
+    check_choice,
+    check_gradient,
+    check_matrix,
+    check_params,
+    check_positive,
+    check_start,
+)
 
 
 class NonFiniteObjective(ArithmeticError):
@@ -43,13 +52,15 @@ class FitProgress:
     """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
     records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
     the objective's constant (likelihood.objective_constant), which the minimizer does not see; time_limit: seconds
-    after which the fit stops at the end of its iteration (None: no limit)."""
+    after which the fit stops at the end of its iteration (None: no limit); start_hessian_s: seconds spent
+    building BFGS's first curvature estimate (fit's start_hessian)."""
 
     nfev: int = 0
     nit: int = 0
     trajectory: list | None = None
     shift: float = 0.0
     time_limit: float | None = None
+    start_hessian_s: float = 0.0
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def out_of_time(self):
@@ -163,6 +174,44 @@ def value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMa
     return value, scipy.optimize.approx_fprime(params, function, difference_step(setup), setup, data, gamma, objective)
 
 
+START_HESSIANS = ("identity", "gauss-newton")
+"""What BFGS's first curvature estimate may be: scipy's identity, or the Gauss-Newton matrix at the start
+(gauss_newton.gauss_newton_matrix, computed inside the fit and timed with it); fit also takes a (P, P) matrix."""
+CONDITION_LIMIT = 1e10
+"""Largest ratio of a start matrix's eigenvalues that start_inverse_hessian keeps (smaller ones are raised)."""
+
+
+def start_inverse_hessian(matrix):
+    """BFGS's first inverse-Hessian estimate from a curvature matrix: its inverse, with eigenvalues below
+    1 / CONDITION_LIMIT of the largest raised to that (a matrix only semi-definite, as a Gauss-Newton one may be,
+    still gives a positive definite start), made exactly symmetric, as scipy asks."""
+    eigenvalues, vectors = np.linalg.eigh(matrix)
+    if not eigenvalues[-1] > 0:
+        raise ValueError("start_hessian must have a positive eigenvalue (its largest is "
+                         f"{eigenvalues[-1]:.3g}): a curvature matrix is positive semi-definite")
+    inverse = (vectors / np.maximum(eigenvalues, eigenvalues[-1] / CONDITION_LIMIT)) @ vectors.T
+    return (inverse + inverse.T) / 2
+
+
+def start_matrix(start_hessian, setup, data, p0, gamma, objective):
+    """The curvature matrix fit's start_hessian names (None for scipy's identity)."""
+    if start_hessian is None or isinstance(start_hessian, str):
+        choice = check_choice("start_hessian", "identity" if start_hessian is None else start_hessian,
+                              START_HESSIANS)
+        return None if choice == "identity" else gauss_newton_matrix(p0, setup, data, gamma, objective)
+    return check_matrix("start_hessian", start_hessian, setup.nparams)
+
+
+
+def bfgs_options(start_hessian, with_gradient, setup, data, p0, gamma, objective, progress):
+    """scipy's BFGS options: hess_inv0 where start_hessian names another start than the identity (the time taken
+    to build it kept in progress), and the difference step where the gradient is differenced."""
+    built = time.perf_counter()
+    matrix = start_matrix(start_hessian, setup, data, p0, gamma, objective)
+    options = {} if matrix is None else {"hess_inv0": start_inverse_hessian(matrix)}
+    progress.start_hessian_s = 0.0 if matrix is None else time.perf_counter() - built
+    return options if with_gradient else options | {"eps": difference_step(setup)}
+
 MINIMIZERS = ("scipy", "torchmin")
 """Whose BFGS runs the fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the setup's device."""
 ON_DEVICE_OPTIONS = {"xtol": 0.0, "gtd_tol": 0.0}
@@ -222,14 +271,16 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy", trajectory: bool = False,
-        time_limit: float | None = None) -> scipy.optimize.OptimizeResult:
+        minimizer: str = "scipy", trajectory: bool = False, time_limit: float | None = None,
+        start_hessian: str | ArrayLike | None = None) -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
     minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
     trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
     ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
     numbers per evaluation. time_limit (seconds): the fit stops at the end of the first iteration that ends past it,
-    success False (status TIMED_OUT).
+    success False (status TIMED_OUT). start_hessian: BFGS's first curvature estimate, "identity" (None, scipy's),
+    "gauss-newton" (the Gauss-Newton matrix at p0, built inside the fit and its clock; result.start_hessian_s says
+    how long it took) or a (P, P) matrix (one computed once for many fits: gauss_newton.gauss_newton_matrix).
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
@@ -245,17 +296,22 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective),
                            time_limit=time_limit)
     if minimizer == "torchmin":
+        if start_hessian is not None:
+            raise ValueError("minimizer='torchmin' starts from the identity; start_hessian is only available with "
+                             "minimizer='scipy'")
         result = _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress)
     else:
+        options = bfgs_options(start_hessian, with_gradient, setup, data, p0, gamma, objective, progress)
         try:
             result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
                                              method="BFGS", jac=with_gradient, tol=tol, callback=progress.iteration,
-                                             options={} if with_gradient else {"eps": difference_step(setup)})
+                                             options=options)
             result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
             if result.status == SCIPY_STOPPED:
                 result = out_of_time_fit(result, progress)
         except NonFiniteObjective as stop:
             result = stopped_fit(stop, progress)
+    result.start_hessian_s = progress.start_hessian_s
     if trajectory:
         result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result
