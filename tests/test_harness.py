@@ -24,7 +24,7 @@ from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep import timing
 
-SMOKE_POINTS = 2 * 2 * 4  # npix x nzern x (numpy, torch-cpu float64 and float32, torch-cpu on-device BFGS)
+SMOKE_POINTS = 2 * 2 * 5  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start)
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
 
 
@@ -144,7 +144,7 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=3, budget_s=1e-6))
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), tmp_path, quiet=True)
     records = read_records(tmp_path / "points.jsonl")
-    assert len(records) == 4  # numpy, torch-cpu in float64 and float32, torch-cpu with on-device BFGS
+    assert len(records) == 5  # numpy, torch-cpu in float64 and float32, with on-device BFGS, from Gauss-Newton
     for record in records:
         assert not record["estimated"]
         assert record["time_limit_s"] == 1e-6
@@ -158,7 +158,7 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
     assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
     assert sweep_read.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == judging.UNDETERMINED  # ...kept
     assert sweep_read.endings(series) == []  # a fit not allowed to end is not judged by where it ended
-    assert sweep_read.stopped_at_limits(series) == 4
+    assert sweep_read.stopped_at_limits(series) == 5
 
 
 def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, monkeypatch):

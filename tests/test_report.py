@@ -15,7 +15,7 @@ from replication.core import judging, runs
 from replication.core.environment import machine_record
 from replication.core.paths import FIGURES, PAPER
 from replication.core.profiles import SweepSettings
-from replication.core.series import NUMPY, TORCH_CPU, Series
+from replication.core.series import CUDA_SEEDED, NUMPY, TORCH_CPU, TORCH_CUDA, TORCH_SEEDED, Series
 from replication.report.figures import draw_all
 from replication.report.render import claims_summary, load_runs, render, render_all
 from replication.studies.crosscheck import measure as crosscheck
@@ -173,8 +173,8 @@ def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_esti
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count(">= ") == 4
-    assert row.count("†") == 4
+    assert row.count(">= ") == 5
+    assert row.count("†") == 5
     assert "(est.)" not in row
     older = run / "sweep-older"  # what sweeps before 2026-12-02 wrote for a point over the budget
     older.mkdir()
@@ -186,7 +186,7 @@ def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_esti
     older.rename(run / "sweep-tiny")
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count("~2 (est.)") == 4
+    assert row.count("~2 (est.)") == 5
 
 
 def test_committed_report_is_exactly_what_the_reference_runs_render():
@@ -226,7 +226,8 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
     assert {str(name) for name in run.series} == {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [adjoint]",
                                "torch-cpu [finite-differences]", "torch-cpu (float32)",
-                               "torch-cpu [on-device BFGS]"}  # variants in float64, with scipy's BFGS only
+                               "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]"}
+    # the gradient variants in float64, with scipy's BFGS from the identity only
     nfev = {str(name): points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
     assert nfev["numpy [adjoint]"] < nfev["numpy"]
     assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]
@@ -235,15 +236,28 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
 def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
     result = mechanism.decomposition(run.series)
-    assert [name for name, *_ in result["factors"]] == ["algorithm", "library", "autograd"]  # no GPU here
+    assert [name for name, *_ in result["factors"]] == ["algorithm", "library", "autograd", "start"]  # no GPU
+    assert result["last"] == TORCH_SEEDED
     for npix, row in result["rows"].items():
         assert row["orders"] == [2]
-        product = row["algorithm"] * row["library"] * row["autograd"]
+        product = row["algorithm"] * row["library"] * row["autograd"] * row["start"]
         assert product == pytest.approx(row["whole"], rel=1e-12), npix
         assert row["product_is_whole"]
     text = render([variants_run], variants_run / "none-ref", output=variants_run, figures=variants_run / "figures")
     assert "## Where the speed-up comes from" in text
     assert "the product column equals the whole" in text
+
+
+def test_the_factors_form_a_chain_from_numpy_and_the_start_follows_the_device_where_it_was_measured():
+    from replication.core.series import NUMPY_ADJOINT, TORCH_ADJOINT
+
+    measured = {NUMPY, NUMPY_ADJOINT, TORCH_ADJOINT, TORCH_CPU, TORCH_SEEDED}
+    names = [(name, fast) for name, _, fast, _ in mechanism.chain_of(measured)]
+    assert names == [("algorithm", NUMPY_ADJOINT), ("library", TORCH_ADJOINT), ("autograd", TORCH_CPU),
+                     ("start", TORCH_SEEDED)]
+    on_gpu = [(name, fast) for name, _, fast, _ in mechanism.chain_of(measured | {TORCH_CUDA, CUDA_SEEDED})]
+    assert on_gpu[-2:] == [("device", TORCH_CUDA), ("start", CUDA_SEEDED)]
+    assert [name for name, *_ in mechanism.chain_of(measured - {TORCH_ADJOINT})] == ["algorithm"]
 
 
 def test_geometric_means_over_orders_multiply_where_medians_would_not():

@@ -144,7 +144,7 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
             return types.SimpleNamespace(status=0)
 
     class Impl:
-        package, gradient_name, minimizer = Package(), "autograd", "scipy"
+        package, gradient_name, minimizer, fit_options = Package(), "autograd", "scipy", {"minimizer": "scipy"}
 
         def make_setup(self, npix, nzern):
             return None

@@ -1,5 +1,5 @@
 """Where the speed-up comes from: the whole split into measured factors (algorithm, library, autograd,
-device) whose ratios multiply to it."""
+device, start) whose ratios multiply to it."""
 
 import math
 
@@ -13,12 +13,14 @@ from replication.claims.verdicts import verdict_c4
 from replication.core.judging import UNDETERMINED, aggregate, geometric_mean
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
+    CUDA_SEEDED,
     NUMPY,
     NUMPY_ADJOINT,
     TORCH_ADJOINT,
     TORCH_CPU,
     TORCH_CUDA,
     TORCH_DIFFERENCES,
+    TORCH_SEEDED,
 )
 from replication.studies.sweep.read import complete_sizes, speedups
 
@@ -27,9 +29,26 @@ FACTORS = (
     ("library", NUMPY_ADJOINT, TORCH_ADJOINT, "NumPy -> torch, both the exact gradient on the CPU"),
     ("autograd", TORCH_ADJOINT, TORCH_CPU, "hand-written adjoint -> autograd, both torch on the CPU"),
     ("device", TORCH_CPU, TORCH_CUDA, "CPU -> GPU, both torch autograd"),
+    ("start", TORCH_CUDA, CUDA_SEEDED, "BFGS from the identity -> from the Gauss-Newton matrix, both torch autograd "
+                                      "on the GPU"),
+    ("start", TORCH_CPU, TORCH_SEEDED, "BFGS from the identity -> from the Gauss-Newton matrix, both torch autograd "
+                                      "on the CPU"),
 )
 """The speed-up from NumPy with finite differences to torch with autograd, split into measured ratios of
-times to solution: (name, slower series, faster series, what changes). At each point their product is the whole."""
+times to solution: (name, slower series, faster series, what changes), a chain: each factor starts where the one
+before it ended (chain_of). At each point their product is the whole."""
+
+
+def chain_of(series):
+    """The factors whose series were measured, in FACTORS' order, each starting from the last one's faster series
+    (from NumPy): the GPU's "start" follows the device where the GPU was measured, the CPU's follows autograd
+    where it was not."""
+    chain, last = [], NUMPY
+    for factor in FACTORS:
+        if factor[1] == last and factor[2] in series:
+            chain.append(factor)
+            last = factor[2]
+    return chain
 
 
 def decomposition(series):
@@ -38,7 +57,7 @@ def decomposition(series):
     whole were measured; plus the whole (NumPy over the last series of the chain) and the library factor at fixed
     finite differences. At each point the factors' ratios multiply to the whole exactly (the times telescope), and
     so do their geometric means where every one is a value. {} without gradient variants."""
-    chain = [factor for factor in FACTORS if factor[1] in series and factor[2] in series]
+    chain = chain_of(series)
     if not chain or chain[0][0] != "algorithm":
         return {}
     last = chain[-1][2]
@@ -65,7 +84,7 @@ def decomposition(series):
 
 
 FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": "tab:red", "device": "tab:green",
-                  "whole": "black"}
+                  "start": "deeppink", "whole": "black"}
 
 
 DECOMPOSITION = Figure("fig6_speedup_decomposition", lambda run: "where the speed-up comes from (geometric mean over "

@@ -7,7 +7,7 @@ import dataclasses
 import importlib
 
 from replication.core import registry
-from replication.core.registry import SCIPY, Registration
+from replication.core.registry import FIT_OPTIONS, SCIPY, Registration
 from replication.core.results import RunError
 from replication.core.series import Series
 
@@ -40,6 +40,11 @@ class Implementation:
     @property
     def device(self) -> str:
         return self.registration.device
+
+    @property
+    def fit_options(self) -> dict:
+        """The keyword arguments of the package's fit that its minimizer stands for (registry.FIT_OPTIONS)."""
+        return dict(FIT_OPTIONS[self.minimizer])
 
     @property
     def series(self) -> Series:

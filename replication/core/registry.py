@@ -22,10 +22,14 @@ FINITE_DIFFERENCES, ADJOINT, AUTOGRAD = "finite-differences", "adjoint", "autogr
 GRADIENTS = (FINITE_DIFFERENCES, ADJOINT, AUTOGRAD)
 """Every gradient a fit may use: scipy's two-point differences, the hand-written adjoint (reverse mode by hand),
 reverse-mode automatic differentiation."""
-SCIPY, ON_DEVICE = "scipy", "torchmin"
-MINIMIZERS = (SCIPY, ON_DEVICE)
-"""Whose BFGS runs a fit: scipy's, on the host (the paper's), or pytorch-minimize's, on the implementation's
-device."""
+SCIPY, ON_DEVICE, GAUSS_NEWTON_START = "scipy", "torchmin", "scipy-gauss-newton"
+MINIMIZERS = (SCIPY, ON_DEVICE, GAUSS_NEWTON_START)
+"""Whose BFGS runs a fit, from which start: scipy's, on the host (the paper's), from the identity; pytorch-minimize's,
+on the implementation's device; or scipy's started from the Gauss-Newton matrix at the start (fit's
+start_hessian="gauss-newton", built inside the fit and on its clock)."""
+FIT_OPTIONS = {SCIPY: {"minimizer": "scipy"}, ON_DEVICE: {"minimizer": "torchmin"},
+               GAUSS_NEWTON_START: {"minimizer": "scipy", "start_hessian": "gauss-newton"}}
+"""The keyword arguments of the packages' fit that each minimizer stands for."""
 DTYPES = ("float64", "float32")
 
 
@@ -198,13 +202,15 @@ NUMPY = register(Registration(
     floor="floor_numpy"))
 TORCH_CPU = register(Registration(
     name="torch-cpu", package="torch_impl", gradients=GRADIENTS,
-    series=(("float64", SCIPY), ("float32", SCIPY), ("float64", ON_DEVICE)), versions=("torch",),
+    series=(("float64", SCIPY), ("float32", SCIPY), ("float64", ON_DEVICE), ("float64", GAUSS_NEWTON_START)),
+    versions=("torch",),
     setup_device=True, array_library="torch", bench="replication.studies.bench.measure:torch_steps",
     bench_prefix="torch",
     floor="floor_torch"))
 TORCH_CUDA = register(Registration(
     name="torch-cuda", package="torch_impl", device="cuda", gradients=GRADIENTS,
-    series=(("float64", SCIPY), ("float32", SCIPY), ("float64", ON_DEVICE), ("float32", ON_DEVICE)),
+    series=(("float64", SCIPY), ("float32", SCIPY), ("float64", ON_DEVICE), ("float32", ON_DEVICE),
+            ("float64", GAUSS_NEWTON_START)),
     versions=("torch",), cuda=True, setup_device=True, array_library="torch", bench=None))
 JAX = register(Registration(
     name="jax", package="replication.studies.peers.jax_peer", hessian=False, peer=True, versions=("jax",),

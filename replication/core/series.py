@@ -9,9 +9,17 @@ from __future__ import annotations
 import dataclasses
 
 from replication.core import registry
-from replication.core.registry import ADJOINT, DTYPES, FINITE_DIFFERENCES, GRADIENTS, ON_DEVICE, SCIPY
+from replication.core.registry import (
+    ADJOINT,
+    DTYPES,
+    FINITE_DIFFERENCES,
+    GAUSS_NEWTON_START,
+    GRADIENTS,
+    ON_DEVICE,
+    SCIPY,
+)
 
-MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS"}
+MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS", GAUSS_NEWTON_START: "Gauss-Newton start"}
 """How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
 RENAMED = {"analytic": "adjoint"}
 """Names older records use for what is now called otherwise (the adjoint was "analytic" before 2026-12-01)."""
@@ -21,7 +29,8 @@ RENAMED = {"analytic": "adjoint"}
 class Series:
     """One measured series. gradient "" is the implementation's own (the paper's: its registration's own_gradient),
     another name a
-    variant; minimizer "scipy" (on the host) or "torchmin" (pytorch-minimize, on the device). The objective is
+    variant; minimizer "scipy" (on the host), "torchmin" (pytorch-minimize, on the device) or "scipy-gauss-newton"
+    (scipy's, started from the Gauss-Newton matrix). The objective is
     not a field: each sweep folder holds one objective, and series are compared within a sweep."""
 
     impl: str
@@ -95,6 +104,8 @@ NUMPY_ADJOINT, TORCH_ADJOINT, CUDA_ADJOINT = (Series(s.impl, gradient=ADJOINT) f
 TORCH_DIFFERENCES, CUDA_DIFFERENCES = (Series(s.impl, gradient=FINITE_DIFFERENCES) for s in (TORCH_CPU, TORCH_CUDA))
 TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(s.impl, minimizer=ON_DEVICE) for s in (TORCH_CPU, TORCH_CUDA))
 CUDA_FLOAT32_ON_DEVICE = Series(TORCH_CUDA.impl, "float32", minimizer=ON_DEVICE)
+TORCH_SEEDED, CUDA_SEEDED = (Series(s.impl, minimizer=GAUSS_NEWTON_START) for s in (TORCH_CPU, TORCH_CUDA))
+"""torch with autograd and scipy's BFGS started from the Gauss-Newton matrix: the "start" factor's faster side."""
 
 
 def ordered(series):
@@ -107,7 +118,8 @@ SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", TORCH_CPU_FLOAT32:
                   NUMPY_ADJOINT: "tab:cyan", TORCH_ADJOINT: "tab:red", TORCH_DIFFERENCES: "tab:pink",
                   CUDA_ADJOINT: "darkgreen", CUDA_DIFFERENCES: "olive",
                   TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
-                  CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple"}
+                  CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple", TORCH_SEEDED: "deeppink",
+                  CUDA_SEEDED: "seagreen"}
 """Colour of each series, the same in every run; a series not named here takes series_colour's."""
 SPARE_COLOURS = ("tab:olive", "tab:gray", "indigo", "maroon", "teal", "orchid", "sienna", "navy")
 """Colours of the implementations registered beyond those above, in registry order."""
@@ -132,5 +144,6 @@ OTHER_SERIES = (
     ("minimizer", (TORCH_CPU, TORCH_ON_DEVICE, TORCH_CUDA, CUDA_ON_DEVICE, CUDA_FLOAT32_ON_DEVICE)),
     ("gradient", (NUMPY, NUMPY_ADJOINT, TORCH_DIFFERENCES, TORCH_ADJOINT, TORCH_CPU)),
     ("peer", (TORCH_CPU, TORCH_ADJOINT, JAX)),
+    ("start", (TORCH_CPU, TORCH_SEEDED, TORCH_CUDA, CUDA_SEEDED)),
 )
 """The other series, one panel per question (what changes), each beside the series it is compared with."""

@@ -177,7 +177,7 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             setup = impl.make_setup(npix, nzern)
             start = time.perf_counter()
             result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=objective_gamma(data, objective),
-                                      objective=objective, gradient=impl.gradient_name, minimizer=impl.minimizer,
+                                      objective=objective, gradient=impl.gradient_name, **impl.fit_options,
                                       trajectory=True)
             impl.synchronize()
             seconds = time.perf_counter() - start

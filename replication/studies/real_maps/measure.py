@@ -66,7 +66,7 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
         result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
-                                  minimizer=impl.minimizer)
+                                  **impl.fit_options)
         impl.synchronize()
         seconds = time.perf_counter() - start
         params = np.asarray(result.x, dtype=np.float64)
@@ -107,7 +107,7 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     impl.synchronize()
     prepared = time.perf_counter()
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
-                              minimizer=impl.minimizer, trajectory=True)
+                              **impl.fit_options, trajectory=True)
     impl.synchronize()
     return prepared - start, time.perf_counter() - start, result
 

@@ -57,7 +57,7 @@ def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=F
     impl.synchronize()
     built = time.perf_counter()
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=objective_gamma(data, objective), objective=objective,
-                              gradient=impl.gradient_name, minimizer=impl.minimizer,
+                              gradient=impl.gradient_name, **impl.fit_options,
                               **({"trajectory": True} if trajectory else {}),
                               **({"time_limit": time_limit} if time_limit is not None else {}))
     impl.synchronize()
