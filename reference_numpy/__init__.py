@@ -2,7 +2,7 @@
 
 from .backend import keep_freed_memory
 from .beams import beam_maps
-from .fit import fit, value_and_grad
+from .fit import batched_value_and_grad, fit, value_and_grad
 from .gauss_newton import gauss_newton_matrix
 from .likelihood import ObservedMaps, negative_log_likelihood, prepare_data
 from .setup import Setup, make_setup
@@ -12,7 +12,7 @@ from .zernike import zernike_basis
 
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
 __all__ += ["ObservedMaps", "hessian", "prepare_data", "score_covariance", "standard_errors", "value_and_grad"]
-__all__ += ["AUTHOR_TELESCOPE", "Telescope", "gauss_newton_matrix"]
+__all__ += ["AUTHOR_TELESCOPE", "Telescope", "batched_value_and_grad", "gauss_newton_matrix"]
 
 MALLOC_KEPT = keep_freed_memory()
 """Whether importing the package set glibc to reuse freed memory (backend.keep_freed_memory)."""

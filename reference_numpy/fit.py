@@ -24,6 +24,7 @@ from .validation import (
     check_params,
     check_positive,
     check_start,
+    real_array,
 )
 
 
@@ -231,3 +232,16 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
     if trajectory:
         result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result
+
+
+def batched_value_and_grad(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
+                           objective: str = "cauchy") -> tuple[np.ndarray, np.ndarray]:
+    """The objective and its exact (adjoint) gradient at each of K parameter vectors (K, P) (K starts of a
+    multi-start, say): (values (K,), gradients (K, P)), one vector after another, as a NumPy user loops."""
+    setup = check_setup(setup)
+    batch = real_array(params, "params", "a (K, P) array of parameter vectors")
+    if batch.ndim != 2 or batch.shape[1] != setup.nparams or not len(batch):
+        raise ValueError(f"params must have shape (K, {setup.nparams}) with K >= 1, got {batch.shape}")
+    data = observed_maps(data, setup)
+    pairs = [value_and_grad(row, setup, data, gamma, objective, "adjoint") for row in batch]
+    return np.array([value for value, _ in pairs]), np.stack([grad for _, grad in pairs])

@@ -6,6 +6,7 @@ import math
 from replication import claims
 from replication.core import judging
 from replication.core.format import bound_text, times, value_range, values_and_bounds
+from replication.core.load import LOADED_CORES
 from replication.core.series import TORCH_CUDA
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, SHORT, Notes, run_claims
 from replication.studies.sweep import read as sweep_read
@@ -150,6 +151,7 @@ def first_screen(table, judged_runs, sections):
     stale = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"]]
     unknown = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"] is None]
     old = [short_name(run) for run, now in zip(judged_runs, current, strict=True) if not now]
+    loaded = [short_name(run) for run in today if by_folder[run.folder.name]["load"]["loaded"]]
     caveats = [f"**{row['id']}**: {row['caveat']}." for row in rows if row["caveat"] not in (None, "—")]
     if stale:
         caveats.append(f"Made with older model code (the same model; its code has changed since, the modules "
@@ -157,6 +159,9 @@ def first_screen(table, judged_runs, sections):
     if unknown:
         caveats.append(f"Model code unknown (no commit or code recorded that this copy can read): "
                        f"{'; '.join(unknown)}.")
+    if loaded:
+        caveats.append(f"Measured on a loaded machine (other processes kept >= {LOADED_CORES} cores busy at some "
+                       f"points; their times are slower than a quiet machine's, torch's most): {'; '.join(loaded)}.")
     if old:
         caveats.append(f"Not pooled: {len(old)} run(s) judged by the time to the optimiser's stop (recorded before "
                        f"times to target), their values in [the history](DETAILS.md#runs-judged-by-the-older-rule): "

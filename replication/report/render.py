@@ -24,7 +24,7 @@ from replication.core.simulation import (
 from replication.report import load
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
-from replication.report.sections import JAX_POINTS, against_jax, run_sections, shown
+from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
@@ -130,6 +130,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
         "against_jax": [line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
+        "against_scipy": [line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
         "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
         "real_maps": real_maps_shown(all_runs, sections, figures, output),

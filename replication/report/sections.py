@@ -9,6 +9,7 @@ from replication.claims import mechanism as claim_mechanism
 from replication.claims.retrieval import retrieval_claims
 from replication.core import judging
 from replication.core.format import plain, relative, times
+from replication.core.load import LOADED_CORES, load_summary
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
 from replication.core.simulation import (
@@ -165,6 +166,20 @@ def run_figures(run, figures, start):
     return [relative(figure.path(folder), start) for figure in drawn]
 
 
+def run_load(run):
+    """How busy other processes kept the machine while the run's sweeps were measured (core.load.load_summary),
+    with a short text: {"loaded": whether any point was measured on a loaded machine, "text": ...}."""
+    summary = load_summary([record.get("load") for series, _ in run.sweeps.values() for points in series.values()
+                            for record in points.values()])
+    if not summary["recorded"]:
+        return summary | {"text": "load not recorded (runs before 2026-12-03)"}
+    if not summary["loaded"]:
+        return summary | {"text": f"quiet: other processes kept at most {summary['largest']:.2f} cores busy"}
+    return summary | {"text": f"**measured on a loaded machine**: at {summary['loaded_count']} of "
+                              f"{summary['recorded']} points other processes kept >= {LOADED_CORES} cores busy (up "
+                              f"to {summary['largest']:.1f}); its times are slower than a quiet machine's"}
+
+
 def run_sections(run, figures, start):
     """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
     note = run.info.get("note")
@@ -172,7 +187,7 @@ def run_sections(run, figures, start):
             "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
             "decomposition": claim_mechanism.decomposition(run.series), "peers": peers_read.peers(run.series),
             "peers_check": run.peers_check, "bench_peers": run.bench_peers,
-            "machine": run.machine, "environment": environment_of(run), "profile": run.profile,
+            "machine": run.machine, "environment": environment_of(run), "profile": run.profile, "load": run_load(run),
             "sweeps": sweep_sections(run), "crosscheck": run.crosscheck,
             "crosscheck_checks": crosscheck_read.crosscheck_checks(run.crosscheck),
             "crosscheck_summary": crosscheck_summary(run),
@@ -189,6 +204,16 @@ def run_sections(run, figures, start):
 
 JAX_POINTS = (256, 512)
 """The grid sizes at which The answer sets torch against the JAX peer (those of the peer targets)."""
+
+
+def against_scipy_bfgs(run):
+    """The other minimizers of torch autograd against scipy's BFGS, for a run timed to the target: {title, appendix,
+    lines} (peers_read.against_scipy's sentences), or None."""
+    if not sweep_read.timed_to_targets(run.series):
+        return None
+    lines = [text for other, what in peers_read.AGAINST_SCIPY
+             for text in [peers_read.against_scipy(run.series, other, what)] if text]
+    return {"title": run.title, "appendix": run.appendix_name, "lines": lines} if lines else None
 
 
 def against_jax(run, code=None):

@@ -19,6 +19,7 @@ from reference_numpy.constants import FORWARD_DIFFERENCE_STEP, GAMMA
 from replication.core import registry, runs
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation
+from replication.core.load import watching_load
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import floor_step
 from replication.core.results import write_json
@@ -151,6 +152,19 @@ def numpy_steps(point):
     }
 
 
+def batch_starts(npix):
+    """How many parameter vectors the batched step evaluates at once: 64 at npix <= 128, fewer on larger grids
+    (the same memory), at least one."""
+    return max(1, 64 * 128**2 // npix**2)
+
+
+def start_vectors(truth, count):
+    """count parameter vectors 0.3 rad rms from the truth in every Zernike term (a multi-start's starts)."""
+    batch = np.tile(truth, (count, 1))
+    batch[:, :-3] += 0.3 * np.random.default_rng(count).standard_normal((count, truth.size - 3))
+    return batch
+
+
 def torch_steps(point):
     """torch's bench steps on the CPU: its FFT floor, objective, autograd and adjoint values and gradients (the
     internal calls a fit makes, and the public value_and_grad with raw and prepared maps), scipy's
@@ -160,6 +174,7 @@ def torch_steps(point):
     data, raw = observed, point.data
     truth, truth_t, objective = point.truth, torch.as_tensor(point.truth), point.objective
     field = fft_field(point.npix, torch.as_tensor)
+    starts = start_vectors(truth, batch_starts(point.npix))
 
     def torch_nll():
         with torch.no_grad():
@@ -178,6 +193,9 @@ def torch_steps(point):
                                                                             "autograd"),
         "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
                                                               setup, data, GAMMA, objective),
+        "torch_gauss_newton": lambda: torch_impl.gauss_newton_matrix(truth, setup, observed, GAMMA, objective),
+        "torch_batch_value_and_grad": lambda: torch_impl.batched_value_and_grad(starts, setup, observed, GAMMA,
+                                                                                objective),
     }
     if point.compile_torch:
         compiled = compiled_value_and_grad(setup, data, GAMMA)
@@ -270,6 +288,7 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
     return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective, "ms": ms,
+            "batch_starts": batch_starts(npix),
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},
@@ -301,7 +320,9 @@ def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, 
                 for order in nzern:
                     if (count, size, order) in done:
                         continue
-                    row = bench_point(size, order, count, repeats, compile_torch, objective, peers)
+                    with watching_load() as load:
+                        row = bench_point(size, order, count, repeats, compile_torch, objective, peers)
+                    row["load"] = load
                     content["rows"].append(row)
                     write_json(path, content)
                     if not quiet:

@@ -24,6 +24,13 @@ PUBLIC_OVERHEAD = (("torch_public_adjoint_prepared", "torch_adjoint_value_and_gr
 internal path it calls, the same data already prepared."""
 
 
+START_TARGETS = (("torch_gauss_newton", "the Gauss-Newton matrix (torch, exact forward mode)", 10.0, (512, 8)),
+                 ("torch_batch_value_and_grad", "a batch of starts' values and gradients in one call", 8.0,
+                  (128, 5)))
+"""(step, what, limit, (npix, nzern) judged): the step's time in torch value + autograd gradient evaluations (the
+batch: of one vector) must be <= limit, at the bench's target threads."""
+
+
 LIKELIHOOD_TARGET = 1.5
 """NumPy's objective alone at 1 thread may take at most this multiple of torch's: the libraries' own speed."""
 
@@ -50,12 +57,30 @@ def bench_targets(bench):
                 targets.append({"target": f"a loop over the public API, prepared data, against the internal path, "
                                           f"npix {row['npix']}: <= {limit:g}x", "value": times(value),
                                 "torch_floor": "", "met": value <= limit})
+    targets += start_targets(bench)
     for row in bench["rows"]:
         if row["threads"] == 1:
             value = row["numpy_over_torch_nll"]
             targets.append({"target": f"NumPy likelihood <= {LIKELIHOOD_TARGET:g}x torch likelihood, 1 thread, "
                                       f"npix {row['npix']}, nzern {row['nzern']}", "value": times(value),
                             "torch_floor": "", "met": value <= LIKELIHOOD_TARGET})
+    return targets
+
+
+def start_targets(bench):
+    """The costs of the Gauss-Newton matrix and of a batch of starts, in torch autograd evaluations, at the target
+    threads (benches made before these steps have none)."""
+    targets = []
+    for row in bench["rows"]:
+        for step, what, limit, judged in START_TARGETS:
+            if row["threads"] != TARGET_POINT[0] or step not in row["ms"] or row["nzern"] != judged[1]:
+                continue
+            count = f" ({row['batch_starts']} vectors)" if step == "torch_batch_value_and_grad" else ""
+            value = row["ms"][step] / row["ms"]["torch_value_and_grad"]
+            targets.append({"target": f"{what}{count}, npix {row['npix']}, n = {row['nzern']}: <= {limit:g} "
+                                      "autograd evaluations", "value": times(value),
+                            "torch_floor": times(row["x_floor"][step]),
+                            "met": (value <= limit) if row["npix"] == judged[0] else None})
     return targets
 
 

@@ -1,6 +1,9 @@
 """Reading the peers: every way to fit a point side by side (the JAX peer, the on-device BFGS), and the
 peer targets."""
 
+import statistics
+
+from replication.core.format import values_and_bounds
 from replication.core.series import (
     CUDA_ON_DEVICE,
     JAX,
@@ -9,6 +12,7 @@ from replication.core.series import (
     TORCH_CPU,
     TORCH_CUDA,
     TORCH_ON_DEVICE,
+    TORCH_SEEDED,
 )
 from replication.studies.sweep.read import comparable, is_solution, ratio_of, seconds, speedups, timed_to_target
 
@@ -16,14 +20,18 @@ PEERS = ((NUMPY, "NumPy, finite differences, scipy BFGS"),
          (TORCH_CPU, "torch autograd, scipy BFGS"),
          (TORCH_ADJOINT, "torch exact adjoint, scipy BFGS"),
          (TORCH_ON_DEVICE, "torch autograd, on-device BFGS"),
+         (TORCH_SEEDED, "torch autograd, scipy BFGS from the Gauss-Newton matrix"),
          (JAX, "JAX autograd (jit), scipy BFGS"),
          (TORCH_CUDA, "torch-cuda autograd, scipy BFGS"),
          (CUDA_ON_DEVICE, "torch-cuda autograd, on-device BFGS"))
 """The ways to fit the peers section compares: (series, what it is)."""
 
 
-PEER_SERIES = (JAX, TORCH_ON_DEVICE, CUDA_ON_DEVICE)
-"""The series that make a run's peers table: the JAX peer or an on-device BFGS."""
+PEER_SERIES = (JAX, TORCH_ON_DEVICE, CUDA_ON_DEVICE, TORCH_SEEDED)
+"""The series that make a run's peers table: the JAX peer, an on-device BFGS or BFGS from the Gauss-Newton matrix."""
+AGAINST_SCIPY = ((TORCH_ON_DEVICE, "The on-device BFGS (pytorch-minimize)"),
+                 (TORCH_SEEDED, "scipy's BFGS started from the Gauss-Newton matrix"))
+"""The other minimizers of torch autograd on the CPU, each summed up against scipy's BFGS from the identity."""
 
 
 PEER_MIN_NPIX = 128
@@ -69,7 +77,24 @@ def peers(series):
                    "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
                    "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
     return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
-            "rows": rows, "targets": peer_targets(series), "readings": peer_readings(rows)}
+            "rows": rows, "targets": peer_targets(series),
+            "readings": [text for other, what in AGAINST_SCIPY for text in [against_scipy(series, other, what)] if text]
+            + peer_readings(rows)}
+
+
+def against_scipy(series, other, what):
+    """One sentence: another minimizer's time to target as a multiple of scipy's BFGS's (both torch autograd on the
+    CPU) over the points of npix >= PEER_MIN_NPIX, and the evaluations each needed (medians); None unmeasured."""
+    ratios = {key: ratio for key, ratio in speedups(series, other, TORCH_CPU).items() if key[0] >= PEER_MIN_NPIX}
+    if not ratios:
+        return None
+    evaluations = [(series[other][key]["outcome"]["nfev"], series[TORCH_CPU][key]["outcome"]["nfev"])
+                   for key in ratios]
+    slower = sum(float(ratio) > 1 for ratio in ratios.values() if not ratio.is_bound)
+    return (f"{what} against scipy's BFGS from the identity (both torch autograd on the CPU), at {len(ratios)} "
+            f"point(s) of npix >= {PEER_MIN_NPIX}: its time to solution is {values_and_bounds(ratios.values())} "
+            f"scipy's (slower at {slower}), with a median of {statistics.median(e for e, _ in evaluations):g} "
+            f"evaluations to scipy's {statistics.median(s for _, s in evaluations):g}.")
 
 
 def peer_ratio(record, fastest):

@@ -11,6 +11,7 @@ from reference_numpy.fit import TIMED_OUT
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import select, with_gradients
+from replication.core.load import watching_load
 from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record
@@ -90,6 +91,13 @@ def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", o
     fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
     where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
     sweep's PointOptima), and each fit's trajectory is kept beside it (trajectories.write_trajectories)."""
+    with watching_load() as load:
+        record = timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima)
+    return record | {"load": load}
+
+
+def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
+    """measure_point's measurements, without the machine's load."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,

@@ -54,6 +54,8 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
             check_target_record(path, number, record)
         if "trajectories" in record:  # points measured since 2026-12-03
             check_trajectories_entry(path, number, record)
+        if "load" in record:  # the load of other processes while it was measured (since 2026-12-03)
+            check_record(path, number, record["load"], LOAD)
         if "time_limit_s" in record:  # its fits run to a time limit (since 2026-12-02)
             check_record(path, number, record, TIME_LIMITED)
             if not record["time_limit_s"] > 0:
@@ -63,6 +65,10 @@ def check_point(path: pathlib.Path, number: int, record: dict) -> None:
         if not record[key]["median"] > 0:
             raise RunError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
                            f"{record[key]['median']}")
+
+
+LOAD = {"load_1min": MAYBE_NUMBER, "others_busy_cores": MAYBE_NUMBER}
+"""The machine's load while a point was measured (core.load.watching_load)."""
 
 
 TIME_LIMITED = {"time_limit_s": NUMBER, "stopped_at_limit": bool}

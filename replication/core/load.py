@@ -1,0 +1,58 @@
+"""The load other processes put on the machine while something is measured: recorded with every timed point and
+bench row, so that a time measured on a busy machine says so (torch with 2 threads slows down far more than
+NumPy when another process holds a core). No torch here: the read side uses it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import statistics
+import time
+
+PROC_STAT = pathlib.Path("/proc/stat")
+BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
+"""The fields of /proc/stat's cpu line that count as busy: user, nice, system, irq, softirq, steal (guest time is
+inside user)."""
+LOADED_CORES = 0.5
+"""Other processes busy on average on at least this many cores during a measurement: it was measured on a loaded
+machine, and the report says so."""
+
+
+def cpu_seconds() -> tuple[float, float] | None:
+    """(busy CPU seconds of the whole machine since boot, this process's own CPU seconds, its threads and children
+    included); None where /proc/stat cannot be read (not Linux)."""
+    try:
+        fields = PROC_STAT.read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    own = os.times()
+    busy = sum(int(fields[k]) for k in BUSY_FIELDS if k < len(fields)) / ticks
+    return busy, own.user + own.system + own.children_user + own.children_system
+
+
+@contextlib.contextmanager
+def watching_load():
+    """Yields a dict filled, when the block ends, with the machine's 1-minute load average at its start and the
+    cores other processes kept busy on average during it (None where the machine does not say)."""
+    found: dict = {}
+    start, wall = cpu_seconds(), time.perf_counter()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    try:
+        yield found
+    finally:
+        end, elapsed = cpu_seconds(), time.perf_counter() - wall
+        others = None
+        if start is not None and end is not None and elapsed > 0:
+            others = max(0.0, ((end[0] - start[0]) - (end[1] - start[1])) / elapsed)
+        found |= {"load_1min": load, "others_busy_cores": others}
+
+
+def load_summary(loads: list[dict | None]) -> dict:
+    """What the records' loads say: how many were measured, how many on a loaded machine (LOADED_CORES), the
+    median and largest number of cores others kept busy; loaded True where any was."""
+    cores = [load["others_busy_cores"] for load in loads if load and load.get("others_busy_cores") is not None]
+    loaded = [value for value in cores if value >= LOADED_CORES]
+    return {"recorded": len(cores), "loaded_count": len(loaded), "loaded": bool(loaded),
+            "median": statistics.median(cores) if cores else None, "largest": max(cores) if cores else None}
