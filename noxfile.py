@@ -160,6 +160,16 @@ def real_maps(session):
     replication(session, "report")
 
 
+@nox.session(default=False)
+def closure(session):
+    """The closure test of the real-maps reduction: 100 seeds of simulated SRT-like maps with a known surface,
+    reduced from a cold start (resumable; -- --seeds N, --npix, --threads), into your run, then figures and report."""
+    install_project(session)
+    replication(session, "closure", *session.posargs)
+    replication(session, "figures")
+    replication(session, "report")
+
+
 PYOOF_PINS = ("pyoof==0.2.3", "astropy==5.3.4", "numpy==1.26.4", "scipy==1.11.4", "matplotlib==3.8.4", "pyyaml==6.0.2")
 """pyoof 0.2.3's environment: it imports with astropy 5.3.4 and numpy 1.26.4, not with today's (its own pins, not
 constraints.txt's)."""

@@ -18,6 +18,9 @@ COMMANDS = {
     "real-maps": ("replication.studies.real_maps.command",
                   "fit the Sardinia Radio Telescope's OOF maps and a GRASP simulation of it, orders 1..n in turn, with "
                   "the NumPy tree (finite differences) and torch (autograd, adjoint) (resumable)"),
+    "closure": ("replication.studies.real_maps.command",
+                "reduce simulated SRT-like maps with a known surface as the real maps are, and say how well the "
+                "surface is recovered (resumable)"),
     "peers-check": ("replication.studies.peers.command",
                     "the JAX peer against NumPy (objective 1e-12, gradient 1e-10) before it is timed; exit status 1 "
                     "where it disagrees"),

@@ -91,6 +91,15 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     assert sources[0]["shape"] == [101, 101]
     residual = np.load(tmp_path / "r" / "residuals-grasp-26ghz.npz")["residual"]
     assert residual.shape == (3, 101, 101)
+    assert sources[0]["objective"] == "gaussian"  # least squares in noise units unless asked otherwise
+    assert sources[0]["config"]["dish"]["blockage"] == pytest.approx(3.953)
+    other = sources[0]["other_objective"]
+    assert other["objective"] == "cauchy"
+    assert other["surface_difference_rms_um"] > 0
+    surface = np.loadtxt(tmp_path / "r" / "surface-grasp-26ghz.txt")
+    header = (tmp_path / "r" / "surface-grasp-26ghz.txt").read_text().splitlines()[:5]
+    assert any("pairing with the maps' v" in line for line in header)
+    assert np.sqrt(np.nanmean(surface**2)) == pytest.approx(sources[0]["surface_rms_um"], rel=1e-3)
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout

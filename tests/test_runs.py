@@ -168,7 +168,13 @@ def test_report_of_your_run_goes_into_the_run_and_leaves_the_committed_report_al
     assert cli.main(["report", "--reference", str(tmp_path / "no-references")]) == 0
     assert (run / "REPORT.md").is_file()
     assert (run / "mirror_diff.html").is_file()
-    assert "your run" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    summary = out[:out.index("wrote ")].strip().splitlines()  # the short answer ends before the files written
+    assert summary[0].startswith(f"Your run {run.name}: ")
+    assert any(line.strip().startswith("C3 ") for line in summary)
+    assert summary[-1].startswith(f"Report: {run / 'REPORT.md'}")
+    assert len(summary) <= 15
+    assert "**" not in "".join(summary)
     assert (PAPER / "REPORT.md").read_bytes() == committed
 
 

@@ -123,6 +123,17 @@ def caveat_cell(key, measured, sections):
     return "; ".join(notes) or "—"
 
 
+def your_column(table, judged_runs):
+    """Your first run's own values and verdicts, claim by claim ({name, cells: {claim: {text, verdict}}}), for the
+    first screen's column of its own; None without a run of yours the claims judge."""
+    index = next((place for place, run in enumerate(judged_runs) if run.own), None)
+    if index is None:
+        return None
+    cells = {row["id"]: {"text": row["cells"][index]["text"], "verdict": row["cells"][index]["verdict"]}
+             for row in table["rows"] if row["id"] in PAPER_SAYS}
+    return {"name": short_name(judged_runs[index]), "cells": cells}
+
+
 def first_screen(table, judged_runs, sections):
     """The first screen's table (one row per paper claim, from the claims table of one objective) and the facts its
     sentences state: per claim the paper's words, our values over the runs judged by today's rule (time to target),
@@ -170,6 +181,7 @@ def first_screen(table, judged_runs, sections):
     if unmeasured:
         caveats.append(f"Not measured by any run: {', '.join(unmeasured)}.")
     return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(today),
+            "yours": your_column(table, judged_runs),
             "machines": sorted({short_name(run).split(",")[0] for run in today}), "legend": first_screen_legend(),
             "history": history_rows(table, judged_runs, current)}
 

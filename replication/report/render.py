@@ -27,8 +27,8 @@ from replication.report.first_screen import answer, claim_table, first_screen, m
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
+from replication.studies.real_maps.read import closure_summary, pyoof_lines, ratio_text, simulated_beside
 from replication.studies.real_maps.read import findings as real_maps_findings
-from replication.studies.real_maps.read import pyoof_lines, ratio_text, simulated_beside
 from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import (
@@ -118,7 +118,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "environments": [environment for run in all_runs for environment in load.run_environments(run)],
         "mirror_commit": mirror_commit(all_runs, codes),
         "answer_figure": answer_figure_shown(all_runs, figures, output),
-        "claim_tables": tables, "claims": CLAIMS, "rules": RULES,
+        "claim_tables": tables, "claims": CLAIMS, "rules": RULES, "judged_runs": judged,
+        "independence": machine_kinds(all_runs),
         "runs": sections,
         "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if load.judges_claims(run)],
         "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
@@ -131,6 +132,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
         "against_jax": [line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
         "against_scipy": [line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
+        "closure": closure_shown(all_runs),
         "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
         "real_maps": real_maps_shown(all_runs, sections, figures, output),
@@ -169,6 +171,27 @@ def real_maps_shown(all_runs, sections, figures, output):
                       "figures": [shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)]}
 
 
+def machine_kinds(all_runs):
+    """The kinds of machine (CPU model, cores, GPU) that more than one run was measured on: [{kind, count,
+    titles}], most runs first."""
+    groups = {}
+    for run in all_runs:
+        machine = run.machine
+        kind = f"{machine.get('cpu')}, {machine.get('cpu_count')} cores, GPU {machine.get('gpu') or 'none'}"
+        groups.setdefault(kind, []).append(run.title)
+    return [{"kind": kind, "count": len(titles), "titles": titles}
+            for kind, titles in sorted(groups.items(), key=lambda item: -len(item[1])) if len(titles) > 1]
+
+
+def closure_shown(all_runs):
+    """The closure test the report shows: your newest run's that has one, else the newest reference run's; None."""
+    for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
+        summary = closure_summary(run.folder / "closure")
+        if summary:
+            return summary | {"title": run.title, "appendix": f"runs/{run.appendix_name}.md"}
+    return None
+
+
 def answer_figure_shown(all_runs, figures, output):
     """The answer's figure (figures.answer_figure) with its caption, where a run has a sweep; else None."""
     if not any(run.series for run in all_runs):
@@ -198,7 +221,11 @@ def environment():
 
 def render_all(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     """{path relative to output: Markdown text}: REPORT.md and runs/<run>.md for each run shown."""
-    values = context(own_runs, reference, output, figures)
+    return rendered(context(own_runs, reference, output, figures), own_runs, output)
+
+
+def rendered(values, own_runs, output):
+    """The texts of render_all from the context's values."""
     env = environment()
     texts = {"REPORT.md": env.get_template("REPORT.md.j2").render(**values),
              "DETAILS.md": env.get_template("DETAILS.md.j2").render(**values)}
@@ -223,8 +250,9 @@ def render(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
 
 def render_command(own_runs, reference, output, figures, check=False):
     """Write (or with check, compare) REPORT.md, the runs' appendices and the side-by-side diff; prints the
-    claims tables."""
-    texts = render_all(own_runs, reference, output, figures)
+    claims tables, or, with runs of yours, each claim's value and verdict in your run."""
+    values = context(own_runs, reference, output, figures)
+    texts = rendered(values, own_runs, output)
     committed = not own_runs and output.resolve() == PAPER.resolve()
     if check:
         stale = [name for name, text in texts.items()
@@ -238,7 +266,7 @@ def render_command(own_runs, reference, output, figures, check=False):
             write_text_if_changed(output / name, text)
         for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
             check_target(stale).unlink()  # the appendix of a run no longer shown
-    print(claims_summary(texts["DETAILS.md"]))
+    print(your_runs_summary(values, output) if own_runs else claims_summary(texts["DETAILS.md"]))
     appendices = sum(name.startswith("runs/") for name in texts)
     print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {appendices} appendix(es) under "
           f"{output / 'runs'} and {output / MIRROR_PAGE}")
@@ -258,6 +286,29 @@ def missing_figures(texts, output):
     linked = {((output / name).parent / path).resolve() for name, text in texts.items() if name.endswith(".md")
               for path in IMAGE.findall(text)}
     return sorted(str(path) for path in linked if not path.exists())
+
+
+MARKUP = re.compile(r"\*\*|\[(\d+)\]|<[^>]+>")
+"""Markdown emphasis, note marks and tags, left out of the terminal's lines."""
+
+
+def your_runs_summary(values, output):
+    """At most 15 lines for the terminal after a run of yours: per run of yours that the claims judge, its machine
+    and each claim's value and verdict under the first objective; then where the report is."""
+    table = values["claim_tables"][0]
+    lines = []
+    for column, run in enumerate(values["judged_runs"]):
+        if not run.own:
+            continue
+        machine = run.machine
+        lines.append(f"Your run {run.folder.name}: {machine['cpu']} ({machine['cpu_count']} cores), GPU "
+                     f"{machine.get('gpu') or 'none'}; {table['title']}:")
+        for row in table["rows"]:
+            cell = row["cells"][column]
+            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell['text'])} -> {cell['verdict']}")
+    if not lines:
+        lines.append("None of your runs has a sweep the claims judge yet (nox -s replicate measures one).")
+    return "\n".join([*lines[:13], f"Report: {output / 'REPORT.md'} (every verdict: {output / 'DETAILS.md'})"])
 
 
 def claims_summary(text):

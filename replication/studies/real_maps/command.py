@@ -13,8 +13,11 @@ from replication.core.options import (
     positive_int,
 )
 from replication.core.writers import writer_folder
+from replication.studies.real_maps import closure
+from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
+from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM
 
 
 def add_real_maps_command(fits):
@@ -26,7 +29,14 @@ def add_real_maps_command(fits):
                            "repository "
                            "root)")
     fits.add_argument("--source", choices=[s.name for s in real_sources.SOURCES], action="append", default=None,
-                      help="the maps to fit, repeatable (default: all)")
+                      help="a shipped source's maps to fit, repeatable (default: all shipped, unless --config)")
+    fits.add_argument("--config", type=pathlib.Path, action="append", default=None,
+                      help="a TOML file describing a telescope and its three maps (copy one of "
+                           f"{', '.join(str(p) for p in real_configs.shipped_configs())} and edit it), repeatable; "
+                           "its folder and files are looked for in --maps")
+    fits.add_argument("--objective", choices=real_sources.OBJECTIVES, default=real_sources.OBJECTIVES[0],
+                      help="what the fits minimise: least squares in units of the noise (default), or the Cauchy "
+                           "likelihood at the noise's scale (the paper's)")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
                       help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
     fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
@@ -39,8 +49,15 @@ def add_real_maps_command(fits):
 
 
 def run_real_maps_command(args):
-    sources = [real_sources.source_named(name) for name in args.source] if args.source else real_sources.SOURCES
-    observations = real_sources.read_observations(sources, args.maps, args.npix)  # before any folder is made
+    sources = [real_sources.source_named(name) for name in args.source or ()]
+    sources += [real_configs.read_config(path) for path in args.config or ()]
+    sources = sources or list(real_sources.SOURCES)
+    names = [source.name for source in sources]
+    if len(set(names)) != len(names):
+        raise runs.RunError(f"--source/--config: {sorted({n for n in names if names.count(n) > 1})[0]} named twice; "
+                            "each source once")
+    observations = [observation.with_objective(args.objective)  # read before any folder is made
+                    for observation in real_sources.read_observations(sources, args.maps, args.npix)]
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
         count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, args.threads,
@@ -49,5 +66,36 @@ def run_real_maps_command(args):
     return 0
 
 
-ARGUMENTS = {"real-maps": add_real_maps_command}
+def add_closure_command(closure):
+    """The closure test: simulated SRT-like maps with a known surface, reduced as the real maps are."""
+    closure.description = RUN_HELP + (" Each seed draws a known surface (1 rad rms of Zernike terms n = 2..5), "
+                                       "baselines and scan-correlated noise on maps like the SRT's, and reduces them "
+                                       "from a cold start; the report gives how many seeds recover the surface within "
+                                       f"{WITHIN_UM:g} um rms.")
+    closure.add_argument("--seeds", type=positive_int, default=CLOSURE_SEEDS,
+                         help=f"seeds 0..N-1 reduced (default {CLOSURE_SEEDS}; done ones are kept)")
+    closure.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
+                         help=f"the model's grid (default {real_sources.NPIX})")
+    closure.add_argument("--max-order", type=integer_in(2, MAX_NZERN, "Zernike order"),
+                         default=real_sources.ORDERS[-1],
+                         help=f"the known surface's and the ladder's highest order (default {real_sources.ORDERS[-1]})")
+    add_run_options(closure, "closure")
+    add_measuring_options(closure)
+    closure.set_defaults(func=run_closure_command)
+
+
+CLOSURE_SEEDS = 100
+"""Seeds of a closure run by default."""
+
+
+def run_closure_command(args):
+    results, lock = writer_folder(args, "closure")
+    with runs.exclusive(lock):
+        count = closure.run_closure(results, args.seeds, args.npix, tuple(range(1, args.max_order + 1)),
+                                    args.threads, quiet=args.quiet)
+    print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
+    return 0
+
+
+ARGUMENTS = {"real-maps": add_real_maps_command, "closure": add_closure_command}
 """The arguments of each command this module runs (cli.COMMANDS names it)."""

@@ -8,7 +8,8 @@ from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
 
 SURFACE = Figure("fig9_real_maps_surface", lambda run: "the surface error each source's last fit implies (tilts and "
-                 f"piston removed); {run.title}")
+                 "piston removed), oriented as figure 10 draws the maps (the aperture's x along their v, vertical; y "
+                 f"along u); {run.title}")
 RESIDUALS = Figure("fig10_real_maps_residuals",
                    lambda run: f"residuals of the last fits, in units of each map's noise; {run.title}")
 
@@ -17,15 +18,13 @@ def surface_map(record):
     """The surface error (micrometres, tilts and piston removed) of a real-maps source record on the dish's block
     of the model grid (NaN off the dish), and the block's extent in metres."""
     source = real_sources.source_named(record["source"])
-    telescope = source.telescope
+    telescope = real_sources.fitted_telescope(record)
     setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
                                        offsets=True, oversamp=telescope.oversamp_for_sky_step(record["npix"],
                                                                                               record["step"]))
-    image = np.full(setup.box[0] * setup.box[1], np.nan)
-    image[setup.index] = real_sources.surface_error(record["x"], setup, source.wavelength)
-    spacing = 4 * setup.oversamp / (setup.npix - 1) * telescope.radius
-    extent = spacing * setup.box[0] / 2
-    return image.reshape(setup.box), (-extent, extent, -extent, extent)
+    image, spacing = real_sources.surface_grid(record["x"], setup, source.wavelength)
+    rows, cols = (spacing * size / 2 for size in setup.box)
+    return image, (-cols, cols, -rows, rows)
 
 
 def real_maps_surface(run, sources, folder):
@@ -34,9 +33,9 @@ def real_maps_surface(run, sources, folder):
     for axis, record in zip(axes[0], sources, strict=True):
         image, extent = surface_map(record)
         limit = float(np.nanmax(np.abs(image)))
-        shown = axis.imshow(image.T, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent)
+        shown = axis.imshow(image, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent)
         axis.set(title=f"{record['title']}\nn = {record['order']}: {record['surface_rms_um']:.0f} um rms",
-                 xlabel="x (m)", ylabel="y (m)")
+                 xlabel="y (m), along the maps' u", ylabel="x (m), along the maps' v")
         axis.grid(False)
         figure.colorbar(shown, ax=axis, fraction=0.046, label="surface error (um)")
     figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")

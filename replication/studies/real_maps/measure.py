@@ -19,15 +19,18 @@ import torch_impl
 from replication.core import measurement, optimum, registry, series
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
+from replication.core.measurement import RUNS_FILE
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
-from replication.core.results import append_record, atomic_stream
+from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.studies.real_maps.records import check_real_source, check_real_stage, check_real_taper, read_real_maps
 from replication.studies.real_maps.sources import (
     NPIX,
+    OBJECTIVES,
     ORDERS,
     SOURCES_FILE,
     STAGES_FILE,
+    SURFACE_HEADER,
     TAPERS,
     TAPERS_FILE,
     TOL,
@@ -39,6 +42,7 @@ from replication.studies.real_maps.sources import (
     next_start,
     setup_for,
     surface_error,
+    surface_grid,
 )
 
 
@@ -65,8 +69,8 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
         setup = setup_for(impl, observation, order, npix)
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
-        result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
-                                  **impl.fit_options)
+        result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
+                                  gradient=impl.gradient_name, **impl.fit_options)
         impl.synchronize()
         seconds = time.perf_counter() - start
         params = np.asarray(result.x, dtype=np.float64)
@@ -81,7 +85,7 @@ SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
-IDENTITY = ("npix", "orders", "repeats", "tol", "tapers", "target", "threads", "hostname", "cpu",
+IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "threads", "hostname", "cpu",
             *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
@@ -90,7 +94,7 @@ def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum
     """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
-    return optimum.polish(torch_impl, x, setup, data, observation.gamma)
+    return optimum.polish(torch_impl, x, setup, data, observation.gamma, observation.objective)
 
 
 def implementation_of(chosen):
@@ -106,8 +110,8 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     impl.synchronize()
     prepared = time.perf_counter()
-    result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, gradient=impl.gradient_name,
-                              **impl.fit_options, trajectory=True)
+    result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
+                              gradient=impl.gradient_name, **impl.fit_options, trajectory=True)
     impl.synchronize()
     return prepared - start, time.perf_counter() - start, result
 
@@ -188,6 +192,7 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
             "wavelength": observation.source.wavelength, "dz": observation.source.dz,
             "baselines": list(observation.baselines), "noise": list(observation.noise),
             "noise_along": list(observation.noise_along), "gamma": observation.gamma,
+            "objective": observation.objective,
             "dropped": int(observation.dropped.sum()), "dish_pixels": int(setup.x.size),
             "residual_rms": [float(np.sqrt(np.nanmean(r**2))) for r in residual],
             "residual_outliers": float(np.mean(np.abs(finite) > 5)),
@@ -205,7 +210,32 @@ def warm_up(impls, observation: Observation, npix: int):
         setup = setup_for(impl, observation, 1, npix)
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         impl.package.value_and_grad(first_start(setup, observation), setup, data, observation.gamma,
-                                    gradient=impl.gradient_name)
+                                    observation.objective, gradient=impl.gradient_name)
+
+
+def objective_of_all(observations) -> str:
+    """The one objective every observation of a run is fitted under."""
+    objectives = {observation.objective for observation in observations}
+    if len(objectives) != 1:
+        raise RunError(f"one objective a real-maps run, got {sorted(objectives)}")
+    return objectives.pop()
+
+
+def config_record(source) -> dict:
+    """What identifies a source's fits besides its maps: its configuration (dish, wavelength, defocus, files)."""
+    return {"dish": dict(source.dish), "telescope": source.telescope_name, "frequency": source.frequency,
+            "dz": source.dz, "format": source.reader, "folder": source.folder, "files": list(source.files)}
+
+
+def check_configs_recorded(folder, observations):
+    """Refuse to resume a source whose earlier fits recorded no configuration (before 2026-12-03, when the SRT's
+    blockage was half its size): they were made with another telescope."""
+    for record in read_records(folder / RUNS_FILE, repair=True):
+        for observation in observations:
+            name = observation.source.name
+            if f"maps_sha256_{name}" in record and f"config_{name}" not in record:
+                raise RunError(f"{folder}: the fits of {name} there recorded no telescope configuration (made before "
+                               "2026-12-03, with the SRT's blockage half its size); start another run (--new-run)")
 
 
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
@@ -218,11 +248,15 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "real-maps", "npix": npix, "orders": list(orders),
+                                                      "objective": objective_of_all(observations),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "target": TARGET}
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
-    identity = {key: environment[key] for key in environment if key in IDENTITY or key.startswith("maps_sha256_")}
+    environment |= {f"config_{o.source.name}": config_record(o.source) for o in observations}
+    identity = {key: environment[key] for key in environment
+                if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
     measurement.check_identity(folder, identity)
+    check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
     done = {(r["source"], r["order"]): r for r in stages}
@@ -287,9 +321,35 @@ def write_source(folder, observation, x, order, npix, run_id):
     """A source's residual maps and summary at its last stage's optimum."""
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
+    write_surface(folder / f"surface-{observation.source.name}.txt", observation, x, order, npix)
     path = folder / SOURCES_FILE
-    record = source_record(observation, x, order, npix, residual) | {"run_id": run_id}
+    record = source_record(observation, x, order, npix, residual)
+    record |= {"run_id": run_id, "config": config_record(observation.source),
+               "other_objective": other_objective(observation, x, order, npix)}
     append_record(path, as_written(path, 0, record, check_real_source))
+
+
+def other_objective(observation, x, order, npix, tol=TOL):
+    """The same ladder of orders fitted under the other objective (torch's exact adjoint, untimed, each stage from
+    the last), and how far its surface lies from x's: {objective, surface_difference_rms_um, x}."""
+    other = next(name for name in OBJECTIVES if name != observation.objective)
+    stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), observation.with_objective(other),
+                        tuple(range(1, order + 1)), npix, tol)
+    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
+    difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
+    return {"objective": other, "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
+            "x": stages[-1]["x"]}
+
+
+def write_surface(path, observation, x, order, npix):
+    """The surface error at x as a plain text grid (micrometres; SURFACE_HEADER's comment lines say its orientation
+    and spacing), written atomically: what an engineer reads into any tool."""
+    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
+    image, spacing = surface_grid(x, setup, observation.source.wavelength)
+    header = SURFACE_HEADER.format(title=observation.source.title, order=order, objective=observation.objective,
+                                   sigma=observation.sigma, spacing=spacing)
+    with atomic_stream(path) as stream:
+        np.savetxt(stream, image, fmt="%.3f", header=header)
 
 
 def write_residuals(path, residual):

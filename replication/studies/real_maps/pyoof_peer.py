@@ -124,7 +124,7 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
     path = work / f"{observation.source.name}.fits"
     pyoof_fits_file(observation, path)
     data_info, data_obs = extract_data_pyoof(str(path))
-    dish = real_sources.SRT_DISH
+    dish = observation.source.dish
     telescope = [telgeometry.block_manual(pr=dish["radius"], sr=dish["blockage"], a=0.0, L=0.0),
                  telgeometry.opd_manual(Fp=dish["focal_length"], F=dish["effective_focal_length"]),
                  float(dish["radius"]), "SRT"]

@@ -4,15 +4,24 @@ repeats, the two trees' agreement, the residuals and the surface. Read side: no 
 
 from __future__ import annotations
 
+import pathlib
 import statistics
 
 import numpy as np
 
 import reference_numpy
 from replication.core.optimum import TARGET
+from replication.core.results import read_records
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import read_pyoof, read_real_maps
+from replication.studies.real_maps.records import (
+    CLOSURE_FILE,
+    WITHIN_UM,
+    check_closure,
+    read_pyoof,
+    read_real_maps,
+)
+from replication.studies.retrieval.read import wilson
 from replication.studies.sweep import read as sweep_read
 
 RATIOS = ((NUMPY, TORCH_CPU, "NumPy differences / torch autograd (the paper's)"),
@@ -221,6 +230,10 @@ def plural(count, noun):
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+OBJECTIVE_WORDS = {"gaussian": "least squares in noise units", "cauchy": "the Cauchy likelihood at the noise's scale"}
+"""How a sentence names a real-maps objective."""
+
+
 def findings(section):
     """What the real maps show that the simulations do not, as sentences with their numbers."""
     sources = section["sources"]
@@ -246,6 +259,17 @@ def findings(section):
         lines.append(f"{short}: residual rms {rms} noise units (in focus, -dz, +dz; 1 for a perfect model), "
                      f"neighbouring residuals correlated at {lag['u']:.2f} along u and {lag['v']:.2f} along v: "
                      "structure the model does not hold, not noise.")
+        if "config" not in record:
+            lines.append(f"{short}: fitted before 2026-12-03 with the SRT's central blockage at "
+                         f"{real_sources.LEGACY_BLOCKAGE:.4g} m radius, half the subreflector's (the configurations "
+                         "now give 3.953 m); its surface and residuals are those of that telescope, until the run is "
+                         "made again.")
+        other = record.get("other_objective")
+        if other:
+            lines.append(f"{short}: fitted by {OBJECTIVE_WORDS[record['objective']]}; the same ladder of orders "
+                         f"fitted by {OBJECTIVE_WORDS[other['objective']]} instead moves the surface by "
+                         f"{other['surface_difference_rms_um']:.0f} um rms (n = {record['order']}), against "
+                         f"{record['surface_rms_um']:.0f} um rms of surface error: the choice of loss matters.")
         if record.get("dropped"):
             offsets = [record["x"][-3 + k] * record["scale"] for k in range(3)]
             lines.append(f"{short}: the noise is not white: differences of neighbouring pixels along v are "
@@ -328,3 +352,24 @@ def pyoof_lines(section):
                      f"at n = {peer['order']}: {peer['theirs_rms']:.3g} rad rms, ours {peer['ours_rms']:.3g}; pyoof's "
                      f"{peer['closest']} lies closest to ours, {peer['difference']:.2g} rad rms apart.")
     return lines
+
+
+def closure_summary(folder):
+    """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
+    WITHIN_UM (with the 95% Wilson interval of the fraction), the median and worst surface errors, how often the
+    taper was chosen right, the median time of a reduction, and how many fits ended without scipy's success."""
+    path = pathlib.Path(folder) / CLOSURE_FILE
+    if not path.is_file():
+        return {}
+    records = read_records(path, check=check_closure)
+    if not records:
+        return {}
+    errors = [r["surface_error_um"] for r in records]
+    finite = [e for e in errors if e is not None]
+    within = sum(e is not None and e <= WITHIN_UM for e in errors)
+    return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
+            "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
+            "taper_right": sum(r["sigma"] == r["true_sigma"] for r in records),
+            "median_s": statistics.median(r["seconds"] for r in records),
+            "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
+            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)}

@@ -107,3 +107,21 @@ def check_pyoof_fit(path: pathlib.Path, number: int, record: dict) -> None:
 def read_pyoof(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
     """pyoof's fits of the real maps, one per source and order."""
     return read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", repair, strict)
+
+
+WITHIN_UM = 10.0
+"""A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
+CLOSURE_FILE = "closure.jsonl"
+"""A closure folder's records: one line per seed as it ends."""
+CLOSURE = {"seed": int, "npix": int, "orders": list, "sigma": NUMBER, "true_sigma": NUMBER, "seconds": NUMBER,
+           "success": bool, "surface_error_um": MAYBE_NUMBER, "truth_surface_um": NUMBER, "x": list, "truth": list}
+"""One seed of the closure test: the surface found against the known one (micrometres rms), the time the reduction
+took, the taper chosen against the one the maps were made with."""
+
+
+def check_closure(path, number, record):
+    """Validate one closure record as read: an error names the file, the line and the key."""
+    check_record(path, number, record, CLOSURE)
+    check_vectors(path, number, {"x": record["x"]}, len(record["truth"]))
+    if not record["seconds"] > 0:
+        raise RunError(f"{path}: line {number}, key 'seconds': a time must be positive, got {record['seconds']}")

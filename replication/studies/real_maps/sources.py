@@ -18,15 +18,7 @@ from replication.core.objectives import border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.results import RunError
 from replication.studies.real_maps import beam_files
-
-SPEED_OF_LIGHT = 299_792_458.0
-"""Metres per second."""
-
-
-SRT_DISH = {"radius": 32.004, "focal_length": 21.0236, "effective_focal_length": 149.76, "blockage": 3.953 / 2}
-"""The SRT's primary radius, primary and effective (Gregorian) focal lengths and subreflector blockage radius
-(metres), from the maps' configuration (pyoof-srt's run_config.yaml)."""
-
+from replication.studies.real_maps.configs import SHIPPED, SPEED_OF_LIGHT, Source, read_config
 
 DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
 """Environment variable naming the folder that holds the maps (as the --maps option does)."""
@@ -42,36 +34,10 @@ WHENCE = ("the SRT maps come from the public repository github.com/pinno/pyoof-s
 """One line saying where a user gets the maps."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Source:
-    """One set of three maps: name (used in records), title and short (for people), folder (under the data
-    folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid), frequency (Hz), dz (metres)."""
-
-    name: str
-    title: str
-    short: str
-    folder: str
-    files: tuple[str, str, str]
-    reader: str
-    frequency: float
-    dz: float
-
-    @property
-    def wavelength(self) -> float:
-        return SPEED_OF_LIGHT / self.frequency
-
-    @property
-    def telescope(self) -> reference_numpy.Telescope:
-        return reference_numpy.Telescope(**SRT_DISH, wavelength=self.wavelength, dz=self.dz)
-
-
-SOURCES = (
-    Source("srt-2019-04-26", "SRT observed, 2019-04-26, 22.23 GHz", "SRT observed", "observed",
-           ("20190426-101052-S0000-MAPPA_IN.txt", "20190426-110938-S0000-MAPPA_OUT1.txt",
-            "20190426-112403-S0000-MAPPA_OUT2.txt"), "srt", 22.23e9, 0.027),
-    Source("grasp-26ghz", "SRT simulated by GRASP (physical optics), 26 GHz", "GRASP simulation", "grasp-simulated",
-           ("ffmap_in.grd", "ffmap_-out.grd", "ffmap_+out.grd"), "ticra", 26.0e9, 0.01153),
-)
+SHIPPED_SOURCES = ("srt-2019-04-26", "grasp-26ghz")
+"""The shipped configurations (configs/<name>.toml), in the order records and the report show them."""
+SOURCES = tuple(read_config(SHIPPED / f"{name}.toml") for name in SHIPPED_SOURCES)
+"""The sources fitted by default: the SRT's observed maps and its GRASP simulation."""
 
 
 READERS = {"srt": beam_files.read_srt_map, "ticra": beam_files.read_ticra_grid}
@@ -117,7 +83,7 @@ class Observation:
     use (dish radii); step (radians between pixels); baselines and
     noise (3,), the median and the MAD-based standard deviation of the border band, in scaled units; noise_along
     (2,): the noise of the border band from differences of neighbouring pixels along v (columns' direction) and
-    along u, which white noise makes equal."""
+    along u, which white noise makes equal; objective: what its fits minimise (OBJECTIVES)."""
 
     source: Source
     sigma: float
@@ -128,14 +94,20 @@ class Observation:
     baselines: tuple
     noise: tuple
     noise_along: tuple
+    objective: str = "gaussian"
 
     def with_taper(self, sigma: float) -> Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
         return dataclasses.replace(self, sigma=sigma)
 
+    def with_objective(self, objective: str) -> Observation:
+        """The same maps fitted under another objective (OBJECTIVES)."""
+        return dataclasses.replace(self, objective=objective)
+
     @property
     def gamma(self) -> float:
-        """The Cauchy width of its fits: the median of the three maps' noise (scaled units)."""
+        """The scale of its fits' objective: the median of the three maps' noise (scaled units): the Gaussian's
+        standard deviation, or the Cauchy width."""
         return float(np.median(self.noise))
 
 
@@ -150,7 +122,13 @@ def read_observation(source: Source, folder=None) -> Observation:
     """Read, check and scale the three maps of a source (read errors are one line naming the file)."""
     paths = map_paths(maps_folder(folder), source)
     maps = beam_files.same_grid([READERS[source.reader](path) for path in paths])
-    power = np.stack([m.power for m in maps])
+    return observation_of(source, np.stack([m.power for m in maps]), maps[0].step, paths)
+
+
+def observation_of(source: Source, power: np.ndarray, step: float, paths=None) -> Observation:
+    """Three maps (3, rows, cols) of a source in the file's units, sky step `step` radians, as an Observation:
+    dropped samples (exactly 0.0), baselines and noise from the border band, scaled by the in-focus peak above its
+    baseline; maps without a beam or without noise refused (naming the file where paths are given)."""
     dropped = power == 0.0
     band = border_band(power.shape[1:], BORDER)
     edges = [power[k][band & ~dropped[k]] for k in range(N_MAPS)]
@@ -159,11 +137,10 @@ def read_observation(source: Source, folder=None) -> Observation:
     noise = np.array([robust_sigma(e) for e in edges]) / scale if scale > 0 else np.zeros(N_MAPS)
     if not (scale > 0 and np.all(noise > 0)):
         flat = int(np.argmin(noise)) if scale > 0 else 0  # the in-focus map sets the scale
-        raise RunError(f"{paths[flat]}: a map without a beam above its edges or without noise (constant or all but "
-                       "constant); these are not beam maps the model can fit")
+        raise RunError(f"{paths[flat] if paths else source.name}: a map without a beam above its edges or without "
+                       "noise (constant or all but constant); these are not beam maps the model can fit")
     along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
-    return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=maps[0].step,
-                       scale=scale,
+    return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=step, scale=scale,
                        baselines=tuple(float(b) for b in baselines / scale), noise=tuple(float(n) for n in noise),
                        noise_along=tuple(float(a) for a in along))
 
@@ -187,7 +164,13 @@ model's taper is not a fitted parameter, and the real maps' residuals depend on 
 
 
 TOL = 1e-5
-"""BFGS gtol of the real-map fits (Cauchy objective, in its own units)."""
+"""BFGS gtol of the real-map fits (in the objective's own units: both are about half a unit per pixel)."""
+
+
+OBJECTIVES = ("gaussian", "cauchy")
+"""What the real-map fits may minimise: least squares in units of the noise (the default: where the model misfits
+by several noise units, as on these maps, a Cauchy loss at the noise's scale is concave at most pixels and makes
+local minima of its own), or the Cauchy likelihood at the noise's scale (the paper's)."""
 
 
 def setup_for(impl, observation: Observation, order: int, npix: int = NPIX):
@@ -259,6 +242,40 @@ def surface_error(x, setup, wavelength, focus=True):
     phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
     phase = phase - phase.mean()
     return 1e6 * wavelength * phase / (4 * math.pi)
+
+
+LEGACY_BLOCKAGE = 3.953 / 2
+"""The SRT's blockage radius (metres) of the real-maps runs before 2026-12-03: half the subreflector's radius, an
+error (the configurations now give 3.953 m). Their records, which hold no configuration, are read with it."""
+
+
+def fitted_telescope(record) -> reference_numpy.Telescope:
+    """The telescope a source record was fitted with: its recorded configuration, else (records before
+    2026-12-03) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
+    source = source_named(record["source"])
+    config = record.get("config")
+    if config is None:
+        return dataclasses.replace(source.telescope, blockage=LEGACY_BLOCKAGE)
+    return reference_numpy.Telescope(**config["dish"], wavelength=SPEED_OF_LIGHT / config["frequency"],
+                                     dz=config["dz"])
+
+
+def surface_grid(x, setup, wavelength):
+    """The surface error (micrometres, tilts and piston removed) on the dish's block of the model grid, NaN off the
+    dish, as (rows: the aperture's x, pairing with the maps' v; columns: its y, pairing with u), and the grid's pixel
+    spacing on the dish (metres)."""
+    image = np.full(setup.box[0] * setup.box[1], np.nan)
+    image[setup.index] = surface_error(x, setup, wavelength)
+    spacing = 4 * setup.oversamp / (setup.npix - 1) * setup.telescope.radius
+    return image.reshape(setup.box), spacing
+
+
+SURFACE_HEADER = """surface error of {title}
+(micrometres, normal incidence: wavelength x phase / 4 pi; tilts and piston removed)
+at Zernike order {order}, objective {objective}, illumination taper {sigma:g} dish radii; NaN off the dish.
+Rows: the aperture's x, pairing with the maps' v (their rows); columns: its y, pairing with u (their columns);
+both increase with the index, as figure 10 draws the maps. Pixel spacing {spacing:.6g} m on the dish."""
+"""The comment lines above a written surface grid."""
 
 
 def maps_sha256(observation: Observation) -> str:

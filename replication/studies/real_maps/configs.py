@@ -1,0 +1,168 @@
+"""The telescope and observation of a set of real maps, as a TOML file a person writes: the dish, the wavelength,
+the defocus, the map files and their format. The shipped examples (configs/*.toml beside this module) are the
+SRT's observed maps and its GRASP simulation; `real-maps --config FILE` fits any other. A damaged file is refused in
+one line naming the file, and the key or the line."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import pathlib
+import re
+import stat
+
+import reference_numpy
+from replication.core.results import RunError
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: no TOML reader in the standard library
+    tomllib = None
+
+SHIPPED = pathlib.Path(__file__).resolve().parent / "configs"
+"""The folder of the shipped configurations, one file a source."""
+TELESCOPE = {"name": str, "radius": float, "focal_length": float, "blockage": float}
+TELESCOPE_OPTIONAL = {"effective_focal_length": float}
+OBSERVATION = {"name": str, "title": str, "short": str, "frequency": float, "dz": float, "format": str,
+               "folder": str, "files": list}
+"""The keys of each table, with their types (a float may be written as an integer)."""
+FORMATS = ("srt", "ticra")
+"""The map formats read: pyoof-srt's text maps, GRASP's .grd grids (beam_files)."""
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""What a source's name may be: it names its records and files."""
+MAX_CONFIG_BYTES = 2**20
+"""Largest configuration file read: a page of text, not a data file named by mistake."""
+
+
+SPEED_OF_LIGHT = 299_792_458.0
+"""Metres per second."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """One set of three maps, as its configuration describes them: name (used in records), title and short (for
+    people), folder (under the maps folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid),
+    frequency (Hz), dz (metres), dish ({radius, focal_length, effective_focal_length or None, blockage}, metres:
+    telescope.Telescope's fields) and the telescope's name."""
+
+    name: str
+    title: str
+    short: str
+    folder: str
+    files: tuple[str, str, str]
+    reader: str
+    frequency: float
+    dz: float
+    dish: dict = dataclasses.field(hash=False, compare=False)
+    telescope_name: str = ""
+
+    @property
+    def wavelength(self) -> float:
+        return SPEED_OF_LIGHT / self.frequency
+
+    @property
+    def telescope(self) -> reference_numpy.Telescope:
+        """The dish and the observation as the model takes them."""
+        return reference_numpy.Telescope(**self.dish, wavelength=self.wavelength, dz=self.dz)
+
+
+def config_text(path: pathlib.Path) -> str:
+    """The text of a configuration file: a regular file, not a link, of at most MAX_CONFIG_BYTES."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        raise RunError(f"--config {path}: no such file") from None
+    except OSError as error:
+        raise RunError(f"--config {path}: cannot be read ({error.strerror})") from None
+    if stat.S_ISLNK(status.st_mode):
+        raise RunError(f"--config {path}: a link; name the file itself")
+    if not stat.S_ISREG(status.st_mode):
+        raise RunError(f"--config {path}: not a regular file (a folder, a FIFO or a device)")
+    if status.st_size > MAX_CONFIG_BYTES:
+        raise RunError(f"--config {path}: {status.st_size} bytes; a configuration is at most "
+                       f"{MAX_CONFIG_BYTES} bytes of TOML")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise RunError(f"--config {path}: not UTF-8 text (byte {error.start})") from None
+
+
+def parsed(path: pathlib.Path) -> dict:
+    """The TOML tables of a configuration file, or a RunError naming the file and the line."""
+    if tomllib is None:
+        raise RunError("--config: reading TOML needs Python 3.11 or later (tomllib)")
+    try:
+        return tomllib.loads(config_text(path))
+    except tomllib.TOMLDecodeError as error:
+        raise RunError(f"--config {path}: not TOML: {error}") from None
+
+
+def checked_table(path, content, table, required, optional=None):
+    """One table of the file, every key present, of its type and known; numbers finite and positive."""
+    values = content.get(table)
+    if not isinstance(values, dict):
+        raise RunError(f"--config {path}: no [{table}] table")
+    known = required | (optional or {})
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise RunError(f"--config {path}: key '{table}.{unknown[0]}' is not known; [{table}] takes "
+                       f"{', '.join(known)}")
+    for key in required:
+        if key not in values:
+            raise RunError(f"--config {path}: key '{table}.{key}' is missing")
+    for key, value in values.items():
+        kind = known[key]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number if kind is float else isinstance(value, kind)):
+            raise RunError(f"--config {path}: key '{table}.{key}': expected {kind.__name__}, got {value!r}"[:200])
+        if kind is float and not (math.isfinite(value) and value > 0):
+            raise RunError(f"--config {path}: key '{table}.{key}': expected a positive finite number, got {value!r}")
+        if kind is str and not value.strip():
+            raise RunError(f"--config {path}: key '{table}.{key}' is empty")
+    return {key: float(value) if known[key] is float else value for key, value in values.items()}
+
+
+def relative_path(path, key, value):
+    """A path inside the maps folder: relative, without '..', as written."""
+    parts = pathlib.PurePosixPath(value).parts
+    if not parts or value.startswith(("/", "\\")) or ".." in parts or "\\" in value or ":" in value:
+        raise RunError(f"--config {path}: key '{key}': a path inside the maps folder (relative, no '..'), got "
+                       f"{value!r}"[:200])
+    return value
+
+
+def read_config(path):
+    """The Source a configuration file describes, every key checked."""
+    path = pathlib.Path(path)
+    content = parsed(path)
+    extra = sorted(set(content) - {"telescope", "observation"})
+    if extra:
+        raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope] and "
+                       "[observation]")
+    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL)
+    observation = checked_table(path, content, "observation", OBSERVATION)
+    if dish["blockage"] >= dish["radius"]:
+        raise RunError(f"--config {path}: key 'telescope.blockage': the blockage's radius ({dish['blockage']:g} m) "
+                       f"must be smaller than the dish's ({dish['radius']:g} m)")
+    if not NAME.fullmatch(observation["name"]):
+        raise RunError(f"--config {path}: key 'observation.name': letters, digits, '.', '_' and '-' (at most 64), "
+                       f"got {observation['name']!r}"[:200])
+    if observation["format"] not in FORMATS:
+        raise RunError(f"--config {path}: key 'observation.format': one of {', '.join(FORMATS)}, got "
+                       f"{observation['format']!r}"[:200])
+    files = observation["files"]
+    if len(files) != 3 or not all(isinstance(name, str) for name in files):
+        raise RunError(f"--config {path}: key 'observation.files': three file names (in focus, -dz, +dz), got "
+                       f"{files!r}"[:200])
+    return Source(name=observation["name"], title=observation["title"], short=observation["short"],
+                  folder=relative_path(path, "observation.folder", observation["folder"]),
+                  files=tuple(relative_path(path, "observation.files", name) for name in files),
+                  reader=observation["format"], frequency=observation["frequency"], dz=observation["dz"],
+                  dish={key: dish[key] for key in ("radius", "focal_length", "blockage")}
+                  | {"effective_focal_length": dish.get("effective_focal_length")}, telescope_name=dish["name"])
+
+
+def shipped_configs() -> list[pathlib.Path]:
+    """The shipped configuration files, by name."""
+    return sorted(SHIPPED.glob("*.toml"))

@@ -1,0 +1,64 @@
+"""The closure test of the real-maps reduction, and the written surface's orientation."""
+
+import numpy as np
+import pytest
+from conftest import run_command
+
+from reference_numpy import beam_maps
+from replication.core import series
+from replication.core.implementations import of
+from replication.core.results import read_records
+from replication.studies.real_maps import closure, measure
+from replication.studies.real_maps.read import closure_summary
+from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM, check_closure
+from replication.studies.real_maps.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
+
+
+def test_the_simulated_surface_and_noise_are_as_stated():
+    maps, truth, setup = closure.simulated_maps(3, npix=128, order=3)
+    phase = truth[: setup.basis.shape[0]] @ np.asarray(setup.basis)
+    assert np.sqrt(np.mean((phase - phase.mean()) ** 2)) == pytest.approx(closure.SURFACE_RADIANS)
+    assert maps.shape == (3, *closure.SHAPE)
+    noise = closure.scan_noise(np.random.default_rng(0), (3, 400, 50))
+    along_scan = np.corrcoef(noise[:, 1:].ravel(), noise[:, :-1].ravel())[0, 1]
+    across = np.corrcoef(noise[:, :, 1:].ravel(), noise[:, :, :-1].ravel())[0, 1]
+    assert along_scan == pytest.approx(closure.SCAN_CORRELATION, abs=0.02)
+    assert abs(across) < 0.05
+    assert noise.std() == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_resumes(tmp_path):
+    arguments = ("closure", "--seeds", 2, "--npix", 128, "--max-order", 2, "--results", tmp_path / "c", "--quiet")
+    done = run_command(*arguments)
+    assert done.returncode == 0, done.stderr
+    records = read_records(tmp_path / "c" / CLOSURE_FILE, check=check_closure)
+    assert [r["seed"] for r in records] == [0, 1]
+    for record in records:
+        assert record["surface_error_um"] < record["truth_surface_um"] / 10  # the surface is found, not a twin
+    summary = closure_summary(tmp_path / "c")
+    assert summary["seeds"] == 2
+    assert summary["within"] == sum(r["surface_error_um"] <= WITHIN_UM for r in records)
+    again = run_command(*arguments)
+    assert again.returncode == 0
+    assert "nothing to run" in again.stdout
+
+
+def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_grid(tmp_path):
+    """One coma (Zernike (3, 1), index 7 without the piston) in simulated maps: the written grid holds it as the
+    model's aperture does (rows its x, the maps' v, as the header says), not transposed (the other coma)."""
+    _, truth, setup = closure.simulated_maps(5, npix=128, order=3)
+    truth[: setup.basis.shape[0]] = 0.0
+    truth[7] = 1.0
+    beams = np.asarray(beam_maps(truth, setup))
+    rows, cols = map_region(128, closure.SHAPE)
+    clean = beams[:, rows, cols] / beams[0].max() + 1e-3 * np.random.default_rng(1).standard_normal((3, 100, 100))
+    observation = observation_of(SOURCES[0], clean, closure.STEP).with_taper(closure.TRUE_SIGMA)
+    stages = measure.fit_ladder(of(series.TORCH_ADJOINT), observation, (1, 2, 3), 128)
+    measure.write_surface(tmp_path / "surface.txt", observation, stages[-1]["x"], 3, 128)
+    written = np.loadtxt(tmp_path / "surface.txt")
+    expected, _ = surface_grid(truth, setup, SOURCES[0].wavelength)
+    on = np.isfinite(expected)
+    assert np.isfinite(written).sum() == on.sum()
+    assert np.corrcoef(written[on], expected[on])[0, 1] > 0.95
+    assert abs(np.corrcoef(written.T[on], expected[on])[0, 1]) < 0.3
+    assert np.sqrt(np.mean(surface_error(truth, setup, SOURCES[0].wavelength) ** 2)) > 100

@@ -1,0 +1,122 @@
+"""The telescope and observation of real maps as a TOML file: the shipped ones, and damaged ones refused in one line
+naming the file and the key."""
+
+import os
+import pathlib
+import re
+
+import pytest
+from conftest import real_maps_folder, run_command
+
+from replication.core.results import RunError
+from replication.studies.real_maps import configs, sources
+
+SRT = configs.SHIPPED / "srt-2019-04-26.toml"
+
+
+def test_the_shipped_configurations_are_the_default_sources_with_the_srts_whole_blockage():
+    assert [source.name for source in sources.SOURCES] == ["srt-2019-04-26", "grasp-26ghz"]
+    for source in sources.SOURCES:
+        telescope = source.telescope
+        assert telescope.blockage == pytest.approx(3.953)  # the subreflector is 7.9 m across: 3.953 m its radius
+        assert telescope.radius == pytest.approx(32.004)
+        assert telescope.effective_focal_length == pytest.approx(149.76)
+    assert sources.SOURCES[0].wavelength == pytest.approx(299_792_458.0 / 22.23e9)
+    assert sources.SOURCES[1].files == ("ffmap_in.grd", "ffmap_-out.grd", "ffmap_+out.grd")
+
+
+def edited(tmp_path, old, new):
+    """The SRT's shipped configuration with one piece of text replaced, written to a file of its own."""
+    text = SRT.read_text()
+    assert old in text
+    path = tmp_path / "edited.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "words"), [
+    ("blockage = 3.953 ", "", "key 'telescope.blockage' is missing"),
+    ("blockage = 3.953 ", "blockage = -3.953 ", "key 'telescope.blockage': expected a positive finite number"),
+    ("blockage = 3.953 ", "blockage = 40.0 ", "must be smaller than the dish's"),
+    ("blockage = 3.953 ", "blockage = \"3.953\" ", "key 'telescope.blockage': expected float"),
+    ("blockage = 3.953 ", "blockage = true ", "key 'telescope.blockage': expected float"),
+    ("blockage = 3.953 ", "blockage = nan ", "key 'telescope.blockage': expected a positive finite number"),
+    ("blockage = 3.953 ", "legs = 4\nblockage = 3.953 ", "key 'telescope.legs' is not known"),
+    ("dz = 0.027", "dz = 0", "key 'observation.dz': expected a positive finite number"),
+    ('format = "srt"', 'format = "fits"', "key 'observation.format': one of srt, ticra"),
+    ('folder = "observed"', 'folder = "../elsewhere"', "key 'observation.folder': a path inside the maps folder"),
+    ('folder = "observed"', 'folder = "/etc"', "key 'observation.folder': a path inside the maps folder"),
+    ('name = "srt-2019-04-26"', 'name = "srt 2019/04"', "key 'observation.name': letters, digits"),
+    ('files = ["20190426-101052-S0000-MAPPA_IN.txt",    # in focus', 'files = [',
+     "key 'observation.files': three file names"),
+    ("[observation]", "[observations]", "table [observations] is not known"),
+    ('title = "SRT observed', 'title = SRT observed', "not TOML"),
+])
+def test_a_damaged_configuration_is_refused_naming_the_key(tmp_path, old, new, words):
+    with pytest.raises(RunError, match=re.escape(words)) as caught:
+        configs.read_config(edited(tmp_path, old, new))
+    assert "\n" not in str(caught.value)
+    assert str(tmp_path / "edited.toml") in str(caught.value)
+
+
+def test_a_config_that_is_a_link_a_fifo_a_folder_or_too_large_is_refused_before_it_is_read(tmp_path):
+    link = tmp_path / "link.toml"
+    link.symlink_to(SRT)
+    with pytest.raises(RunError, match="a link"):
+        configs.read_config(link)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(RunError, match="not a regular file"):
+        configs.read_config(fifo)  # never opened: reading a FIFO would wait for a writer
+    with pytest.raises(RunError, match="not a regular file"):
+        configs.read_config(tmp_path)
+    with pytest.raises(RunError, match="no such file"):
+        configs.read_config(tmp_path / "absent.toml")
+    large = tmp_path / "large.toml"
+    large.write_bytes(b"#" * (configs.MAX_CONFIG_BYTES + 1))
+    with pytest.raises(RunError, match="bytes of TOML"):
+        configs.read_config(large)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe")
+    with pytest.raises(RunError, match="not UTF-8"):
+        configs.read_config(binary)
+
+
+def test_the_command_line_refuses_a_damaged_config_in_one_line_with_status_2(tmp_path):
+    path = edited(tmp_path, "dz = 0.027", "dz = -1")
+    result = run_command("real-maps", "--config", path, "--run", tmp_path / "run")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "key 'observation.dz'" in result.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_and_a_source_of_the_same_name_are_refused(tmp_path):
+    result = run_command("real-maps", "--config", SRT, "--source", "srt-2019-04-26", "--run", tmp_path / "run")
+    assert result.returncode == 2
+    assert "named twice" in result.stderr
+
+
+@pytest.mark.skipif(not (real_maps_folder() / "observed").is_dir(), reason="the SRT maps are not here")
+def test_a_copied_config_reads_the_same_maps_as_the_shipped_source(tmp_path):
+    copy = edited(tmp_path, 'name = "srt-2019-04-26"', 'name = "my-copy"')
+    mine = sources.read_observation(configs.read_config(copy), real_maps_folder())
+    shipped = sources.read_observation(sources.SOURCES[0], real_maps_folder())
+    assert (mine.maps == shipped.maps).all()
+    assert pathlib.Path(copy).name == "edited.toml"
+
+
+def test_a_folder_of_fits_made_before_the_configurations_is_not_resumed(tmp_path):
+    from replication.core.results import append_record
+    from replication.studies.real_maps import measure
+
+    class Observed:
+        source = sources.SOURCES[0]
+
+    append_record(tmp_path / "runs.jsonl", {"run_id": "old", "maps_sha256_srt-2019-04-26": "abc"})
+    with pytest.raises(RunError, match="blockage half its size"):
+        measure.check_configs_recorded(tmp_path, [Observed()])
+    (tmp_path / "fresh").mkdir()
+    append_record(tmp_path / "fresh" / "runs.jsonl", {"run_id": "new", "maps_sha256_srt-2019-04-26": "abc",
+                                                      "config_srt-2019-04-26": measure.config_record(Observed.source)})
+    measure.check_configs_recorded(tmp_path / "fresh", [Observed()])
