@@ -12,13 +12,13 @@ import numpy as np
 
 from replication.core import paths
 from replication.core.records import load_json, read_run_records
-from replication.core.results import RunError
+from replication.core.results import RunError, read_records
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
 from replication.report.render import render_all
 from replication.studies.bench.records import read_bench
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
-from replication.studies.real_maps.records import read_pyoof, read_real_maps
+from replication.studies.real_maps.records import CLOSURE_FILE, check_closure, read_pyoof, read_real_maps
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.records import read_optima, read_points
 
@@ -29,7 +29,8 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
                 "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
                 "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
-                "real-maps/settings.json", "real-maps/residuals-*.npz", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz")
+                "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt", "pyoof/pyoof.jsonl",
+                "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl", "closure/runs.jsonl", "closure/settings.json")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -53,6 +54,16 @@ def contributed_files(run):
     return files
 
 
+def check_surface_grid(path):
+    """A written surface grid: numbers (NaN off the dish) in rows of one length."""
+    try:
+        grid = np.loadtxt(path, ndmin=2)
+    except ValueError as error:
+        raise RunError(f"{path}: not a surface grid ({error})") from None
+    if not grid.size or not np.isfinite(grid).any():
+        raise RunError(f"{path}: a surface grid without a finite value")
+
+
 def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
@@ -60,6 +71,10 @@ def check_record_file(path):
         read_real_maps(path.parent, strict=True)
     if path.suffix == ".npz":
         check_arrays(path)
+    if path.name == CLOSURE_FILE:
+        read_records(path, check=check_closure)
+    if path.suffix == ".txt" and path.name.startswith("surface-"):
+        check_surface_grid(path)
     if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
         read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
     elif path.name == "points.jsonl":
