@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+from conftest import SEED
 
 import reference_numpy
 import torch_impl
 from replication.core.simulation import simulate_observation, true_params
-from tests.conftest import SEED
 
 
 def starts(setup, count):

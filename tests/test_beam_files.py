@@ -63,6 +63,8 @@ def damage_srt(text, how):
         lines[6] = lines[6].rstrip("\n") + "\t1.0\n"
     elif how == "nan":
         lines[6] = lines[6].rsplit("\t", 1)[0] + "\tnan\n"
+    elif how == "1e300":
+        lines[6] = lines[6].rsplit("\t", 1)[0] + "\t1e300\n"
     elif how == "not a number":
         lines[6] = lines[6].rsplit("\t", 1)[0] + "\tabc\n"
     elif how == "underscored digits":
@@ -82,6 +84,7 @@ def damage_srt(text, how):
 
 
 SRT_DAMAGES = {"four columns": ":7: expected 3 numbers", "nan": ":7: a value is not finite",
+               "1e300": ":7: a value beyond 1e+150",
                "not a number": ":7: not a number", "underscored digits": ":7: not a number",
                "other digits": ":7: not a number", "missing sample": "do not fill",
                "irregular grid": "not on a regular grid", "out of order": ":4: sample out of the grid's order",

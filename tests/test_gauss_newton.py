@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import scipy.optimize
 import torch
+from conftest import SEED
 
 import reference_numpy
 import torch_impl
 from reference_numpy.fit import START_HESSIANS, start_inverse_hessian
 from reference_numpy.gauss_newton import beam_window, curvature_weights
 from replication.core.simulation import aberrated_params, simulate_observation, true_params
-from tests.conftest import SEED
 
 
 def maps_and_start(npix, nzern, offsets=False, radians=0.3):

@@ -71,6 +71,10 @@ COUNT = re.compile(r"[+-]?\d+", re.ASCII)
 """A count: ASCII digits only."""
 
 
+MAX_VALUE = 1e150
+"""The largest magnitude a map file's number may have: its square (a power, a residual) still fits a float64."""
+
+
 def numbers_of(path, line, number, count, pattern=NUMBER):
     """The `count` numbers of one line (number: its 1-based line number), every one finite and written as pattern
     (NUMBER; COUNT for counts)."""
@@ -83,6 +87,9 @@ def numbers_of(path, line, number, count, pattern=NUMBER):
     values = [float(field) for field in fields]
     if not all(math.isfinite(value) for value in values):
         raise fail(path, f"a value is not finite: {line.strip()!r}", number)
+    if any(abs(value) > MAX_VALUE for value in values):
+        raise fail(path, f"a value beyond {MAX_VALUE:g} in magnitude (its square overflows): {line.strip()!r}"[:200],
+                   number)
     return values
 
 
