@@ -60,3 +60,13 @@ def test_a_run_measured_on_a_loaded_machine_says_so_in_its_appendix_and_on_the_f
     texts = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")
     assert "**measured on a loaded machine**: at 1 of 1 points" in texts["runs/your-run.md"]
     assert "Measured on a loaded machine" in texts["REPORT.md"]
+
+
+def test_a_busy_machine_is_warned_of_before_measuring_with_more_threads_than_are_free(monkeypatch):
+    readings = iter([(0.0, 0.0), (3.0, 0.0)])  # others kept 3 CPU seconds busy over the window
+    monkeypatch.setattr(load, "cpu_seconds", lambda: next(readings))
+    monkeypatch.setattr(load.os, "cpu_count", lambda: 2)
+    warning = load.contention_warning(2, window_s=1.0)
+    assert warning.startswith("warning: other processes keep")
+    assert "--threads 1" in warning
+    assert load.contention_warning(1, window_s=0.01) is None  # one thread: nothing to warn of

@@ -49,6 +49,29 @@ def watching_load():
         found |= {"load_1min": load, "others_busy_cores": others}
 
 
+CONTENTION_WARNING = (
+    "warning: other processes keep {others:.1f} of {cores} cores busy; measuring with {threads} threads on them "
+    "slows torch far more than NumPy (one competing process on 2 cores: torch's fit 4.4x slower with 2 threads, "
+    "not slower with 1; NumPy's unchanged), so the speed-ups will read low. Quiet the machine, or measure with "
+    "--threads {free} (a new run); the records and the report say how loaded the machine was.")
+"""What a measuring session prints where the machine is busy before it starts (measured 2026-12-03, npix 256, n = 5,
+2-core AMD EPYC: docs/replicate.md)."""
+
+
+def contention_warning(threads: int, window_s: float = 0.3) -> str | None:
+    """The warning to print before measuring with `threads` threads where other processes keep at least
+    LOADED_CORES cores busy over window_s seconds (None where the machine is quiet or does not say)."""
+    if threads <= 1:
+        return None
+    with watching_load() as load:
+        time.sleep(window_s)
+    others, cores = load["others_busy_cores"], os.cpu_count() or 1
+    if others is None or others < LOADED_CORES:
+        return None
+    free = max(1, int(cores - others))
+    return CONTENTION_WARNING.format(others=others, cores=cores, threads=threads, free=free) if free < threads else None
+
+
 def load_summary(loads: list[dict | None]) -> dict:
     """What the records' loads say: how many were measured, how many on a loaded machine (LOADED_CORES), the
     median and largest number of cores others kept busy; loaded True where any was."""

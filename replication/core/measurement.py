@@ -4,6 +4,7 @@ under a run id, hold the threads, and show a progress bar with the time left."""
 
 import contextlib
 import json
+import sys
 import time
 import uuid
 
@@ -11,6 +12,7 @@ from tqdm import tqdm
 
 from replication.core import runs
 from replication.core.environment import thread_limits
+from replication.core.load import contention_warning
 from replication.core.results import append_record, read_records, write_json
 
 SETTINGS_FILE, RUNS_FILE = "settings.json", "runs.jsonl"
@@ -49,6 +51,9 @@ def measuring(folder, environment, threads, total, description, unit, quiet=Fals
     """A session of measuring into folder: the threads held, its environment appended to runs.jsonl under a new
     run id, a progress bar of `total` units; yields (run_id, bar)."""
     run_id = new_run_id()
+    warning = None if quiet else contention_warning(threads)  # quiet: nobody to read it, no 0.3 s spent
+    if warning:
+        print(warning, file=sys.stderr)
     with thread_limits(threads):
         append_record(folder / RUNS_FILE, environment | {"run_id": run_id})
         bar = tqdm(total=total, disable=quiet, unit=unit, desc=description)
