@@ -44,6 +44,18 @@ def test_the_audit_recomputes_every_recorded_value(smoke_run):
     assert f"{repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
 
 
+def test_a_contributed_run_keeps_its_trajectories_and_audits_as_the_run_did(smoke_run, tmp_path):
+    from replication.report.contribute import contribute
+
+    reference = contribute(smoke_run, "a smoke sweep, for the test", reference=tmp_path / "reference")
+    kept = sorted(path.name for path in (reference / "sweep-smoke" / "trajectories").glob("*.npz"))
+    assert kept == sorted(path.name for path in (smoke_run / "sweep-smoke" / "trajectories").glob("*.npz"))
+    assert kept
+    result = run_command("audit", "--run", reference)
+    assert result.returncode == 0, result.stdout
+    assert ", 0 differ" in result.stdout
+
+
 def altered_copy(smoke_run, tmp_path, change):
     copy = tmp_path / "run"
     shutil.copytree(smoke_run, copy)

@@ -39,7 +39,7 @@ def run(tmp_path):
 def copied(tmp_path):
     """A copy of a reference run, as your own run."""
     folder = tmp_path / "2026-01-07_copy"
-    shutil.copytree(A_REFERENCE, folder)
+    shutil.copytree(A_REFERENCE, folder, ignore=shutil.ignore_patterns("trajectories"))
     return folder
 
 

@@ -44,7 +44,7 @@ def test_a_link_to_a_reference_run_is_not_a_run_to_write(tmp_path, monkeypatch):
 
 def test_contribute_refuses_a_link_and_a_damaged_record_naming_the_file_and_line(tmp_path):
     run = tmp_path / "2026-01-02_vm_test"
-    shutil.copytree(A_REFERENCE, run)
+    shutil.copytree(A_REFERENCE, run, ignore=shutil.ignore_patterns("trajectories"))
     secret = tmp_path / "secret.txt"
     secret.write_text("not for the repository\n")
     (run / "gpu.txt").unlink(missing_ok=True)
@@ -97,7 +97,7 @@ def test_a_sweep_repairs_a_torn_runs_file_before_appending_to_it(tmp_path):
 
 def copy_of_a_reference(tmp_path):
     run = tmp_path / "2026-01-03_vm_copy"
-    shutil.copytree(A_REFERENCE, run)
+    shutil.copytree(A_REFERENCE, run, ignore=shutil.ignore_patterns("trajectories"))
     (tmp_path / "none").mkdir(exist_ok=True)
     return run
 

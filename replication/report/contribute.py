@@ -23,6 +23,8 @@ from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.records import read_optima, read_points
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
+                "sweep-*/trajectories/*.npz", "shards/*/*/sweep-*/optima.jsonl",
+                "shards/*/*/sweep-*/trajectories/*.npz",
                 "crosscheck/crosscheck.json", "crosscheck/example.npz", "bench*/bench.json", "peers/check.json",
                 "gpu.txt", "log.txt",
                 "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
