@@ -229,6 +229,23 @@ def test_real_maps_resumed_on_other_maps_are_refused_naming_them(tmp_path, power
     assert sorted(p.name for p in folder.iterdir()) == ["settings.json"]
 
 
+def test_real_maps_whose_settings_were_lost_still_refuse_other_maps_from_their_records(tmp_path, power):
+    from replication.core.results import append_record
+    from replication.studies.real_maps import measure as real_maps
+
+    first, source = fake_source_folder(tmp_path / "a", power)
+    other, _ = fake_source_folder(tmp_path / "b", power * 1.01 + 3.0)
+    folder = tmp_path / "real-maps"
+    folder.mkdir()
+    (before,) = real_sources.read_observations([source], first, 32)
+    stamp = {"maps_sha256_" + source.name: real_sources.maps_sha256(before)}
+    append_record(folder / "tapers.jsonl", stamp | {"source": source.name, "sigma": 0.7, "profile": [[0.7, -1.0]]})
+    (after,) = real_sources.read_observations([source], other, 32)
+    with pytest.raises(RunError, match=f"tapers.jsonl: line 1: .*maps_sha256_{source.name}"):
+        real_maps.run_real_maps(folder, [after], max_order=1, npix=32, repeats=1, threads=1, quiet=True)
+    assert sorted(p.name for p in folder.iterdir()) == ["tapers.jsonl"]
+
+
 def test_a_map_file_too_large_is_refused_before_it_is_read(tmp_path, monkeypatch):
     path = tmp_path / "map.txt"
     path.write_text("0 0 1\n" * 1000)

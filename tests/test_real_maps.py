@@ -105,6 +105,16 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     assert "nothing to run" in again.stdout
     assert len((tmp_path / "r" / "stages.jsonl").read_text().splitlines()) == 2
     assert json.loads((tmp_path / "r" / "settings.json").read_text())["npix"] == 128
+    assert all(r["maps_sha256_grasp-26ghz"] == stages[0]["maps_sha256_grasp-26ghz"] and r["tol"] == stages[0]["tol"]
+               for r in [*stages, *sources, *tapers])
+    (tmp_path / "r" / "settings.json").unlink()
+    (tmp_path / "r" / "runs.jsonl").unlink()
+    before = {path.name: path.read_bytes() for path in (tmp_path / "r").iterdir()}
+    mixed = run_command(*arguments[:-1], "--objective", "cauchy", "--quiet")
+    assert mixed.returncode == 2, mixed.stderr
+    assert "objective" in mixed.stderr
+    assert len(mixed.stderr.splitlines()) == 1
+    assert {path.name: path.read_bytes() for path in (tmp_path / "r").iterdir()} == before
 
 
 def fit(impl, gradient, repeat, total, target, distance=0.0):

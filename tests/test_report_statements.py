@@ -387,6 +387,58 @@ def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     assert "torch-cuda" not in (answer_figures.answer_caption(alone) or "")
 
 
+def test_every_time_figure_caption_names_its_runs_and_what_their_times_measure():
+    """The answer figure names each line's run and measure (a run timed to the optimiser's stop drawn dashed), its
+    panel (b) draws C4's orders only; the paper's figures say which measure their run's times are."""
+    from replication.claims import C4_ORDERS, parameter_count
+    from replication.claims import answer_figure as answer_figures
+    from replication.studies.sweep import figures as sweep_figures
+
+    all_runs = report.load_runs([], REFERENCE)
+    plan = answer_figures.answer_plan(all_runs)
+    caption = answer_figures.answer_caption(plan)
+    for *_, linestyle, run in plan["a"]:
+        measure = sweep_read.time_measure(run.series)
+        assert f"{run.short_title}, {measure}" in caption
+        assert (linestyle == "--") == (measure == sweep_read.TIME_TO_STOP)
+    assert {measure for *_, run in plan["a"] for measure in [sweep_read.time_measure(run.series)]} == {
+        sweep_read.TIME_TO_SOLUTION, sweep_read.TIME_TO_STOP}  # the committed runs draw both kinds
+    for _, counts, _, _ in plan["b"]:
+        assert set(counts) <= {parameter_count(n) for n in C4_ORDERS}
+    for run in (run for run in all_runs if run.series):
+        measure = sweep_read.time_measure(run.series)
+        for figure in (sweep_figures.TIME_VS_GRID_SIZE, sweep_figures.TIME_VS_ZERNIKE_ORDER):
+            text = figure.caption(run)
+            assert measure in text
+            assert run.title in text
+            estimated = any(r["estimated"] for name in sweep_figures.PAPER_SERIES
+                            for r in run.series.get(name, {}).values())
+            assert ("estimated, not run" in text) == estimated
+
+
+def test_an_estimated_point_is_never_on_the_measured_points_solid_line():
+    """The GPU reference run estimated NumPy at npix 512, n >= 6: drawn hollow on a dotted line, never on the solid
+    line of its measured points."""
+    import matplotlib.figure
+
+    from replication.studies.sweep import figures as sweep_figures
+
+    (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
+    points = {key: record for key, record in gpu.series[NUMPY].items() if key[0] == 512}
+    estimated = {key[1] for key, record in points.items() if record["estimated"]}
+    assert estimated, "the GPU run estimated none of NumPy's points at npix 512: choose another grid"
+    axis = matplotlib.figure.Figure().subplots()
+    sweep_figures.plot_series(axis, points, NUMPY, lambda key: key[1])
+    solid = [set(line.get_xdata()) for line in axis.get_lines() if line.get_linestyle() == "-"
+             and len(line.get_xdata()) > 1 and line.get_marker() in ("None", "", None)]
+    assert solid
+    assert not any(xs & estimated for xs in solid)
+    dotted = [set(line.get_xdata()) for line in axis.get_lines() if line.get_linestyle() == ":"]
+    assert any(estimated <= xs for xs in dotted)
+    hollow = {x for line in axis.get_lines() if line.get_markerfacecolor() == "white" for x in line.get_xdata()}
+    assert hollow == estimated
+
+
 def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
     """C1 and C2 rest on a run judged by time to stop: the table says "not measured with today's rule", no verdict;
     the caveat gives the old value as indicative, with its limits."""

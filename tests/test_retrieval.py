@@ -124,6 +124,13 @@ def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypat
         assert cold["distance"] is not None
         assert cold["target_s"] is None or 0 < cold["target_s"] <= cold["total_s"]
         assert (cold_start.ending(cold, judge) == "global optimum") == (cold["distance"] <= 0.1)
+    assert all((r["profile"], r["tol"], r["threads"]) == ("tiny", retrieval.TOL, 1) for r in records)
+    for lost in ("settings.json", "runs.jsonl"):
+        (tmp_path / lost).unlink()
+    kept = (tmp_path / "points.jsonl").read_bytes()
+    with pytest.raises(ValueError, match=r"points\.jsonl: line 1: recorded under other settings.* tol = 1e-08"):
+        retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, tol=1e-6, quiet=True)
+    assert (tmp_path / "points.jsonl").read_bytes() == kept
 
 
 def test_a_cold_start_is_judged_by_its_distance_from_the_polished_optimum_with_amp_folded():

@@ -5,7 +5,7 @@ import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
 
-from replication.claims import parameter_count
+from replication.claims import C4_ORDERS, parameter_count
 from replication.claims.mechanism import decomposition, decomposition_run
 from replication.core.judging import per_size_medians
 from replication.core.plotting import Figure, draw_ratio, save, subplots
@@ -18,7 +18,7 @@ from replication.core.series import (
     TORCH_DIFFERENCES,
 )
 from replication.studies.sweep.figures import figure_run
-from replication.studies.sweep.read import speedups
+from replication.studies.sweep.read import TIME_TO_SOLUTION, speedups, time_measure
 
 RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
                  (TORCH_CPU, TORCH_CUDA): "tab:purple"}
@@ -38,8 +38,9 @@ def answer_runs(all_runs):
 
 def answer_plan(all_runs):
     """What the answer's figure draws, without drawing (the report's caption reads it too): {"cpu": the run of the
-    CPU ratios, "gpu": of the GPU ratios, "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour)],
-    "b": [(label, P, Ratios, colour)], "guide": (P, ratios of a slope-1 line) or None}."""
+    CPU ratios, "gpu": of the GPU ratios, "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour,
+    linestyle: dashed for a run timed to the optimiser's stop, the run)], "b": [(label, P, Ratios, colour)] at C4's
+    orders, "guide": (P, ratios of a slope-1 line) or None}."""
     cpu_run, gpu = answer_runs(all_runs)
     plan = {"cpu": cpu_run, "gpu": gpu, "npix": None, "a": [], "b": [], "guide": None}
     for run, pairs in ((cpu_run, [(NUMPY, TORCH_CPU)]), (gpu, [(NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA)])):
@@ -47,7 +48,7 @@ def answer_plan(all_runs):
             by_npix = per_size_medians(speedups(run.series, slow, fast), 0)
             if by_npix:
                 plan["a"].append((f"{slow} / {fast}", list(by_npix), list(by_npix.values()),
-                                  RATIO_COLOURS[(slow, fast)]))
+                                  RATIO_COLOURS[(slow, fast)], line_of(run), run))
     if cpu_run is None:
         return plan
     c4 = decomposition(cpu_run.series).get("c4", {})
@@ -56,7 +57,8 @@ def answer_plan(all_runs):
     for (slow, fast), colour, text in (((NUMPY, TORCH_CPU), "tab:orange", "paper's: NumPy differences / autograd"),
                                        ((NUMPY_ADJOINT, TORCH_ADJOINT), "tab:blue", "exact gradient both sides"),
                                        ((NUMPY, TORCH_DIFFERENCES), "tab:red", "differences both sides")):
-        ratios = {k[1]: v for k, v in speedups(cpu_run.series, slow, fast).items() if k[0] == npix}
+        ratios = {k[1]: v for k, v in speedups(cpu_run.series, slow, fast).items() if k[0] == npix
+                  and k[1] in C4_ORDERS}
         if len(ratios) >= 2:
             orders = sorted(ratios)
             plan["b"].append((text, [parameter_count(n) for n in orders], [ratios[n] for n in orders], colour))
@@ -64,6 +66,11 @@ def answer_plan(all_runs):
         _, counts, ratios, _ = plan["b"][0]
         plan["guide"] = (counts, [float(ratios[0]) * count / counts[0] for count in counts])
     return plan
+
+
+def line_of(run):
+    """A run's line style in panel (a): solid for times to solution, dashed for times to the optimiser's stop."""
+    return "-" if time_measure(run.series) == TIME_TO_SOLUTION else "--"
 
 
 ANSWER = Figure("fig0_answer", lambda all_runs: answer_caption(answer_plan(all_runs)))
@@ -75,22 +82,23 @@ def answer_figure(all_runs, folder):
     with the range over repeats), with the paper's 10x and 100x; (b) NumPy / torch against the parameter count P at
     one grid size, log-log, with a slope-1 guide and the same ratio with one gradient on both sides."""
     plan = answer_plan(all_runs)
-    figure, (left, right) = subplots(1, 2, figsize=(11, 4.0))
-    for label, sizes, medians, colour in plan["a"]:
-        draw_ratio(left, sizes, medians, colour, label)
+    figure, (left, right) = subplots(1, 2, figsize=(11, 4.3))
+    for label, sizes, medians, colour, linestyle, run in plan["a"]:
+        draw_ratio(left, sizes, medians, colour, f"{label}: {run.short_title}, {time_measure(run.series)}",
+                   linestyle=linestyle)
     for value, text in ((10, "paper: ~10x (CPU)"), (100, "paper: ~100x (GPU)")):
         left.axhline(value, color="grey", linestyle="--", linewidth=1)
         left.text(0.02, value * 1.08, text, color="grey", fontsize=8, transform=left.get_yaxis_transform())
     left.axhline(1, color="black", linewidth=0.8)
     left.set(xscale="log", yscale="log", xlabel="grid size npix (pixels)", ylabel="speed-up (ratio of times)",
              title="(a) speed-up against grid size, median over orders")
-    sizes = sorted({npix for _, found, _, _ in plan["a"] for npix in found})  # ticks after the scale is set
+    sizes = sorted({npix for _, found, *_ in plan["a"] for npix in found})  # ticks after the scale is set
     if sizes:
         left.set_xticks(sizes)
     left.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     left.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     if plan["a"]:
-        left.legend(fontsize=7, loc="lower right")
+        left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16))
     for label, counts, ratios, colour in plan["b"]:
         draw_ratio(right, counts, ratios, colour, label)
     if plan["guide"]:
@@ -110,10 +118,16 @@ def answer_caption(plan):
     """The answer figure's caption, naming only what it draws and from which runs."""
     parts = []
     if plan["a"]:
-        runs = [run.short_title for run in (plan["cpu"], plan["gpu"]) if run is not None]
-        parts.append(f"(a) {', '.join(label for label, *_ in plan['a'])}; {'; '.join(dict.fromkeys(runs))}")
+        groups = {}
+        for label, *_, run in plan["a"]:
+            groups.setdefault(run.folder, (run, []))[1].append(label)
+        parts.append("(a) " + "; ".join(
+            f"{' and '.join(labels)}: {run.short_title}, {time_measure(run.series)}"
+            f"{'' if line_of(run) == '-' else ' (dashed)'}" for run, labels in groups.values()))
     if plan["b"]:
-        parts.append(f"(b) npix {plan['npix']}: {', '.join(label for label, *_ in plan['b'])}, and a slope-1 guide; "
-                     f"{plan['cpu'].short_title}")
+        counts = ", ".join(str(parameter_count(n)) for n in C4_ORDERS)
+        parts.append(f"(b) npix {plan['npix']}, P = {counts} (n = {', '.join(map(str, C4_ORDERS))}, C4's orders): "
+                     f"{', '.join(label for label, *_ in plan['b'])}, and a slope-1 guide; {plan['cpu'].short_title}, "
+                     f"{time_measure(plan['cpu'].series)}")
     return ("The answer in one figure. " + ". ".join(parts) + ". Error bars: range over repeats; open triangles: "
             "bounds") if parts else None

@@ -90,14 +90,15 @@ def shown_run(candidates, rank=lambda run: 0):
     return own[0] if own else max(candidates, key=lambda run: (rank(run), run.info["created"]), default=None)
 
 
-def draw_ratio(axis, xs, ratios, colour, label, marker="o"):
+def draw_ratio(axis, xs, ratios, colour, label, marker="o", linestyle="-"):
     """Ratios (judging.Ratio) against xs: values joined by a line with their range over repeats as error bars,
     bounds as open triangles pointing where the value may lie (never on the line)."""
     values = [(x, r) for x, r in zip(xs, ratios, strict=True) if r.kind == VALUE]
     if values:
         x, r = zip(*values, strict=True)
         axis.errorbar(x, [float(v) for v in r], yerr=[[float(v) - v.low for v in r], [v.high - float(v) for v in r]],
-                      color=colour, marker=marker, markersize=4, capsize=2, linewidth=1.5, label=label)
+                      color=colour, marker=marker, markersize=4, capsize=2, linewidth=1.5, label=label,
+                      linestyle=linestyle)
     for x, r in zip(xs, ratios, strict=True):
         if r.kind in (AT_LEAST, AT_MOST):
             axis.plot(x, float(r), "^" if r.kind == AT_LEAST else "v", color=colour, markerfacecolor="none",

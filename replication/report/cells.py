@@ -99,21 +99,27 @@ C5A_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
 BFGS). Other series (float64 gradient variants, the on-device BFGS, JAX) are reported beside it, not judged."""
 
 
-def c5_parts(run, series, objective):
-    """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
+def c5a_pairs(run, series, objective):
+    """C5a's pairs of one run under one objective: (the cross-check's and the sweep's pairs of the paper's float64
+    series, which C5a judges; the pairs of other series, reported beside it)."""
     crosscheck = crosscheck_read.crosscheck_differences(run.crosscheck, objective)
     name = run.judged(objective)[0]
     differences = sweep_read.fit_differences(series, optima=run.optima.get(name))
-    endings = sweep_read.endings(series) + [
-        ended_at_optimum(fit) for fit in crosscheck_fits(run.crosscheck)
-        if fit.get("objective", "cauchy") == objective and fit.get("convergence")]
 
     def paper_pair(row):
         return row["series"] in C5A_SERIES and row.get("against", NUMPY) in C5A_SERIES
 
     judged = [[row for row in rows if paper_pair(row)] for rows in (crosscheck, differences)]
-    others = [row for row in crosscheck + differences if not paper_pair(row)]
-    return (claim_verdicts.verdict_c5a(*judged), claim_verdicts.verdict_c5b(endings), judged[1],
+    return judged[0], judged[1], [row for row in crosscheck + differences if not paper_pair(row)]
+
+
+def c5_parts(run, series, objective):
+    """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
+    crosscheck, differences, others = c5a_pairs(run, series, objective)
+    endings = sweep_read.endings(series) + [
+        ended_at_optimum(fit) for fit in crosscheck_fits(run.crosscheck)
+        if fit.get("objective", "cauchy") == objective and fit.get("convergence")]
+    return (claim_verdicts.verdict_c5a(crosscheck, differences), claim_verdicts.verdict_c5b(endings), differences,
             claim_verdicts.verdict_c5a(others, []))
 
 

@@ -25,6 +25,7 @@ from replication.report import load
 from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
+from replication.report.sensitivity import sensitivity_table
 from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import closure_summary, pyoof_lines, ratio_text, simulated_beside
@@ -120,6 +121,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "answer_figure": answer_figure_shown(all_runs, figures, output),
         "claim_tables": tables, "claims": CLAIMS, "rules": RULES, "judged_runs": judged,
         "independence": machine_kinds(all_runs),
+        "sensitivity": sensitivity_table(judged, sections),
         "runs": sections,
         "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if load.judges_claims(run)],
         "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
@@ -316,7 +318,7 @@ def claims_summary(text):
     lines = text.splitlines()
     tables = []
     for start, line in enumerate(lines):
-        if line.startswith("| Claim |") and not line.startswith("| Claim | The paper"):
+        if line.startswith("| Claim |") and not line.startswith(("| Claim | The paper", "| Claim | Rule |")):
             end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
             title = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].startswith("#")), "")
             tables.append("\n".join([title.lstrip("# "), *lines[start:end]]))

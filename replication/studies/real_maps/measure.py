@@ -255,7 +255,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     environment |= {f"config_{o.source.name}": config_record(o.source) for o in observations}
     identity = {key: environment[key] for key in environment
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
-    measurement.check_identity(folder, identity)
+    measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE))
     check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
@@ -269,15 +269,27 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, count, "real maps", "fit", quiet) as (run_id, bar):
         for observation in observations:
-            observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar)
-            fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar)
+            stamp = stamp_of(identity, observation.source.name, run_id)
+            observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar)
+            fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar)
             if observation.source.name in missing:
                 last = done.get((observation.source.name, orders[-1])) or read_stage(folder, observation, orders[-1])
-                write_source(folder, observation, last["optimum"]["x"], orders[-1], npix, run_id)
+                write_source(folder, observation, last["optimum"]["x"], orders[-1], npix, stamp)
     return count
 
 
-def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, bar):
+STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target")
+"""The settings every real-maps record carries beside its source's maps hash (since 2026-12-03), so that a folder
+whose settings.json and runs.jsonl were lost still refuses to resume under other settings or on other maps."""
+
+
+def stamp_of(identity: dict, name: str, run_id: str) -> dict:
+    """What each record of one source carries: its run id, the maps' SHA-256, the settings of STAMPED."""
+    return {"run_id": run_id, f"maps_sha256_{name}": identity[f"maps_sha256_{name}"]} | {
+        key: identity[key] for key in STAMPED}
+
+
+def with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar):
     """The observation with its source's taper: the one recorded, else chosen now (choose_taper) and recorded."""
     name = observation.source.name
     if name in tapers:
@@ -285,13 +297,13 @@ def with_chosen_taper(folder, observation, tapers, orders, npix, tol, run_id, ba
     bar.set_postfix_str(f"{name}: choosing the taper")
     observation, profile = choose_taper(observation, orders, npix, tol)
     path = folder / TAPERS_FILE
-    record = {"source": name, "sigma": observation.sigma, "run_id": run_id,
-              "profile": [[sigma, finite_or_none(fun)] for sigma, fun in profile.items()]}
+    record = stamp | {"source": name, "sigma": observation.sigma,
+                      "profile": [[sigma, finite_or_none(fun)] for sigma, fun in profile.items()]}
     append_record(path, as_written(path, 0, record, check_real_taper))
     return observation
 
 
-def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, bar):
+def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar):
     """Every stage of one source not yet done, in order, each from the last one's optimum, each written as it
     ends."""
     name, previous = observation.source.name, None
@@ -307,7 +319,7 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, run_id, ba
         p0 = first_start(setup, observation) if previous is None else next_start(np.array(previous), setup.nparams)
         record = run_stage(observation, order, p0, impls, repeats, npix, tol, bar)
         path = folder / STAGES_FILE
-        append_record(path, as_written(path, 0, record | {"run_id": run_id}, check_real_stage))
+        append_record(path, as_written(path, 0, stamp | record, check_real_stage))
         previous = record["optimum"]["x"]
 
 
@@ -317,14 +329,14 @@ def read_stage(folder, observation, order):
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
-def write_source(folder, observation, x, order, npix, run_id):
+def write_source(folder, observation, x, order, npix, stamp):
     """A source's residual maps and summary at its last stage's optimum."""
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     write_surface(folder / f"surface-{observation.source.name}.txt", observation, x, order, npix)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
-    record |= {"run_id": run_id, "config": config_record(observation.source),
+    record = stamp | record | {"config": config_record(observation.source),
                "other_objective": other_objective(observation, x, order, npix)}
     append_record(path, as_written(path, 0, record, check_real_source))
 

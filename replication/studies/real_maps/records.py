@@ -38,9 +38,22 @@ REAL_SOURCE = {"source": str, "title": str, "order": int, "npix": int, "sigma": 
 """What the report says of one source of real maps beside its fits."""
 
 
+STAMP = {"npix": int, "orders": list, "objective": str, "repeats": int, "tol": NUMBER, "tapers": list,
+         "target": NUMBER}
+"""The settings each real-maps record carries beside its maps' SHA-256 (key maps_sha256_<source>), since 2026-12-03:
+what a resume compares where settings.json and runs.jsonl are lost."""
+
+
+def check_stamp(path, number, record):
+    """A record's stamp (STAMP and its source's maps hash), where it carries one (records since 2026-12-03)."""
+    if "maps_sha256_" + str(record.get("source")) in record:
+        check_record(path, number, record, STAMP | {"maps_sha256_" + record["source"]: str})
+
+
 def check_real_stage(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a real-maps stage record as read: an error names the file, the line and the key."""
     check_record(path, number, record, REAL_STAGE)
+    check_stamp(path, number, record)
     size = len(record["optimum"]["x"])
     check_vectors(path, number, {"start": record["start"], "optimum.x": record["optimum"]["x"],
                                  "optimum.stderr": record["optimum"]["stderr"]}, size)
@@ -66,6 +79,7 @@ def check_real_stage(path: pathlib.Path, number: int, record: dict) -> None:
 def check_real_source(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a real-maps source record as read."""
     check_record(path, number, record, REAL_SOURCE)
+    check_stamp(path, number, record)
     check_vectors(path, number, {"noise": record["noise"], "residual_rms": record["residual_rms"]}, 3)
 
 
@@ -76,6 +90,7 @@ REAL_TAPER = {"source": str, "sigma": NUMBER, "profile": list}
 def check_real_taper(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a real-maps taper record as read."""
     check_record(path, number, record, REAL_TAPER)
+    check_stamp(path, number, record)
     if not all(isinstance(p, list) and len(p) == 2 and is_a(p[0], NUMBER) and is_a(p[1], MAYBE_NUMBER)
                for p in record["profile"]):
         raise RunError(f"{path}: line {number}, key 'profile': expected [sigma, objective] pairs")

@@ -27,6 +27,9 @@ from replication.studies.sweep import timing
 from replication.studies.sweep.timing import fingerprint, fit_outcome
 
 IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
+STAMPED = ("profile", "tol", "threads")
+"""The settings every fit's record carries (since 2026-12-03): a folder whose settings.json and runs.jsonl were lost
+still refuses to resume under others."""
 """What a retrieval folder's fits are measured under: its settings, the host and the trees' versions."""
 FIRST_STAGE = 2
 """The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""
@@ -163,7 +166,7 @@ def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False)
             "kind": "retrieval", "profile": profile, "tol": tol,
             "profile_settings": dataclasses.asdict(RETRIEVAL_PROFILES[profile])}
     identity = {key: environment[key] for key in IDENTITY}
-    measurement.check_identity(results_dir, identity)
+    measurement.check_identity(results_dir, identity, records=(points_path.name,))
     records = read_retrieval(points_path, repair=True)
     done = {record_key(record) for record in records}
     judges = {truth_key(record): record for record in records if record["start"] == FROM_TRUTH}
@@ -182,8 +185,8 @@ def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False)
         for point, fits in todo.items():
             bar.set_postfix_str(f"npix={point[0]} nzern={point[1]} rms={point[2]:g} seed={point[3]}")
             for record in fit_truth(point, fits, tol, warmed, judges.get(point)):
-                append_record(points_path, as_written(points_path, 0, record | {"run_id": run_id},
-                                                      check_retrieval_record))
+                stamp = {"run_id": run_id} | {key: identity[key] for key in STAMPED}
+                append_record(points_path, as_written(points_path, 0, record | stamp, check_retrieval_record))
                 bar.update()
     return count
 

@@ -21,11 +21,16 @@ RETRIEVAL_RECORD = {"impl": str, "dtype": str, "npix": int, "nzern": int, "rms":
           "total_s": NUMBER, "outcome": {"nit": int, "nfev": int, "success": bool, "message": str,
                                           "fun": MAYBE_NUMBER, "x": list}, "phase_error_rms": MAYBE_NUMBER}
 """What every retrieval record holds; the truth-started one also holds phase_stderr_rms."""
+STAMP = {"profile": str, "tol": NUMBER, "threads": int}
+"""The settings a record carries since 2026-12-03 (checked where it has them: the run's settings, kept with every
+fit)."""
 
 
 def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a retrieval record as read: an error names the file, the line and the key."""
     check_record(path, number, record, RETRIEVAL_RECORD)
+    if "profile" in record:
+        check_record(path, number, record, STAMP)
     if record["start"] not in STARTS:
         raise RunError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
     series_of(path, number, record)

@@ -20,19 +20,30 @@ from replication.core.series import (
 )
 from replication.core.simulation import identifiable
 from replication.studies.crosscheck.records import crosscheck_fits, fit_series
-from replication.studies.sweep.read import complete_sizes, is_solution, repeat_times, seconds, timed_to_targets
+from replication.studies.sweep.read import (
+    complete_sizes,
+    is_solution,
+    repeat_times,
+    seconds,
+    time_measure,
+    timed_to_targets,
+)
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
 
 
 def plot_series(axis, points, name, x_of):
-    """One series' times against x: solutions joined by a line (estimated points hollow), fits that are not
-    solutions (sweep.read.how_it_ended) as crosses, off the line."""
+    """One series' times against x: measured solutions joined by a solid line, estimated points hollow and joined
+    to their neighbours by a dotted one only, fits that are not solutions (sweep.read.how_it_ended) as crosses, off
+    the line."""
     colour = series_colour(name)
     keys = sorted((key for key in points if identifiable(*key)), key=x_of)  # a rank-deficient point is no fit
     solved = [key for key in keys if is_solution(points[key])]
-    axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], "-", color=colour, linewidth=1.5,
+    measured = [key for key in solved if not points[key]["estimated"]]
+    if len(measured) < len(solved):
+        axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], ":", color=colour, linewidth=1.2)
+    axis.plot([x_of(k) for k in measured], [seconds(points[k]) for k in measured], "-", color=colour, linewidth=1.5,
               label=str(name))
     for key in keys:
         if key in solved:
@@ -61,8 +72,8 @@ def series_legend(figure, names, marks):
     handles = [Line2D([], [], color=series_colour(name), linewidth=2) for name in names]
     labels = [str(name) for name in names]
     if estimated:
-        handles.append(Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=""))
-        labels.append("estimated, not run")
+        handles.append(Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle=":"))
+        labels.append("estimated, not run (dotted)")
     if unsolved:
         handles.append(Line2D([], [], color="black", marker="x", linestyle=""))
         labels.append("never reached its target (time a bound) or not a solution")
@@ -80,7 +91,7 @@ def plot_panels(run, names, fixed, values, x_label):
                 plot_series(axis, selected, name, lambda k: k[1 - fixed])
         axis.set(yscale="log", xlabel=x_label,
                  title=f"Zernike order n = {value}" if fixed == 1 else f"npix = {value}")
-    axes[0, 0].set_ylabel("time to solution (s)")
+    axes[0, 0].set_ylabel(f"{time_measure(run.series)} (s)")
     return figure, axes
 
 
@@ -102,16 +113,24 @@ def paper_figure_caption(run):
     """Figure 1's caption: the orders and series drawn, and the run."""
     series = ", ".join(str(name) for name in PAPER_SERIES if name in run.series)
     orders = ", ".join(map(str, grid_size_orders(run)))
-    return f"(the paper's figure): time to solution against grid size at n = {orders}; {series}; {run.title}"
+    return (f"(the paper's figure): {time_measure(run.series)} against grid size at n = {orders}; {series}; "
+            f"{run.title}{estimated_words(run)}")
+
+
+def estimated_words(run):
+    """'; hollow points on dotted lines: estimated, not run' where the run's paper series hold an estimate."""
+    estimated = any(record["estimated"] for name in PAPER_SERIES for record in run.series.get(name, {}).values())
+    return "; hollow points on dotted lines: estimated, not run" if estimated else ""
 
 
 TIME_VS_GRID_SIZE = Figure("fig1_time_vs_grid_size", paper_figure_caption)
-TIME_VS_ZERNIKE_ORDER = Figure("fig2_time_vs_zernike_order",
-                               lambda run: f"time to solution against the Zernike order; {run.title}")
+TIME_VS_ZERNIKE_ORDER = Figure("fig2_time_vs_zernike_order", lambda run: (
+    f"{time_measure(run.series)} against the Zernike order; {run.title}{estimated_words(run)}"))
 SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torch-cpu against grid size: each run "
                               "judged by time to target in a colour, the runs of the older rule (time to stop) in "
                               "grey (median over orders; open triangles: bounds)")
-OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: f"the series the paper did not draw; {run.title}")
+OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: (
+    f"the series the paper did not draw, {time_measure(run.series)}; {run.title}"))
 AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
                                                   "(the sweep's: each point's last repeat)"
                                                   if fit_distances(run) else "NumPy against torch fits, Cauchy")
@@ -131,8 +150,8 @@ def time_vs_grid_size(run, folder, names=PAPER_SERIES):
     for axis in axes.flat:
         log_size_axis(axis, sizes)
     series_legend(figure, names, marks_drawn(run, names, lambda key: key[1] in orders))
-    figure.suptitle(f"Time to solution against grid size (median of repeats, bar: their range; setup + fit)\n"
-                    f"{run.title}", y=1.06)
+    figure.suptitle(f"{time_measure(run.series).capitalize()} against grid size (median of repeats, bar: their "
+                    f"range; setup + fit)\n{run.title}", y=1.06)
     return save(figure, folder, TIME_VS_GRID_SIZE.stem)
 
 
@@ -144,8 +163,8 @@ def time_vs_zernike_order(run, folder, names=PAPER_SERIES):
     chosen = sorted({sizes[0], *(npix for npix in (256, 512) if npix in sizes), sizes[-1]})
     figure, _ = plot_panels(run, names, 0, chosen, "Zernike order n")
     series_legend(figure, names, marks_drawn(run, names, lambda key: key[0] in chosen))
-    figure.suptitle(f"Time to solution against Zernike order at fixed grid size (bar: range of repeats)\n{run.title}",
-                    y=1.06)
+    figure.suptitle(f"{time_measure(run.series).capitalize()} against Zernike order at fixed grid size (bar: range "
+                    f"of repeats)\n{run.title}", y=1.06)
     return save(figure, folder, TIME_VS_ZERNIKE_ORDER.stem)
 
 
@@ -175,7 +194,7 @@ def other_series(run, folder):
         log_size_axis(axis, sorted(sizes))
         axis.set(yscale="log", xlabel="grid size npix (pixels)", title=f"{title}, n = {nzern}")
         axis.legend(fontsize=6.5, loc="upper left")
-    axes[0, 0].set_ylabel("time to solution (s)")
+    axes[0, 0].set_ylabel(f"{time_measure(run.series)} (s)")
     figure.suptitle(f"The series the paper did not draw (crosses: not a solution)\n{run.title}", y=1.06)
     return save(figure, folder, OTHER_SERIES_FIGURE.stem)
 

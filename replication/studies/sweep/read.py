@@ -230,6 +230,16 @@ def timed_to_targets(series):
     return any(timed_to_target(record) for points in series.values() for record in points.values())
 
 
+TIME_TO_SOLUTION, TIME_TO_STOP = "time to solution", "time to the optimiser's stop"
+"""What a sweep's times measure: to the first evaluation within the target of the optimum (runs since 2026-12-02),
+or to the optimiser's stop (older runs)."""
+
+
+def time_measure(series) -> str:
+    """The words for what a sweep's times measure (TIME_TO_SOLUTION or TIME_TO_STOP)."""
+    return TIME_TO_SOLUTION if timed_to_targets(series) else TIME_TO_STOP
+
+
 def exact_stderr(outcome):
     """The standard errors of a fit's outcome that rules use (simulation.judging_stderr: sandwich where recorded, else
     the exact inverse Hessian's), or None without an exact account."""
