@@ -152,7 +152,7 @@ def test_a_fit_whose_objective_overflows_fails_and_says_why(package):
     [
         ('{"impl": "numpy", "dtype": "float64", "npix": "abc", "nzern": 2}', ["line 1", "'npix'", "int"]),
         ('{"impl": "numpy", "dtype": "float64"}', ["line 1", "no key 'npix'"]),
-        ("null", ["line 1", "not a record"]),
+        ("null", ["line 1", "expected a record, got null"]),
     ],
 )
 def test_malformed_point_records_are_errors_naming_file_line_and_key(line, words, tmp_path, empty_references):

@@ -53,7 +53,7 @@ def test_a_null_where_a_number_is_required_is_refused_naming_file_line_and_key(l
     record["fit_s"]["median"] = None
     damaged = tmp_path / "points.jsonl"
     damaged.write_text(json.dumps(record) + "\n")
-    with pytest.raises(ValueError, match=r"points.jsonl: line 1, key 'median': expected a number, got null"):
+    with pytest.raises(ValueError, match=r"points.jsonl: line 1, key 'fit_s.median': expected a number, got null"):
         read_points(damaged)
 
 

@@ -13,7 +13,7 @@ from conftest import run_command
 
 from replication import cli
 from replication.core import paths, registry, runs
-from replication.core.environment import machine_record
+from replication.core.environment import environment_record, machine_record
 from replication.core.paths import PAPER, REFERENCE, ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
@@ -150,7 +150,7 @@ def test_a_sweep_whose_settings_and_sessions_were_lost_still_refuses_other_setti
 def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
     run = runs.create_run(tmp_path / "run", machine_record())
     (run / "crosscheck").mkdir()
-    finished = json.dumps({"points": "smoke", "checks": [], "environment": {}})
+    finished = json.dumps({"points": "smoke", "checks": [], "environment": environment_record(1)})
     (run / "crosscheck" / "crosscheck.json").write_text(finished)
     completed = cli_run("crosscheck", "--points", "smoke", "--run", str(run))
     assert completed.returncode == 0

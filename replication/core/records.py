@@ -7,6 +7,9 @@ import json
 import math
 import pathlib
 import re
+from typing import Annotated
+
+import msgspec
 
 from replication.core import registry
 from replication.core.results import RunError, dumps, is_a, read_records
@@ -14,6 +17,54 @@ from replication.core.results import RunError, dumps, is_a, read_records
 RECORD_SCHEMA = 2
 """Version of the point and retrieval records written now (key "schema"; records without it are version 1, whose
 gradient names and labels series.Series.of and crosscheck_fits convert)."""
+
+
+class Record(msgspec.Struct, kw_only=True):
+    """A record kind as a typed model (msgspec): each field the readers use, with its type; keys a model does not
+    name are kept and not checked (an older or newer record's extras). A record is checked against its model as it is
+    read and before it is written (as_written), so that what the model admits is what every reader handles."""
+
+
+Number = float
+"""A number (an int or a float; never a bool: models are checked strictly)."""
+MaybeNumber = float | None
+"""A number the writer may have recorded as null because it was not finite (see MAYBE_NUMBER)."""
+Seconds = Annotated[float, msgspec.Meta(gt=0)]
+"""A time (seconds), positive."""
+Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A count (evaluations, iterations, repeats), not negative."""
+Vector = list[float | None]
+"""One number per parameter (null: not finite); its length is checked against the record's parameter count."""
+
+
+def check_typed(path, number, record, model: type[Record], place: str = "line") -> dict:
+    """record checked against its model (strictly: no conversion of a string to a number or of a number to a bool);
+    an error names the file, the place (a line, an item of a list) and the field, in one line."""
+    try:
+        msgspec.convert(record, type=model, strict=True)
+    except msgspec.ValidationError as error:
+        raise RunError(f"{path}: {place} {number}{field_problem(str(error))}") from None
+    return record
+
+
+WORDS = (("`float | null`", "a number or null"), ("`float`", "a number"), ("`array`", "a list"),
+         ("`object`", "a record"), ("`array | null`", "a list or null"), ("`object | null`", "a record or null"))
+"""msgspec's names of JSON kinds, in the words the harness's other refusals use."""
+
+
+def field_problem(message: str) -> str:
+    """msgspec's 'Expected `int`, got `str` - at `$.outcome.nit`' as ", key 'outcome.nit': expected int, got str";
+    a missing field as " has no key 'outcome.nit'"."""
+    what, _, where = message.partition(" - at `$")
+    where = where.rstrip("`").lstrip(".")
+    missing = re.fullmatch(r"Object missing required field `(.*)`", what)
+    if missing:
+        return f" has no key '{where + '.' if where else ''}{missing.group(1)}'"
+    for kind, words in WORDS:
+        what = what.replace(kind, words)
+    what = what.replace("`", "")
+    what = what[:1].lower() + what[1:]
+    return f", key '{where}': {what}" if where else f": {what}"
 
 
 MAYBE_NUMBER = (int, float, type(None))
@@ -85,17 +136,60 @@ def latest_of_each(records: list[dict], key_of) -> list[dict]:
     return [record for number, record in enumerate(records) if last[key_of(record)] == number]
 
 
-RUN_RECORD = {"run_id": str, "date": str, "hostname": str, "cpu": str, "cpu_count": int, "gpu": (str, type(None)),
-              "threads": int, "torch_threads": int, "python": str, "git_commit": (str, type(None)),
-              **dict.fromkeys(registry.version_keys(), str)}
-"""What every session's record in a runs.jsonl holds (environment.environment_record and the run id): what the
-appendices print of each session."""
+class Mirror(Record):
+    """C6 of a run's own model code: the share of lines alike between the trees, over how many lines."""
+
+    share: Number
+    total: Count
+
+
+class ModelCode(Record):
+    """The model code a session measured with (model_code.identity): its hash, each module's, and C6 of it."""
+
+    hash: str
+    modules: dict[str, str]
+    mirror: Mirror | None = None
+
+
+class Blas(Record):
+    internal_api: str | None = None
+    num_threads: int | None = None
+    version: str | None = None
+    architecture: str | None = None
+
+
+Environment = msgspec.defstruct(
+    "Environment", [("date", str), ("hostname", str), ("cpu", str), ("cpu_count", Annotated[int, msgspec.Meta(ge=1)]),
+                    ("gpu", str | None), ("threads", Annotated[int, msgspec.Meta(ge=1)]), ("torch_threads", int),
+                    ("python", str), ("git_commit", str | None),
+                    *((key, str) for key in registry.version_keys()),
+                    ("model_code", ModelCode | None, None), ("blas", list[Blas] | None, None),
+                    ("allocator_env", dict[str, str | None] | None, None), ("malloc_kept", bool | None, None),
+                    ("cuda_available", bool | None, None), ("cuda_version", str | None, None),
+                    ("scipy_fft_workers", int | None, None)],
+    bases=(Record,), kw_only=True, module=__name__)
+"""What every session records of the machine and the software (environment.environment_record), in a runs.jsonl, a
+cross-check or a bench: what the appendices print, and the model code the report compares with main's."""
+
+
+RunRecord = msgspec.defstruct("RunRecord", [("run_id", str)], bases=(Environment,), kw_only=True, module=__name__)
+"""A session's record in a runs.jsonl: its environment and its run id."""
+
+
+def check_environment(path, number, record, place="line"):
+    """An environment record (Environment), its machine's names in MACHINE_TEXT."""
+    check_typed(path, number, record, Environment, place)
+    check_machine_text(path, "", record, number)
+
+
+def check_run_record(path, number, record):
+    check_typed(path, number, record, RunRecord)
+    check_machine_text(path, "", record, number)
 
 
 def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
     """The validated session records of a sweep's or a retrieval's runs.jsonl."""
-    return read_records(path, repair=repair, schema=RUN_RECORD,
-                        check=lambda path, number, record: check_machine_text(path, "", record, number))
+    return read_records(path, repair=repair, check=check_run_record)
 
 
 def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:

@@ -192,37 +192,13 @@ def is_a(value, kind):
     return bool in kinds if isinstance(value, bool) else isinstance(value, kinds)
 
 
-def kind_name(kind):
-    """'int', 'a number', 'a number or null': what a schema entry admits, in words."""
-    if isinstance(kind, tuple):
-        return "a number or null" if type(None) in kind else "a number"
-    return kind.__name__
-
-
-def check_record(path, number, record, schema, place="line"):
-    """A record with every key of schema, each of its type ({key: type, or (type, ...), or a nested schema}); an
-    error names the file, the place (a line of a JSON-lines file, an item of a list) and the key."""
-    where = f"{path}: {place} {number}"
-    if not isinstance(record, dict):
-        raise RunError(f"{where} is not a record (got {json.dumps(record)[:80]})")
-    for key, kind in schema.items():
-        if key not in record:
-            raise RunError(f"{where} has no key {key!r}")
-        value = record[key]
-        if isinstance(kind, dict):
-            check_record(path, number, value, kind, place)
-        elif not is_a(value, kind):
-            raise RunError(f"{where}, key {key!r}: expected {kind_name(kind)}, got {json.dumps(value)[:80]}")
-    return record
-
-
-def read_records(path, repair=False, schema=None, check=None):
+def read_records(path, repair=False, check=None):
     """The records of a JSON-lines file; a truncated last line is reported and ignored.
 
     With repair=True the truncated tail is also cut from the file, so that appending goes on cleanly.
-    A damaged line anywhere else is an error: it means the file was edited, not interrupted. With a schema
-    (or a check(path, number, record) function), every record is validated and a bad one is an error naming
-    the file, the line and the key.
+    A damaged line anywhere else is an error: it means the file was edited, not interrupted. With a
+    check(path, number, record) function (a record's typed model, core.records.check_typed, and what it adds),
+    every record is validated and a bad one is an error naming the file, the line and the key.
     """
     path = pathlib.Path(path)
     if not path.exists():
@@ -247,8 +223,6 @@ def read_records(path, repair=False, schema=None, check=None):
             if repair:
                 replace_text(path, text[: len(text) - len(line)])
             return records
-        if schema is not None:
-            check_record(path, number, record, schema)
         if check is not None:
             check(path, number, record)
         records.append(record)

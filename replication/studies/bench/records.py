@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+from typing import Annotated
 
-from replication.core.records import load_json
-from replication.core.results import NUMBER, RunError, check_record, is_a
+import msgspec
+
+from replication.core.records import Number, Record, check_environment, check_typed, load_json
+from replication.core.results import RunError
+from replication.studies.sweep.records import Load
 
 BENCH_RENAMED = {"numpy_analytic_value_and_grad": "numpy_adjoint_value_and_grad",
                  "torch_analytic_value_and_grad": "torch_adjoint_value_and_grad"}
@@ -18,35 +22,52 @@ BENCH_ROW_TABLES = ("ms", "x_floor", "x_own_floor", "repeats", "warm_up_s")
 """The keys of a bench row that map step names to numbers."""
 
 
-BENCH_ROW = {"npix": int, "nzern": int, "threads": int, "ms": dict, "x_floor": dict}
-"""What every bench row holds (each step's milliseconds, and its multiple of the floors)."""
+Measure = Annotated[float, msgspec.Meta(ge=0)]
+"""A step's milliseconds, or its multiple of a floor: a number, not negative."""
+
+
+class BenchRow(Record):
+    """One grid of the bench: each step's milliseconds and its multiple of the floors (the steps of every row the
+    same), each walk's milliseconds by step where profiled, the load while it was measured (since 2026-12-03)."""
+
+    npix: int
+    nzern: int
+    threads: Annotated[int, msgspec.Meta(ge=1)]
+    ms: dict[str, Measure]
+    x_floor: dict[str, Measure]
+    x_own_floor: dict[str, Measure] | None = None
+    profile_ms: dict[str, dict[str, Number]] | None = None
+    load: Load | None = None
+
+
+class Bench(Record):
+    """bench.json: its rows and the sessions that measured them."""
+
+    rows: list[dict] = msgspec.field(default_factory=list)
+    environments: list[dict] = msgspec.field(default_factory=list)
 
 
 def read_bench(path: pathlib.Path) -> dict | None:
     """A bench.json (or None where the bench was not run), validated, its steps under today's names: the one
     conversion of older bench records (BENCH_RENAMED)."""
-    content = load_json(path, ("rows", "environments"))
+    content = load_json(path)
     if content is None:
         return None
+    check_typed(path, 1, content, Bench, "record")
+    for number, environment in enumerate(content.get("environments", []), 1):
+        check_environment(path, number, environment, "environments item")
     steps = None
     for number, row in enumerate(content.get("rows", []), 1):
-        check_record(path, number, row, BENCH_ROW, "rows item")
+        check_typed(path, number, row, BenchRow, "rows item")
         steps = set(row["ms"]) if steps is None else steps
-        for table in ("ms", "x_floor", *(["x_own_floor"] if "x_own_floor" in row else [])):
-            if not isinstance(row[table], dict) or set(row[table]) != steps or "floor_torch" not in steps:
+        for table in ("ms", "x_floor", *(["x_own_floor"] if row.get("x_own_floor") is not None else [])):
+            if set(row[table]) != steps or "floor_torch" not in steps:
                 raise RunError(f"{path}: rows item {number}, key {table!r}: expected the steps of the first row "
                                f"(floor_torch among them), got {', '.join(sorted(row[table]))[:80]}")
-        for table in ("ms", "x_floor", *(["x_own_floor"] if "x_own_floor" in row else [])):
             for step, value in row[table].items():
-                if not is_a(value, NUMBER) or not math.isfinite(value) or value < 0:
+                if not math.isfinite(value):
                     raise RunError(f"{path}: rows item {number}, key '{table}.{step}': expected a finite time or "
                                    f"ratio, got {json.dumps(value)[:80]}")
-        profile = row.get("profile_ms", {})
-        if not isinstance(profile, dict) or not all(
-                isinstance(steps, dict) and all(is_a(value, NUMBER) for value in steps.values())
-                for steps in profile.values()):
-            raise RunError(f"{path}: rows item {number}, key 'profile_ms': expected each walk's milliseconds by "
-                           f"step, got {json.dumps(profile)[:80]}")
     for row in content.get("rows", []):
         for table in BENCH_ROW_TABLES:
             if isinstance(row.get(table), dict):

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 
-from replication.core.records import MAYBE_NUMBER, check_vectors, load_json
-from replication.core.results import NUMBER, RunError, check_record, is_a
+import msgspec
+
+from replication.core.records import (
+    Count,
+    MaybeNumber,
+    Number,
+    Record,
+    Vector,
+    check_environment,
+    check_typed,
+    check_vectors,
+    load_json,
+)
+from replication.core.results import RunError
 from replication.core.series import Series
-from replication.studies.sweep.records import ACCOUNT, check_optimum
+from replication.studies.sweep.records import Account, check_optimum
 
 CROSSCHECK_SCHEMA = 3
 """Version of crosscheck.json: 3 names each fit's series by its fields (impl: the implementation's name, dtype,
@@ -39,46 +50,86 @@ def crosscheck_fits(crosscheck: dict | None) -> list[dict]:
     return converted
 
 
-CHECK = {"check": str, "npix": int, "nzern": int, "compare": str, "value": MAYBE_NUMBER, "tolerance": NUMBER,
-         "passed": bool}
-"""What every check of a cross-check holds."""
+class Check(Record):
+    """One check of a cross-check: what was compared at which point, the value against its tolerance."""
+
+    check: str
+    npix: int
+    nzern: int
+    compare: str
+    value: MaybeNumber
+    tolerance: Number
+    passed: bool
 
 
-CROSSCHECK_FIT = {"impl": str, "npix": int, "nzern": int, "x": list, "fun": MAYBE_NUMBER, "nit": int, "nfev": int,
-                  "success": bool, "message": str}
-"""What every fit of a cross-check holds (schema 3 adds its series' fields, CROSSCHECK_SERIES)."""
+class CrosscheckFit(Record):
+    """One fit of a cross-check (schema 3 adds its series' fields, FitSeries); since the exact account, its
+    objective, BFGS's errors and the account; since 2026-12-02 its distance from the point's optimum and time to it."""
+
+    impl: str
+    npix: int
+    nzern: int
+    x: Vector
+    fun: MaybeNumber
+    nit: Count
+    nfev: Count
+    success: bool
+    message: str
+    stderr: Vector | None = None
+    stderr_bfgs: Vector | None = None
+    objective: str | None = None
+    convergence: Account | None = None
+    distance: MaybeNumber = None
+    target_s: MaybeNumber = None
+    optimum: dict | None = None
 
 
-CROSSCHECK_SERIES = {"dtype": str, "variant": str, "minimizer": str}
+class FitSeries(Record):
+    dtype: str
+    variant: str
+    minimizer: str
+
+
+class AccountedFit(Record):
+    """What a fit with an exact account holds besides it."""
+
+    objective: str
+    stderr_bfgs: Vector
+
+
+class Crosscheck(Record):
+    """crosscheck.json: its checks, its fits, the environment it ran in, its schema version (1 where absent)."""
+
+    checks: list[dict]
+    environment: dict
+    fits: list[dict] = msgspec.field(default_factory=list)
+    schema: int = 1
 
 
 def read_crosscheck(path: pathlib.Path) -> dict | None:
     """A crosscheck.json (or None where the cross-check was not run), validated: its checks and fits each hold
     what the report reads, each fit names a known series; an error names the file, the item and the key."""
-    content = load_json(path, ("checks", "fits"))
+    content = load_json(path)
     if content is None:
         return None
-    for key, kind in (("checks", list), ("environment", dict)):
-        if not isinstance(content.get(key), kind):
-            raise RunError(f"{path}: key {key!r} must be {'a list of checks' if kind is list else 'a record'}")
+    check_typed(path, 1, content, Crosscheck, "record")
+    check_environment(path, 1, content["environment"], "environment of record")
     for number, check in enumerate(content["checks"], 1):
-        check_record(path, number, check, CHECK, "checks item")
+        check_typed(path, number, check, Check, "checks item")
     schema = content.get("schema", 1)
-    if not is_a(schema, int):
-        raise RunError(f"{path}: key 'schema' must be an integer, got {json.dumps(schema)[:80]}")
     for number, fit in enumerate(content.get("fits", []), 1):
-        check_record(path, number, fit, CROSSCHECK_FIT | (CROSSCHECK_SERIES if schema >= CROSSCHECK_SCHEMA else {}),
-                     "fits item")
+        check_typed(path, number, fit, CrosscheckFit, "fits item")
+        if schema >= CROSSCHECK_SCHEMA:
+            check_typed(path, number, fit, FitSeries, "fits item")
         vectors = {"x": fit["x"], "stderr_bfgs": fit.get("stderr_bfgs"), "stderr": fit.get("stderr")}
         if fit.get("convergence") is not None:
-            check_record(path, number, fit, {"objective": str, "stderr_bfgs": list, "convergence": ACCOUNT},
-                         "fits item")
+            check_typed(path, number, fit, AccountedFit, "fits item")
             vectors |= {f"convergence.{key}": fit["convergence"].get(key) for key in ("stderr", "stderr_sandwich")}
         check_vectors(path, number, vectors, len(fit["x"]), "fits item")
-        if "distance" in fit:  # cross-checks since 2026-12-02: distance from the point's optimum, time to it
-            check_record(path, number, fit, {"distance": MAYBE_NUMBER, "target_s": MAYBE_NUMBER}, "fits item")
-        if "optimum" in fit:  # held by the NumPy fit of each point and objective
-            check_optimum(path, number, fit["optimum"] | {key: fit[key] for key in ("npix", "nzern", "objective")}
+        if "distance" in fit and "target_s" not in fit:  # cross-checks since 2026-12-02: both, or neither
+            raise RunError(f"{path}: fits item {number} has no key 'target_s'")
+        if fit.get("optimum") is not None:  # held by the NumPy fit of each point and objective
+            check_optimum(path, number, fit["optimum"] | {key: fit.get(key) for key in ("npix", "nzern", "objective")}
                           | {"data_sha256": ""})
         try:
             fit_series(fit) if schema >= CROSSCHECK_SCHEMA else Series.parse(fit["impl"])

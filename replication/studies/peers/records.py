@@ -4,23 +4,33 @@ from __future__ import annotations
 
 import pathlib
 
-from replication.core.records import MAYBE_NUMBER, load_json
-from replication.core.results import check_record
-
-PEERS_CHECK = {"passed": bool, "rows": list}
+from replication.core.records import MaybeNumber, Record, check_typed, load_json
 
 
-PEERS_ROW = {"npix": int, "nzern": int, "objective": str, "passed": bool, "objective_error": MAYBE_NUMBER,
-             "gradient_error": MAYBE_NUMBER}
-"""What the peers' gate (peers/check.json) holds, and each of its rows."""
+class PeersRow(Record):
+    """One point of the peers' gate: whether the JAX peer's objective and gradient match the NumPy tree's there."""
+
+    npix: int
+    nzern: int
+    objective: str
+    passed: bool
+    objective_error: MaybeNumber
+    gradient_error: MaybeNumber
+
+
+class PeersCheck(Record):
+    """The peers' gate (peers/check.json): passed, and its rows."""
+
+    passed: bool
+    rows: list[dict]
 
 
 def read_peers_check(path: pathlib.Path) -> dict | None:
     """The peers' gate (peers/check.json), validated, or None where it was not run."""
-    content = load_json(path, ("rows",))
+    content = load_json(path)
     if content is None:
         return None
-    check_record(path, 1, content, PEERS_CHECK, "record")
+    check_typed(path, 1, content, PeersCheck, "record")
     for number, row in enumerate(content["rows"], 1):
-        check_record(path, number, row, PEERS_ROW, "rows item")
+        check_typed(path, number, row, PeersRow, "rows item")
     return content

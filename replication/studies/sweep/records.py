@@ -5,83 +5,147 @@ from __future__ import annotations
 
 import json
 import pathlib
+from typing import Annotated
 
-from replication.core.records import MAYBE_NUMBER, check_vectors, latest_of_each, read_keyed
-from replication.core.results import NUMBER, RunError, check_record, is_a
+import msgspec
+
+from replication.core.records import (
+    Count,
+    MaybeNumber,
+    Number,
+    Record,
+    Seconds,
+    Vector,
+    check_typed,
+    check_vectors,
+    latest_of_each,
+    read_keyed,
+)
+from replication.core.results import NUMBER, RunError, is_a
 from replication.core.series import Series
 
-POINT = {"impl": str, "dtype": str, "npix": int, "nzern": int, "nparams": int, "estimated": bool,
-         "fit_s": {"median": NUMBER}}
-"""What every point record holds; a measured one also holds MEASURED."""
+
+class Times(Record):
+    """A point's times over its repeats (seconds): their median, and each repeat's where recorded."""
+
+    median: Seconds
+    all: list[Seconds] | None = None
 
 
-MEASURED = {"setup_s": {"median": NUMBER}, "total_s": {"median": NUMBER}, "tol": NUMBER,
-            "outcome": {"nit": int, "nfev": int, "success": bool, "message": str, "fun": MAYBE_NUMBER, "x": list,
-                        "stderr": list}}
+class SetupTimes(Record):
+    median: Annotated[float, msgspec.Meta(ge=0)]
 
 
-ACCOUNT = {"newton_stderr": MAYBE_NUMBER, "expected_decrease": MAYBE_NUMBER, "rounding": NUMBER, "grad_norm": NUMBER,
-           "stderr": list}
-"""What an exact account of how a fit ended holds (where the outcome has one)."""
+class Account(Record):
+    """An exact account of how a fit ended (simulation.convergence_account)."""
+
+    newton_stderr: MaybeNumber
+    expected_decrease: MaybeNumber
+    rounding: Number
+    grad_norm: Number
+    stderr: Vector
+    stderr_sandwich: Vector | None = None
+
+
+class Outcome(Record):
+    """How a timed fit ended, as scipy (or the on-device BFGS) returned it, with its exact account."""
+
+    nit: Count
+    nfev: Count
+    success: bool
+    message: str
+    fun: MaybeNumber
+    x: Vector
+    stderr: Vector
+    convergence: Account | None = None
+
+
+class Target(Record):
+    """A measured point's times to its optimum, one per repeat (null: never within `se` standard errors)."""
+
+    se: Number
+    times: list[Seconds | None]
+    reached: Count
+    end_distance: MaybeNumber
+
+
+class Trajectories(Record):
+    """Where a point's fits' trajectories are kept (trajectories.write_trajectories), one per repeat."""
+
+    file: str
+    sha256: str
+    repeats: Count
+
+
+class Load(Record):
+    """The machine's load while a point was measured (core.load.watching_load)."""
+
+    load_1min: MaybeNumber
+    others_busy_cores: Annotated[float, msgspec.Meta(ge=0)] | None
+
+
+class Point(Record):
+    """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint."""
+
+    impl: str
+    dtype: str
+    npix: int
+    nzern: int
+    nparams: Annotated[int, msgspec.Meta(ge=1)]
+    estimated: bool
+    fit_s: Times
+
+
+class MeasuredPoint(Point):
+    """A measured point: its times, its tolerance, how its last repeat's fit ended; since 2026-12-02 its times to
+    the target and its time limit, since 2026-12-03 its trajectories and the machine's load."""
+
+    setup_s: SetupTimes
+    total_s: Times
+    tol: Number
+    outcome: Outcome
+    target: Target | None = None
+    trajectories: Trajectories | None = None
+    load: Load | None = None
+    time_limit_s: Seconds | None = None
+    stopped_at_limit: bool | None = None
 
 
 def series_of(path, number, record):
     """The series a point or retrieval record names, or a RunError naming the file and the line."""
     try:
         return Series.of(record)
-    except (ValueError, TypeError):
-        raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series "
-                       f"({record.get('impl')!r}, {record.get('dtype')!r}, {record.get('gradient')!r}, "
-                       f"{record.get('minimizer')!r})") from None
+    except (ValueError, TypeError, KeyError, AttributeError):
+        named = ", ".join(repr(record.get(key)) for key in ("impl", "dtype", "gradient", "minimizer")) \
+            if isinstance(record, dict) else repr(record)
+        raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series ({named})"
+                       ) from None
 
 
 def check_point(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
-    check_record(path, number, record, POINT)
+    check_typed(path, number, record, Point)
     series_of(path, number, record)
-    times = ["fit_s"]
-    if not record["estimated"]:
-        check_record(path, number, record, MEASURED)
-        times.append("total_s")
-        outcome = record["outcome"]
-        vectors = {"outcome.x": outcome["x"], "outcome.stderr": outcome["stderr"]}
-        if outcome.get("convergence") is not None:
-            check_record(path, number, outcome["convergence"], ACCOUNT)
-            vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
-                        for key in ("stderr", "stderr_sandwich")}
-        check_vectors(path, number, vectors, record["nparams"])
-        if "target" in record:  # points measured since 2026-12-02
-            check_target_record(path, number, record)
-        if "trajectories" in record:  # points measured since 2026-12-03
-            check_trajectories_entry(path, number, record)
-        if "load" in record:  # the load of other processes while it was measured (since 2026-12-03)
-            check_record(path, number, record["load"], LOAD)
-        if "time_limit_s" in record:  # its fits run to a time limit (since 2026-12-02)
-            check_record(path, number, record, TIME_LIMITED)
-            if not record["time_limit_s"] > 0:
-                raise RunError(f"{path}: line {number}, key 'time_limit_s': a time limit must be positive, got "
-                               f"{record['time_limit_s']}")
-    for key in times:
-        if not record[key]["median"] > 0:
-            raise RunError(f"{path}: line {number}, key '{key}.median': a time must be positive, got "
-                           f"{record[key]['median']}")
-
-
-LOAD = {"load_1min": MAYBE_NUMBER, "others_busy_cores": MAYBE_NUMBER}
-"""The machine's load while a point was measured (core.load.watching_load)."""
-
-
-TIME_LIMITED = {"time_limit_s": NUMBER, "stopped_at_limit": bool}
-"""What a point run to a time limit also holds: the limit (seconds) and whether its fit was stopped there."""
-
-
-TARGET = {"se": NUMBER, "times": list, "reached": int, "end_distance": MAYBE_NUMBER}
-"""A measured point's times to the point's optimum, one per repeat (null: never within `se` standard errors)."""
+    if record["estimated"]:
+        return
+    check_typed(path, number, record, MeasuredPoint)
+    outcome = record["outcome"]
+    vectors = {"outcome.x": outcome["x"], "outcome.stderr": outcome["stderr"]}
+    if outcome.get("convergence") is not None:
+        vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
+                    for key in ("stderr", "stderr_sandwich")}
+    check_vectors(path, number, vectors, record["nparams"])
+    if record.get("target") is not None:  # points measured since 2026-12-02
+        check_target_record(path, number, record)
+    if record.get("trajectories") is not None:  # points measured since 2026-12-03
+        check_trajectories_entry(path, number, record)
+    if (record.get("time_limit_s") is None) != (record.get("stopped_at_limit") is None):
+        raise RunError(f"{path}: line {number}, key 'stopped_at_limit': a point run to a time limit says whether its "
+                       "fit was stopped there, and only such a point")
 
 
 def check_target_record(path, number, record):
     """A point's target record: one time or null per repeat, each positive and at most that repeat's total time."""
-    check_record(path, number, record["target"], TARGET)
     times, totals = record["target"]["times"], record["total_s"].get("all") or []
     if len(times) != len(totals) or record["target"]["reached"] != sum(t is not None for t in times):
         raise RunError(f"{path}: line {number}, key 'target.times': one time or null per repeat ({len(totals)}), "
@@ -92,13 +156,8 @@ def check_target_record(path, number, record):
                            f"repeat's total {total}], got {time}")
 
 
-TRAJECTORIES = {"file": str, "sha256": str, "repeats": int}
-"""Where a point's fits' trajectories are kept (trajectories.write_trajectories), one per repeat."""
-
-
 def check_trajectories_entry(path, number, record):
     """A point's trajectories entry: a file, its SHA-256, one trajectory per repeat timed."""
-    check_record(path, number, record["trajectories"], TRAJECTORIES)
     repeats, totals = record["trajectories"]["repeats"], record["total_s"].get("all") or []
     if repeats != len(totals):
         raise RunError(f"{path}: line {number}, key 'trajectories.repeats': one trajectory per repeat "
@@ -132,14 +191,26 @@ def point_key(record: dict) -> tuple:
     return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
 
 
-OPTIMUM = {"npix": int, "nzern": int, "objective": str, "data_sha256": str, "x": list, "fun": MAYBE_NUMBER,
-           "stderr": list, "newton_steps": int, "polished": bool, "sandwich": bool, "covariance": list}
-"""A point's optimum in a sweep's optima.jsonl (optimum.Optimum.record): found once, untimed, before its timed fits."""
+class OptimumRecord(Record):
+    """A point's optimum in a sweep's optima.jsonl (optimum.Optimum.record): found once, untimed, before its timed
+    fits; the covariance its distances are measured under (sandwich: whether it is the sandwich covariance)."""
+
+    npix: int
+    nzern: int
+    objective: str
+    data_sha256: str
+    x: Vector
+    fun: MaybeNumber
+    stderr: Vector
+    newton_steps: Count
+    polished: bool
+    sandwich: bool
+    covariance: list[Vector]
 
 
 def check_optimum(path: pathlib.Path, number: int, record: dict) -> None:
     """An optimum record: its vectors one number per parameter, its covariance P rows of P numbers."""
-    check_record(path, number, record, OPTIMUM)
+    check_typed(path, number, record, OptimumRecord)
     size = len(record["x"])
     check_vectors(path, number, {"x": record["x"], "stderr": record["stderr"]}, size)
     for row, values in enumerate(record["covariance"]):

@@ -1,0 +1,117 @@
+"""Every field of every record kind found in the reference runs, damaged one at a time (null, another type, another
+length, missing, negative where a time), read by the reader `contribute` and the report use: a one-line refusal
+naming the file, or a reading the record's typed model documents (an optional field), never another exception."""
+
+import json
+
+import pytest
+
+from replication.core.paths import REFERENCE
+from replication.core.results import RunError
+from replication.report.contribute import check_record_file
+
+ODD = "\u202etext"
+"""A string where something else belongs (with a right-to-left mark: nothing a person wrote is trusted)."""
+
+
+def record_files():
+    """(kind, relative path, first record) of every JSON record file of the reference runs, one per kind and set of
+    fields (the same kind recorded by older code may hold other fields)."""
+    found, seen = [], set()
+    for path in sorted(REFERENCE.glob("*/**/*.json*")):
+        if "trajectories" in path.parts or path.suffix not in (".json", ".jsonl"):
+            continue
+        relative = path.relative_to(REFERENCE).parts[1:]
+        kind = "/".join(part.split("-")[0] if index == 0 else part for index, part in enumerate(relative))
+        text = path.read_text()
+        record = json.loads(text.splitlines()[0]) if path.suffix == ".jsonl" else shortened(json.loads(text))
+        signature = (kind, tuple(sorted(field for field, _ in fields_of(record))))
+        if signature not in seen:
+            seen.add(signature)
+            found.append((kind, relative, record))
+    return found
+
+
+def shortened(content):
+    """A JSON file's record with each top-level list cut to its first three items (a cross-check's checks and fits:
+    every item has the same fields, and the reader reads each alike)."""
+    return {key: value[:3] if isinstance(value, list) else value for key, value in content.items()}
+
+
+def fields_of(node, path=()):
+    """Every (path, value) inside a record, depth first; of a list, its first item only."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield (*path, key), value
+            yield from fields_of(value, (*path, key))
+    elif isinstance(node, list) and node:
+        yield (*path, 0), node[0]
+        yield from fields_of(node[0], (*path, 0))
+
+
+def damages(path, value):
+    """The damages of one field: (words, new value or MISSING)."""
+    yield "null", None
+    yield "another type", 7 if isinstance(value, str) else ODD
+    if isinstance(path[-1], str):
+        yield "missing", MISSING
+    if isinstance(value, list) and value:
+        yield "one item short", value[:-1]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and is_time(path):
+        yield "negative", -1.0
+
+
+MISSING = object()
+
+
+def is_time(path):
+    return any(isinstance(part, str) and (part.endswith("_s") or part in ("times", "seconds", "ms")) for part in path)
+
+
+def damaged(node, path, value):
+    """A copy of node with the field at path replaced by value (removed where MISSING)."""
+    head, rest = path[0], path[1:]
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    if not rest:
+        if value is MISSING:
+            del copy[head]
+        else:
+            copy[head] = value
+        return copy
+    copy[head] = damaged(node[head], rest, value)
+    return copy
+
+
+def read_or_refuse(target, what):
+    """None where the reader admits the file, else its refusal's text; any other exception fails the test."""
+    try:
+        check_record_file(target)
+    except RunError as error:
+        return str(error)
+    except Exception as error:
+        pytest.fail(f"{what}: {type(error).__name__}: {error}")
+    return None
+
+
+FILES = record_files()
+
+
+@pytest.mark.parametrize(("kind", "relative", "record"), FILES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(FILES)])
+def test_each_damaged_field_is_refused_in_one_line_or_read_as_documented(kind, relative, record, tmp_path):
+    target = tmp_path.joinpath(*relative)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "run.json").write_text((REFERENCE / "2026-12-03_vm_amd-epyc-2c" / "run.json").read_text())
+    readings = []
+    for path, value in fields_of(record):
+        for words, new in damages(path, value):
+            target.write_text(json.dumps(damaged(record, path, new)) + "\n")
+            refusal = read_or_refuse(target, f"{kind}, {'.'.join(map(str, path))} {words}")
+            if refusal is None:
+                readings.append((path, words))
+            else:
+                assert "\n" not in refusal
+                assert str(target) in refusal
+    target.write_text(json.dumps(record) + "\n")
+    check_record_file(target)  # the record as recorded is read: the damages above are what was refused
+    if relative[-1] != "settings.json":  # read only by a resuming writer, which compares it key by key
+        assert len(readings) < sum(1 for path, value in fields_of(record) for _ in damages(path, value))
