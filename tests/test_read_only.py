@@ -117,9 +117,9 @@ def test_a_run_record_without_a_start_date_is_refused_naming_the_key(tmp_path, c
 
 
 @pytest.mark.parametrize(("change", "match"), [
-    (lambda r: r["total_s"].update(median=0), r"key 'total_s.median': a time must be positive"),
+    (lambda r: r["total_s"].update(median=0), r"key 'total_s.median': expected a number > 0"),
     (lambda r: r.update(minimizer="adam"), "name no known series"),
-    (lambda r: r["outcome"]["convergence"].pop("stderr"), "has no key 'stderr'"),
+    (lambda r: r["outcome"]["convergence"].pop("stderr"), "has no key 'outcome.convergence.stderr'"),
 ])
 def test_a_record_the_report_cannot_use_is_refused_naming_file_line_and_key(tmp_path, change, match):
     import json

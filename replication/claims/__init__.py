@@ -4,7 +4,12 @@ few words, the rule that grades it (what is measured and the two bars; verdicts.
 claim judged on times to solution, the speed-up it judges (verdicts.judge_timed)."""
 
 import dataclasses
+import importlib
+import pkgutil
+from collections.abc import Callable
 
+from replication.core.judging import Rule
+from replication.core.plotting import Figure
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA, Series
 from replication.core.simulation import STOPPED_AT_OPTIMUM
 
@@ -37,11 +42,41 @@ class Claim:
     partly: float
     upper: bool = False
     ratio: tuple[Series, Series] | None = None
+    evaluate: Callable | None = None
+    reason: str = "not measured in this run"
+    figure: Figure | None = None
+    draw: Callable | None = None
+    shows: Callable | None = None
+
+    @property
+    def rule(self) -> Rule:
+        """The rule that grades it (what is measured and its two bars)."""
+        return Rule(self.measure, self.reproduced, self.partly, self.upper)
 
     @property
     def timed(self):
         """Whether the claim is judged on times to solution."""
         return self.ratio is not None
+
+
+ADDED = "replication.claims.added"
+"""The package of the claims added one file each: a module there holding a Claim named CLAIM, with its own evaluate
+(run, objective -> {"value", "verdict", "text"}: the verdict by its own rule, CLAIM.rule), reason (why not
+measured), and optionally its figure (a core.plotting.Figure), draw (all runs, folder -> paths written) and shows
+(all runs -> the arguments of the figure's caption, or None where it is not drawn). The report shows such a claim in
+the claims tables, the first screen (where it has the paper's words), DETAILS.md and the figure list, with no other
+file touched."""
+
+
+def added_claims() -> tuple[Claim, ...]:
+    """The claims of the modules in ADDED, in module name order (their modules imported here, once)."""
+    package = importlib.import_module(ADDED)
+    found = []
+    for module in sorted(info.name for info in pkgutil.iter_modules(package.__path__)):
+        claim = getattr(importlib.import_module(f"{ADDED}.{module}"), "CLAIM", None)
+        if isinstance(claim, Claim):
+            found.append(claim)
+    return tuple(found)
 
 
 CLAIMS = (
@@ -81,5 +116,9 @@ CLAIMS = (
           "share of non-blank lines identical between the trees once numpy/torch names are folded, over the "
           "modules that differ (byte-identical modules counted apart)", 0.8, 0.6),
 )
-"""Every claim, in the report's order; C5b is our account of C5a's premise, C6 measures lines alike."""
+"""Every claim of the paper and ours, in the report's order; C5b is our account of C5a's premise, C6 measures lines
+alike."""
+CLAIMS = CLAIMS + added_claims()
 BY_ID = {claim.id: claim for claim in CLAIMS}
+if len(BY_ID) != len(CLAIMS):
+    raise ImportError(f"two claims share an id among {', '.join(claim.id for claim in CLAIMS)}")

@@ -9,7 +9,6 @@ from replication.claims import C4_MIN_NPIX, C4_ORDERS, CLAIMS, SAME_SOLUTION_STD
 from replication.core.judging import (
     NOT_MEASURED,
     UNDETERMINED,
-    Rule,
     absolute_range,
     aggregate,
     as_ratios,
@@ -19,7 +18,7 @@ from replication.core.judging import (
 )
 from replication.studies.sweep.read import complete_sizes
 
-RULES = {claim.id: Rule(claim.measure, claim.reproduced, claim.partly, claim.upper) for claim in CLAIMS}
+RULES = {claim.id: claim.rule for claim in CLAIMS}
 """Each claim's rule, made from claims.CLAIMS: the verdict functions grade with it, the report prints its text."""
 
 

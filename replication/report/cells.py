@@ -76,7 +76,9 @@ def reason_not_measured(claim, series, objective="cauchy"):
                 + ", ".join(map(str, claims.C4_ORDERS)) + " measured")
     if claim == "C5b":
         return "no fit with an exact account in this run"
-    return "no comparable pair of fits in this run"
+    if claim == "C5a":
+        return "no comparable pair of fits in this run"
+    return claims.BY_ID[claim].reason if claim in claims.BY_ID else "not measured in this run"
 
 
 def left_out_text(series):
@@ -218,6 +220,10 @@ def run_claims(run, code, objective, notes):
     verdicts |= {"C5a": c5a, "C5b": c5b,
                  "C6": claim_verdicts.verdict_c6(mirror) if mirror
                  else {"value": None, "verdict": judging.NOT_MEASURED}}
+    for claim in claims.CLAIMS:
+        if claim.evaluate is not None:  # a claim added with its own evaluation (claims.ADDED)
+            verdicts[claim.id] = claim.evaluate(run, objective)
+            text[claim.id] = verdicts[claim.id]["text"]
     cells = {}
     left = left_out_text(series)
     off = run.off_yardstick.get(name)

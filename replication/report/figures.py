@@ -6,6 +6,7 @@ import matplotlib.figure
 import matplotlib.ticker
 import numpy as np
 
+from replication.claims import CLAIMS
 from replication.claims.answer_figure import answer_figure
 from replication.claims.mechanism import decomposition_run, speedup_decomposition
 from replication.core.plotting import STYLE, appendix_folder
@@ -65,6 +66,9 @@ def draw_all(all_runs, output):
         if retrieved is not None:
             paths += retrieval(retrieved, output)
         paths += draw_real_maps(all_runs, output)
+        for claim in CLAIMS:  # the figures of claims added with their own (claims.ADDED)
+            if claim.draw is not None and claim.shows(all_runs) is not None:
+                paths += claim.draw(all_runs, output)
         for run in all_runs:
             paths += draw_run(run, output)
     return paths

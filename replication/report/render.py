@@ -61,6 +61,10 @@ def main_figures(all_runs, figures, output):
         if (checked.folder / "crosscheck" / "example.npz").exists():
             chosen.append((EXAMPLE_FIT, checked))
         chosen.append((AGREEMENT, checked))
+    for claim in claims.CLAIMS:  # the figures of claims added with their own (claims.ADDED)
+        shows = claim.shows(all_runs) if claim.figure is not None else None
+        if shows is not None:
+            chosen.append((claim.figure, *shows))
     return [shown_figure(figure, figures, output, *shown) for figure, *shown in chosen]
 
 

@@ -1,0 +1,84 @@
+"""A claim added as one file (replication.claims.ADDED) with its figure reaches the first screen's table, DETAILS.md,
+the rules, the figure list and its caption, touching no other file; a claim the report has no words of its own for
+is written in its own words, never in another claim's format."""
+
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from replication.core.paths import REFERENCE, ROOT
+
+TOY = '''"""A toy claim: every check of the cross-check passed (added by tests/test_added_claim.py, then removed)."""
+
+from replication.claims import Claim
+from replication.core.judging import NOT_MEASURED
+from replication.core.plotting import Figure, save, subplots
+
+
+def checks_of(run):
+    return (run.crosscheck or {}).get("checks") or []
+
+
+def evaluate(run, objective):
+    checks = checks_of(run)
+    if objective != "cauchy" or not checks:
+        return {"value": None, "verdict": NOT_MEASURED, "text": None}
+    share = sum(check["passed"] for check in checks) / len(checks)
+    return {"value": share, "verdict": CLAIM.rule.grade(share), "text": f"toy: {share:.0%} of {len(checks)} checks"}
+
+
+def shows(all_runs):
+    runs = [run for run in all_runs if checks_of(run)]
+    return (runs,) if runs else None
+
+
+def draw(all_runs, folder):
+    (runs,) = shows(all_runs)
+    figure, axis = subplots(figsize=(4, 3))
+    axis.bar(range(len(runs)), [evaluate(run, "cauchy")["value"] for run in runs])
+    return save(figure, folder, FIGURE.stem)
+
+
+FIGURE = Figure("fig_toy_checks", lambda runs: "toy: the share of cross-checks passed; "
+                + "; ".join(run.short_title for run in runs))
+CLAIM = Claim("C9", "Toy: every check of the cross-check passes.", "toy checks", "toy: all checks pass",
+              "all pass", "share of the cross-check's checks passed", 1.0, 0.9, evaluate=evaluate,
+              reason="no cross-check in this run (toy)", figure=FIGURE, draw=draw, shows=shows)
+'''
+
+
+def test_a_claim_added_as_one_file_reaches_every_table_and_the_figure_list(tmp_path):
+    added = pathlib.Path(importlib.util.find_spec("replication.claims.added").submodule_search_locations[0])
+    toy = added / "toy_checks.py"
+    references = tmp_path / "references"
+    run = references / "2026-12-03_vm_amd-epyc-2c"  # its cross-check alone: the toy judges nothing else
+    shutil.copytree(REFERENCE / run.name / "crosscheck", run / "crosscheck")
+    shutil.copy(REFERENCE / run.name / "run.json", run / "run.json")
+    out = tmp_path / "out"
+    try:
+        toy.write_text(TOY)
+        for command in ("figures", "report"):  # a new interpreter: the claims are found as the package loads
+            done = subprocess.run([sys.executable, "-m", "replication", command, "--reference", str(references),
+                                   "--reference-only", "--output", str(out)], cwd=ROOT, capture_output=True,
+                                  text=True, env=os.environ | {"MPLBACKEND": "Agg"}, check=False)
+            assert done.returncode == 0, done.stderr
+    finally:
+        toy.unlink(missing_ok=True)
+        for cached in (added / "__pycache__").glob("toy_checks.*"):
+            cached.unlink()
+    report, details = (out / "REPORT.md").read_text(), (out / "DETAILS.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| C9 | "))
+    assert row.startswith("| C9 | toy: all checks pass | toy: 100% of ")  # its own words, not C5a's "pairs, worst"
+    assert "pairs" not in row
+    assert "C9 all pass" in " ".join(report.split())  # the legend's bar
+    assert "- **C9** (toy checks): reproduced (toy: 100% of " in details  # the verdicts per run
+    assert "| C9: toy checks | toy: 100% of " in details  # the claims table
+    assert "| C9 | Toy: every check of the cross-check passes. | share of the cross-check's checks passed" in details
+    caption = next(line for line in report.splitlines() if "toy: the share of cross-checks passed" in line)
+    assert caption.startswith("*Figure ")
+    assert (out / "figures" / "fig_toy_checks.png").is_file()
+    assert "fig_toy_checks.png" in report
+    assert not toy.exists()
