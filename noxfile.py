@@ -153,8 +153,9 @@ def threads_option(threads):
 def real_maps(session):
     """Fit the SRT's real OOF maps and a GRASP simulation of them (orders 1-5, NumPy and torch, resumable) into your
     run, then figures and report. The maps are not in the repository (docs/real-maps.md): -- --maps DIR names their
-    folder (default $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository); other options are the command's."""
-    install_project(session)
+    folder (default $OOF_REAL_MAPS, else data/srt-oof-2019 in the repository); other options are the command's. The
+    fits extra (astropy) is installed: each source's surface and its uncertainty are also written as FITS."""
+    install_project(session, HARNESS + ",fits")
     replication(session, "real-maps", *session.posargs)
     replication(session, "figures")
     replication(session, "report")

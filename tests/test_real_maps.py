@@ -12,6 +12,7 @@ from replication.core.optimum import TARGET
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
+from replication.studies.real_maps.surface import fits_available
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -100,6 +101,13 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     header = (tmp_path / "r" / "surface-grasp-26ghz.txt").read_text().splitlines()[:5]
     assert any("pairing with the maps' v" in line for line in header)
     assert np.sqrt(np.nanmean(surface**2)) == pytest.approx(sources[0]["surface_rms_um"], rel=1e-3)
+    if fits_available():  # the same surface and its uncertainty as FITS
+        assert sources[0]["surface_fits"] == "surface-grasp-26ghz.fits"
+        from astropy.io import fits
+
+        with fits.open(tmp_path / "r" / "surface-grasp-26ghz.fits") as hdus:
+            np.testing.assert_allclose(hdus[0].data, surface, atol=1e-3, equal_nan=True)
+            assert np.all(hdus["UNCERT"].data[np.isfinite(surface)] > 0)
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout

@@ -31,8 +31,9 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
                 "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
                 "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
-                "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt", "pyoof/pyoof.jsonl",
-                "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl", "closure/runs.jsonl", "closure/settings.json")
+                "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt",
+                "real-maps/surface-*.fits", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl",
+                "closure/runs.jsonl", "closure/settings.json")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -66,6 +67,14 @@ def check_surface_grid(path):
         raise RunError(f"{path}: a surface grid without a finite value")
 
 
+def check_fits(path):
+    """A written FITS surface: a FITS file (its first card SIMPLE = T) of 2880-byte blocks."""
+    with path.open("rb") as stream:
+        start = stream.read(30)
+    if not start.startswith(b"SIMPLE  =") or b"T" not in start[9:30] or path.stat().st_size % 2880:
+        raise RunError(f"{path}: not a FITS file (a damaged surface cannot become part of a reference run)")
+
+
 def check_record_file(path):
     """Refuse a damaged record file: every line of a .jsonl and the whole of a .json must be valid JSON, every
     point record valid as the report reads it, a run.json a run record."""
@@ -77,6 +86,8 @@ def check_record_file(path):
         read_records(path, check=check_closure)
     if path.suffix == ".txt" and path.name.startswith("surface-"):
         check_surface_grid(path)
+    if path.suffix == ".fits":
+        check_fits(path)
     if path.name == "points.jsonl" and path.parent.name.startswith("retrieval-"):
         read_retrieval(path, strict=True)  # a retrieval's records, not a sweep's points
     elif path.name == "points.jsonl":

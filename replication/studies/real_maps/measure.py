@@ -44,6 +44,7 @@ from replication.studies.real_maps.sources import (
     surface_error,
     surface_grid,
 )
+from replication.studies.real_maps.surface import fits_available, surface_uncertainty, write_surface_fits
 
 
 def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
@@ -334,10 +335,12 @@ def write_source(folder, observation, x, order, npix, stamp):
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     write_surface(folder / f"surface-{observation.source.name}.txt", observation, x, order, npix)
+    fits_file = write_fits(folder / f"surface-{observation.source.name}.fits", observation, x, order, npix)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
     record = stamp | record | {"config": config_record(observation.source),
-               "other_objective": other_objective(observation, x, order, npix)}
+                               "other_objective": other_objective(observation, x, order, npix),
+                               "surface_fits": fits_file and fits_file.name}
     append_record(path, as_written(path, 0, record, check_real_source))
 
 
@@ -362,6 +365,21 @@ def write_surface(path, observation, x, order, npix):
                                    sigma=observation.sigma, spacing=spacing)
     with atomic_stream(path) as stream:
         np.savetxt(stream, image, fmt="%.3f", header=header)
+
+
+def write_fits(path, observation, x, order, npix):
+    """The surface at x and its 1-sigma uncertainty (from the polished optimum's sandwich covariance) as FITS
+    (surface.write_surface_fits); None, writing nothing, where astropy (the `fits` extra) is absent."""
+    if not fits_available():
+        return None
+    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
+    wavelength = observation.source.wavelength
+    image, spacing = surface_grid(x, setup, wavelength)
+    uncertainty = surface_uncertainty(polish(x, observation, order, npix).covariance, setup, wavelength)
+    words = {"SOURCE": (observation.source.name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
+             "OBJECTIV": (observation.objective, "the objective fitted"),
+             "TAPER": (observation.sigma, "illumination taper (dish radii)")}
+    return write_surface_fits(path, image, uncertainty, spacing, words)
 
 
 def write_residuals(path, residual):

@@ -121,6 +121,7 @@ class RealSource(Record):
     surface_rms_um: Number
     surface_rms_without_focus_um: Number
     x: Vector
+    surface_fits: str | None = None
 
 
 class Stamp(Record):
