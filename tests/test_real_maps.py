@@ -108,6 +108,9 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
         with fits.open(tmp_path / "r" / "surface-grasp-26ghz.fits") as hdus:
             np.testing.assert_allclose(hdus[0].data, surface, atol=1e-3, equal_nan=True)
             assert np.all(hdus["UNCERT"].data[np.isfinite(surface)] > 0)
+            inflation = np.nanmedian(hdus["UNCERT"].data / hdus["UNCERTIN"].data)
+        assert inflation == pytest.approx(sources[0]["uncertainty_inflation"], rel=1e-5)
+        assert (sources[0]["uncertainty_reach"] > 0) == (inflation != pytest.approx(1.0))
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout

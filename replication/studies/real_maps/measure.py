@@ -30,7 +30,6 @@ from replication.studies.real_maps.sources import (
     ORDERS,
     SOURCES_FILE,
     STAGES_FILE,
-    SURFACE_HEADER,
     TAPERS,
     TAPERS_FILE,
     TOL,
@@ -42,9 +41,8 @@ from replication.studies.real_maps.sources import (
     next_start,
     setup_for,
     surface_error,
-    surface_grid,
 )
-from replication.studies.real_maps.surface import fits_available, surface_uncertainty, write_surface_fits
+from replication.studies.real_maps.surface import write_surface_files
 
 
 def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
@@ -334,13 +332,11 @@ def write_source(folder, observation, x, order, npix, stamp):
     """A source's residual maps and summary at its last stage's optimum."""
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
-    write_surface(folder / f"surface-{observation.source.name}.txt", observation, x, order, npix)
-    fits_file = write_fits(folder / f"surface-{observation.source.name}.fits", observation, x, order, npix)
+    surface = write_surface_files(folder, observation, x, order, npix, residual)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
-    record = stamp | record | {"config": config_record(observation.source),
-                               "other_objective": other_objective(observation, x, order, npix),
-                               "surface_fits": fits_file and fits_file.name}
+    record = stamp | record | surface | {"config": config_record(observation.source),
+                                         "other_objective": other_objective(observation, x, order, npix)}
     append_record(path, as_written(path, 0, record, check_real_source))
 
 
@@ -354,32 +350,6 @@ def other_objective(observation, x, order, npix, tol=TOL):
     difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
     return {"objective": other, "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
             "x": stages[-1]["x"]}
-
-
-def write_surface(path, observation, x, order, npix):
-    """The surface error at x as a plain text grid (micrometres; SURFACE_HEADER's comment lines say its orientation
-    and spacing), written atomically: what an engineer reads into any tool."""
-    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
-    image, spacing = surface_grid(x, setup, observation.source.wavelength)
-    header = SURFACE_HEADER.format(title=observation.source.title, order=order, objective=observation.objective,
-                                   sigma=observation.sigma, spacing=spacing)
-    with atomic_stream(path) as stream:
-        np.savetxt(stream, image, fmt="%.3f", header=header)
-
-
-def write_fits(path, observation, x, order, npix):
-    """The surface at x and its 1-sigma uncertainty (from the polished optimum's sandwich covariance) as FITS
-    (surface.write_surface_fits); None, writing nothing, where astropy (the `fits` extra) is absent."""
-    if not fits_available():
-        return None
-    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
-    wavelength = observation.source.wavelength
-    image, spacing = surface_grid(x, setup, wavelength)
-    uncertainty = surface_uncertainty(polish(x, observation, order, npix).covariance, setup, wavelength)
-    words = {"SOURCE": (observation.source.name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
-             "OBJECTIV": (observation.objective, "the objective fitted"),
-             "TAPER": (observation.sigma, "illumination taper (dish radii)")}
-    return write_surface_fits(path, image, uncertainty, spacing, words)
 
 
 def write_residuals(path, residual):

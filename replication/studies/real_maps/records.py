@@ -122,6 +122,8 @@ class RealSource(Record):
     surface_rms_without_focus_um: Number
     x: Vector
     surface_fits: str | None = None
+    uncertainty_reach: Count | None = None
+    uncertainty_inflation: MaybeNumber = None
 
 
 class Stamp(Record):

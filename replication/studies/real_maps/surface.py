@@ -1,6 +1,6 @@
-"""The surface error a reduction finds, as files an engineer reads: its 1-sigma uncertainty from the optimum's
-covariance, and both as a FITS file (astropy, an extra) whose header says how the grid lies on the dish and pairs
-with the maps."""
+"""The surface error a reduction finds, as files an engineer reads: a plain text grid; its 1-sigma uncertainty
+from the fit's covariance (independent pixels, and windowed over the pixels whose residuals correlate); both as a
+FITS file (astropy, an extra) whose header says how the grid lies on the dish and pairs with the maps."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ import pathlib
 
 import numpy as np
 
+import torch_impl
+from replication.core import series
+from replication.core.implementations import of
 from replication.core.results import atomic_stream
-from replication.studies.real_maps.sources import TILTS
+from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
+from replication.studies.real_maps.sources import SURFACE_HEADER, TILTS, Observation, setup_for, surface_grid
 
 FITS_AXES = (("DISH-Y", "aperture y (m); pairs with the maps' u"),
              ("DISH-X", "aperture x (m); pairs with the maps' v"))
@@ -40,15 +44,20 @@ def surface_uncertainty(covariance: np.ndarray, setup, wavelength: float) -> np.
 
 
 def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.ndarray, spacing: float,
-                       words: dict) -> pathlib.Path:
-    """The surface (primary HDU) and its uncertainty (extension UNCERT), micrometres, NaN off the dish, written
-    atomically: axis 1 the aperture's y, axis 2 its x (FITS_AXES), each centred on the dish's axis with the pixel
-    spacing (m) as its step; words (source, order, objective, taper) go into the header as they are."""
+                       words: dict, independent: np.ndarray | None = None) -> pathlib.Path:
+    """The surface (primary HDU) and its uncertainty (extension UNCERT; where given, UNCERTIN: the uncertainty that
+    takes the pixels as independent), micrometres, NaN off the dish, written atomically: axis 1 the aperture's y,
+    axis 2 its x (FITS_AXES), each centred on the dish's axis with the pixel spacing (m) as its step; words (source,
+    order, objective, taper) go into the header as they are."""
     from astropy.io import fits  # the `fits` extra, behind fits_available()
 
     hdus = fits.HDUList([fits.PrimaryHDU(surface.astype(np.float32)),
                          fits.ImageHDU(uncertainty.astype(np.float32), name="UNCERT")])
-    for hdu, what in zip(hdus, ("surface error", "1-sigma uncertainty of the surface error"), strict=True):
+    whats = ["surface error", "1-sigma uncertainty of the surface error (correlated residuals)"]
+    if independent is not None:
+        hdus.append(fits.ImageHDU(independent.astype(np.float32), name="UNCERTIN"))
+        whats.append("1-sigma uncertainty of the surface error, pixels taken as independent")
+    for hdu, what in zip(hdus, whats, strict=True):
         header = hdu.header
         header["BUNIT"] = ("um", "micrometres, normal to the dish")
         header.add_comment(f"{what} (micrometres, normal incidence: wavelength x phase / 4 pi; tilts and piston "
@@ -68,3 +77,32 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
     with atomic_stream(path) as stream:
         hdus.writeto(stream)
     return path
+
+
+def write_surface_files(folder: pathlib.Path, observation: Observation, x, order: int, npix: int,
+                        residual: np.ndarray) -> dict:
+    """A source's surface at x as surface-<source>.txt and, where astropy is installed, surface-<source>.fits with
+    its uncertainty; returns what its source record says of them: the FITS file's name (None where not written), the
+    window's reach (pixels) and the median over the dish of the uncertainty with the window over that without."""
+    name, wavelength = observation.source.name, observation.source.wavelength
+    setup = setup_for(of(series.NUMPY), observation, order, npix)
+    image, spacing = surface_grid(x, setup, wavelength)
+    header = SURFACE_HEADER.format(title=observation.source.title, order=order, objective=observation.objective,
+                                   sigma=observation.sigma, spacing=spacing)
+    with atomic_stream(folder / f"surface-{name}.txt") as stream:
+        np.savetxt(stream, image, fmt="%.3f", header=header)
+    reach = bandwidth(residual)
+    torch_setup = setup_for(of(series.TORCH_CPU), observation, order, npix)
+    data = torch_impl.prepare_data(observation.maps, torch_setup, observation.dropped, smaller=True)
+    independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in correlated_covariance(
+        x, torch_setup, data, observation.gamma, observation.objective, 0, reach))
+    found = {"surface_fits": None, "uncertainty_reach": reach,
+             "uncertainty_inflation": float(np.nanmedian(windowed / independent))}
+    if fits_available():
+        words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
+                 "OBJECTIV": (observation.objective, "the objective fitted"),
+                 "TAPER": (observation.sigma, "illumination taper (dish radii)"),
+                 "REACH": (reach, "pixels over which residuals correlate")}
+        path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent)
+        found["surface_fits"] = path.name
+    return found
