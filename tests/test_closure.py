@@ -8,7 +8,7 @@ from reference_numpy import beam_maps
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.results import read_records
-from replication.studies.real_maps import closure, measure
+from replication.studies.real_maps import closure, measure, surface
 from replication.studies.real_maps.read import closure_summary
 from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM, check_closure
 from replication.studies.real_maps.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
@@ -38,6 +38,11 @@ def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_re
     summary = closure_summary(tmp_path / "c")
     assert summary["seeds"] == 2
     assert summary["within"] == sum(r["surface_error_um"] <= WITHIN_UM for r in records)
+    for record in records:  # the cold start ends where a start at the truth does, with an error its fit predicts
+        assert record["optimum_distance_se"] <= 0.1
+        assert record["truth_start_error_um"] == pytest.approx(record["surface_error_um"], rel=0.05, abs=0.5)
+        assert 0 < record["predicted_error_um"] < 10 * max(record["surface_error_um"], 1.0)
+    assert summary["at_optimum"] == summary["certified"] == 2
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout
@@ -54,8 +59,9 @@ def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_g
     clean = beams[:, rows, cols] / beams[0].max() + 1e-3 * np.random.default_rng(1).standard_normal((3, 100, 100))
     observation = observation_of(SOURCES[0], clean, closure.STEP).with_taper(closure.TRUE_SIGMA)
     stages = measure.fit_ladder(of(series.TORCH_ADJOINT), observation, (1, 2, 3), 128)
-    measure.write_surface(tmp_path / "surface.txt", observation, stages[-1]["x"], 3, 128)
-    written = np.loadtxt(tmp_path / "surface.txt")
+    residual = measure.residual_maps(observation, stages[-1]["x"], 3, 128)
+    surface.write_surface_files(tmp_path, observation, np.asarray(stages[-1]["x"]), 3, 128, residual)
+    written = np.loadtxt(tmp_path / f"surface-{SOURCES[0].name}.txt")
     expected, _ = surface_grid(truth, setup, SOURCES[0].wavelength)
     on = np.isfinite(expected)
     assert np.isfinite(written).sum() == on.sum()

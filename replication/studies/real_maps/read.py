@@ -372,4 +372,22 @@ def closure_summary(folder):
             "taper_right": sum(r["sigma"] == r["true_sigma"] for r in records),
             "median_s": statistics.median(r["seconds"] for r in records),
             "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
-            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)}
+            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)
+            } | certification(records)
+
+
+def certification(records):
+    """Of the seeds that record it (closure.certified): how many ended at the optimum a start at the truth reaches
+    (within TARGET standard errors), how many of those missing WITHIN_UM miss it at that optimum too (the
+    estimator's own error at this noise, no optimizer's), and the median error the fits' covariance predicts."""
+    checked = [r for r in records if r.get("optimum_distance_se") is not None]
+    if not checked:
+        return {"certified": 0}
+    missed = [r for r in checked if r["surface_error_um"] is None or r["surface_error_um"] > WITHIN_UM]
+    predicted = [r["predicted_error_um"] for r in checked if r.get("predicted_error_um") is not None]
+    return {"certified": len(checked),
+            "at_optimum": sum(r["optimum_distance_se"] <= TARGET for r in checked),
+            "missed": len(missed),
+            "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
+                                 for r in missed),
+            "predicted_um": statistics.median(predicted) if predicted else None}

@@ -234,7 +234,9 @@ CLOSURE_FILE = "closure.jsonl"
 """A closure folder's records: one line per seed as it ends."""
 class Closure(Record):
     """One seed of the closure test: the surface found against the known one (micrometres rms), the time the
-    reduction took, the taper chosen against the one the maps were made with."""
+    reduction took, the taper chosen against the one the maps were made with; since 2026-12-03 (later), the optimum a
+    start at the truth reaches: the reduction's distance from it, how much lower its objective is, its own surface
+    error, and the error the fit's covariance predicts (closure.certified)."""
 
     seed: int
     npix: int
@@ -247,6 +249,10 @@ class Closure(Record):
     truth_surface_um: Number
     x: Vector
     truth: Vector
+    optimum_distance_se: MaybeNumber = None
+    optimum_lower_by: MaybeNumber = None
+    truth_start_error_um: MaybeNumber = None
+    predicted_error_um: MaybeNumber = None
 
 
 def check_closure(path, number, record):
