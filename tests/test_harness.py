@@ -24,7 +24,8 @@ from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep import timing
 
-SMOKE_POINTS = 2 * 2 * 5  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start)
+SMOKE_POINTS = 2 * 2 * 6  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start
+#                           at the start and per grid)
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
 
 
@@ -56,6 +57,7 @@ def test_smoke_sweep_records_every_point_with_its_outcome(smoke):
         assert record["fit_s"]["min"] <= record["fit_s"]["median"] <= record["fit_s"]["max"]
         assert record["outcome"]["nit"] > 0
         assert len(record["outcome"]["x"]) == record["nparams"]
+        assert ("grid_start_s" in record) == (record["minimizer"] == "scipy-gauss-newton-grid")
     by_point = {}
     for record in records:
         by_point.setdefault((record["npix"], record["nzern"]), set()).add(record["data_sha256"])
@@ -144,7 +146,7 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
     monkeypatch.setitem(sweep.PROFILES, "tiny", sweep.Profile(npix=(16,), nzern=(2,), repeats=3, budget_s=1e-6))
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), tmp_path, quiet=True)
     records = read_records(tmp_path / "points.jsonl")
-    assert len(records) == 5  # numpy, torch-cpu in float64 and float32, with on-device BFGS, from Gauss-Newton
+    assert len(records) == 6  # numpy, torch-cpu in float64 and float32, with on-device BFGS, from Gauss-Newton
     for record in records:
         assert not record["estimated"]
         assert record["time_limit_s"] == 1e-6
@@ -158,7 +160,7 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
     assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
     assert sweep_read.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == judging.UNDETERMINED  # ...kept
     assert sweep_read.endings(series) == []  # a fit not allowed to end is not judged by where it ended
-    assert sweep_read.stopped_at_limits(series) == 5
+    assert sweep_read.stopped_at_limits(series) == 6
 
 
 def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, monkeypatch):

@@ -173,8 +173,8 @@ def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_esti
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count(">= ") == 5
-    assert row.count("†") == 5
+    assert row.count(">= ") == 6
+    assert row.count("†") == 6
     assert "(est.)" not in row
     older = run / "sweep-older"  # what sweeps before 2026-12-02 wrote for a point over the budget
     older.mkdir()
@@ -186,7 +186,7 @@ def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_esti
     older.rename(run / "sweep-tiny")
     text = render_all([run], no_references, output=run, figures=run / "figures")["runs/your-run.md"]
     row = next(line for line in text.splitlines() if line.startswith("| 16 | 2 |"))
-    assert row.count("~2 (est.)") == 5
+    assert row.count("~2 (est.)") == 6
 
 
 def test_committed_report_is_exactly_what_the_reference_runs_render():
@@ -226,7 +226,8 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
     assert {str(name) for name in run.series} == {"numpy", "numpy [adjoint]", "torch-cpu", "torch-cpu [adjoint]",
                                "torch-cpu [finite-differences]", "torch-cpu (float32)",
-                               "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]"}
+                               "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]",
+                               "torch-cpu [Gauss-Newton start per grid]"}
     # the gradient variants in float64, with scipy's BFGS from the identity only
     nfev = {str(name): points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
     assert nfev["numpy [adjoint]"] < nfev["numpy"]

@@ -152,6 +152,9 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
         def synchronize(self):
             pass
 
+        def fit_keywords(self, npix, nzern, p0, gamma, objective):
+            return self.fit_options
+
     timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8)
     assert calls == ["value_and_grad", "fit", "fit"]
     text = both(render_all())

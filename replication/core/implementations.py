@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import time
 
 from replication.core import registry
-from replication.core.registry import FIT_OPTIONS, SCIPY, Registration
+from replication.core.registry import FIT_OPTIONS, PER_GRID, SCIPY, Registration
 from replication.core.results import RunError
 from replication.core.series import Series
 
@@ -45,6 +46,14 @@ class Implementation:
     def fit_options(self) -> dict:
         """The keyword arguments of the package's fit that its minimizer stands for (registry.FIT_OPTIONS)."""
         return dict(FIT_OPTIONS[self.minimizer])
+
+    def fit_keywords(self, npix: int, nzern: int, p0, gamma: float, objective: str) -> dict:
+        """fit's keyword arguments for a fit of this grid from p0: fit_options, where they ask for a start matrix
+        per grid (registry.PER_GRID) with the grid's matrix (grid_start: made on first use, off any fit's clock)."""
+        options = self.fit_options
+        if options.get("start_hessian") == PER_GRID:
+            options["start_hessian"] = grid_start(self, npix, nzern, p0, gamma, objective)[0]
+        return options
 
     @property
     def series(self) -> Series:
@@ -108,3 +117,26 @@ def with_gradients(impls: list[Implementation], gradients: tuple[str, ...] | Non
             elif gradient in impl.registration.gradients and impl.dtype == "float64" and impl.minimizer == SCIPY:
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen
+
+
+GRID_STARTS: dict = {}
+"""The Gauss-Newton start matrix of each grid made in this process: {(implementation, dtype, npix, nzern, objective,
+gamma, illumination): (matrix, seconds it took)}."""
+
+
+def grid_start(impl: Implementation, npix: int, nzern: int, p0, gamma: float, objective: str) -> tuple:
+    """(the Gauss-Newton matrix of a grid, the seconds it took to make): at p0's illumination with every Zernike term
+    0 and no residual (the model's own beams as the data: the Cauchy weights at a perfect fit), so that it depends on
+    the grid, the objective and gamma only, never on the maps; made once per process and grid."""
+    setup = impl.make_setup(npix, nzern)
+    nominal = [float(v) for v in p0]
+    nominal[:setup.basis.shape[0]] = [0.0] * setup.basis.shape[0]
+    key = (impl.name, impl.dtype, npix, nzern, objective, float(gamma), tuple(nominal[setup.basis.shape[0]:]))
+    if key not in GRID_STARTS:
+        impl.synchronize()
+        start = time.perf_counter()
+        beams = impl.package.beam_maps(nominal, setup)
+        matrix = impl.package.gauss_newton_matrix(nominal, setup, beams, gamma, objective)
+        impl.synchronize()
+        GRID_STARTS[key] = (matrix, time.perf_counter() - start)
+    return GRID_STARTS[key]

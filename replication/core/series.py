@@ -13,13 +13,15 @@ from replication.core.registry import (
     ADJOINT,
     DTYPES,
     FINITE_DIFFERENCES,
+    GAUSS_NEWTON_GRID,
     GAUSS_NEWTON_START,
     GRADIENTS,
     ON_DEVICE,
     SCIPY,
 )
 
-MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS", GAUSS_NEWTON_START: "Gauss-Newton start"}
+MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS", GAUSS_NEWTON_START: "Gauss-Newton start",
+                    GAUSS_NEWTON_GRID: "Gauss-Newton start per grid"}
 """How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
 RENAMED = {"analytic": "adjoint"}
 """Names older records use for what is now called otherwise (the adjoint was "analytic" before 2026-12-01)."""
@@ -105,6 +107,8 @@ TORCH_DIFFERENCES, CUDA_DIFFERENCES = (Series(s.impl, gradient=FINITE_DIFFERENCE
 TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(s.impl, minimizer=ON_DEVICE) for s in (TORCH_CPU, TORCH_CUDA))
 CUDA_FLOAT32_ON_DEVICE = Series(TORCH_CUDA.impl, "float32", minimizer=ON_DEVICE)
 TORCH_SEEDED, CUDA_SEEDED = (Series(s.impl, minimizer=GAUSS_NEWTON_START) for s in (TORCH_CPU, TORCH_CUDA))
+TORCH_GRID_SEEDED = Series(TORCH_CPU.impl, minimizer=GAUSS_NEWTON_GRID)
+"""torch autograd with scipy's BFGS started from the Gauss-Newton matrix made once per grid."""
 """torch with autograd and scipy's BFGS started from the Gauss-Newton matrix: the "start" factor's faster side."""
 
 

@@ -175,10 +175,11 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             if impl.dtype != "float64":
                 continue
             setup = impl.make_setup(npix, nzern)
+            gamma = objective_gamma(data, objective)
+            options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
             start = time.perf_counter()
-            result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=objective_gamma(data, objective),
-                                      objective=objective, gradient=impl.gradient_name, **impl.fit_options,
-                                      trajectory=True)
+            result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=gamma, objective=objective,
+                                      gradient=impl.gradient_name, **options, trajectory=True)
             impl.synchronize()
             seconds = time.perf_counter() - start
             fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,

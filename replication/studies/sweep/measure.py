@@ -10,7 +10,7 @@ import torch_impl
 from reference_numpy.fit import TIMED_OUT
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
-from replication.core.implementations import select, with_gradients
+from replication.core.implementations import grid_start, select, with_gradients
 from replication.core.load import watching_load
 from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.core.records import as_written
@@ -111,6 +111,8 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
     record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
                "outcome": fit_outcome(results[-1], npix, nzern, data, objective),
                "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
+    if impl.fit_options.get("start_hessian") == registry.PER_GRID:  # its grid's matrix: made once, off the clocks
+        record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective_gamma(data, objective), objective)[1]
     if optima is not None:
         record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
         record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),

@@ -98,7 +98,8 @@ class Point(Record):
 
 class MeasuredPoint(Point):
     """A measured point: its times, its tolerance, how its last repeat's fit ended; since 2026-12-02 its times to
-    the target and its time limit, since 2026-12-03 its trajectories and the machine's load."""
+    the target and its time limit, since 2026-12-03 its trajectories and the machine's load, and for a series
+    started from a matrix made per grid, the seconds that matrix took once (grid_start_s, on no fit's clock)."""
 
     setup_s: SetupTimes
     total_s: Times
@@ -109,6 +110,7 @@ class MeasuredPoint(Point):
     load: Load | None = None
     time_limit_s: Seconds | None = None
     stopped_at_limit: bool | None = None
+    grid_start_s: Seconds | None = None
 
 
 def series_of(path, number, record):

