@@ -179,3 +179,17 @@ def test_no_objective_is_compared_as_a_string_outside_its_value():
              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Compare)
              and any(isinstance(side, ast.Constant) and side.value in names for side in [node.left, *node.comparators])]
     assert not found, "compare core.objectives values (objective_of(name) is CAUCHY), not names:\n" + "\n".join(found)
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
+"""The harness stays readable: a module of at most 400 lines, a function of at most 60."""
+
+
+def test_no_module_is_over_400_lines_and_no_function_over_60():
+    long_modules = [name for name, path in MODULES.items() if len(path.read_text().splitlines()) > MAX_MODULE_LINES]
+    long_functions = [f"{name}.{node.name}" for name, path in MODULES.items()
+                      for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long_modules, f"modules over {MAX_MODULE_LINES} lines: {long_modules}"
+    assert not long_functions, f"functions over {MAX_FUNCTION_LINES} lines: {long_functions}"

@@ -136,7 +136,7 @@ def test_a_sharded_sweep_never_joins_a_run_holding_the_plain_sweep(run, refused)
 @pytest.mark.parametrize(("content", "words"), [
     ({"checks": [{}], "environment": {}}, ["checks item 1 has no key 'check'"]),
     ({"environment": {}}, ["record 1 has no key 'checks'"]),
-    ({"checks": [], "environment": {}, "fits": [{"impl": "numpy"}]}, ["fits item 1 has no key 'npix'"]),
+    ({"checks": [], "environment": {}, "fits": [{"impl": "numpy"}]}, ["fits item 1 has no key 'nit'"]),
     ({"checks": [], "environment": {}, "schema": 3, "fits": [{"impl": "cupy", "npix": 8, "nzern": 2, "x": [],
       "fun": 1.0, "nit": 1, "nfev": 1, "success": True, "message": "", "dtype": "float64", "variant": "",
       "minimizer": "scipy"}]}, ["fits item 1: names no known series ('cupy')"]),

@@ -37,6 +37,18 @@ Vector = list[float | None]
 """One number per parameter (null: not finite); its length is checked against the record's parameter count."""
 
 
+class FitEnd(Record):
+    """How a fit ended, as every record of one holds it: scipy's (or the on-device BFGS's) counts, whether it
+    succeeded and why it stopped, the objective and the parameters there."""
+
+    nit: Count
+    nfev: Count
+    success: bool
+    message: str
+    fun: MaybeNumber
+    x: Vector
+
+
 def check_typed(path, number, record, model: type[Record], place: str = "line") -> dict:
     """record checked against its model (strictly: no conversion of a string to a number or of a number to a bool);
     an error names the file, the place (a line, an item of a list) and the field, in one line."""

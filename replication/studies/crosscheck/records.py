@@ -7,7 +7,7 @@ import pathlib
 import msgspec
 
 from replication.core.records import (
-    Count,
+    FitEnd,
     MaybeNumber,
     Number,
     Record,
@@ -62,19 +62,13 @@ class Check(Record):
     passed: bool
 
 
-class CrosscheckFit(Record):
+class CrosscheckFit(FitEnd):
     """One fit of a cross-check (schema 3 adds its series' fields, FitSeries); since the exact account, its
     objective, BFGS's errors and the account; since 2026-12-02 its distance from the point's optimum and time to it."""
 
     impl: str
     npix: int
     nzern: int
-    x: Vector
-    fun: MaybeNumber
-    nit: Count
-    nfev: Count
-    success: bool
-    message: str
     stderr: Vector | None = None
     stderr_bfgs: Vector | None = None
     objective: str | None = None

@@ -10,6 +10,7 @@ import msgspec
 
 from replication.core.records import (
     Count,
+    FitEnd,
     MaybeNumber,
     Number,
     Record,
@@ -21,15 +22,6 @@ from replication.core.records import (
 )
 from replication.core.results import RunError
 from replication.studies.sweep.records import series_of
-
-
-class RealOutcome(Record):
-    nit: Count
-    nfev: Count
-    success: bool
-    message: str
-    fun: MaybeNumber
-    x: Vector
 
 
 class RealFit(Record):
@@ -45,7 +37,7 @@ class RealFit(Record):
     total_s: Seconds
     target_s: Seconds | None
     end_distance: MaybeNumber
-    outcome: RealOutcome
+    outcome: FitEnd
 
 
 class StageOptimum(Record):

@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 
 from replication.core.records import (
-    Count,
+    FitEnd,
     MaybeNumber,
     Number,
     Record,
@@ -30,13 +30,7 @@ Zernike orders 2, 3, ... up to the point's in turn, each from the last one's res
 STARTS = (FROM_TRUTH, PLAIN, STAGED)
 
 
-class RetrievalOutcome(Record):
-    nit: Count
-    nfev: Count
-    success: bool
-    message: str
-    fun: MaybeNumber
-    x: Vector
+class RetrievalOutcome(FitEnd):
     stderr: Vector | None = None
     convergence: Account | None = None
 

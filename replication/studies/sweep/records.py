@@ -11,6 +11,7 @@ import msgspec
 
 from replication.core.records import (
     Count,
+    FitEnd,
     MaybeNumber,
     Number,
     Record,
@@ -47,15 +48,10 @@ class Account(Record):
     stderr_sandwich: Vector | None = None
 
 
-class Outcome(Record):
-    """How a timed fit ended, as scipy (or the on-device BFGS) returned it, with its exact account."""
+class Outcome(FitEnd):
+    """How a timed fit ended, as scipy (or the on-device BFGS) returned it, with BFGS's errors and its exact
+    account."""
 
-    nit: Count
-    nfev: Count
-    success: bool
-    message: str
-    fun: MaybeNumber
-    x: Vector
     stderr: Vector
     convergence: Account | None = None
 
