@@ -118,3 +118,21 @@ def test_points_without_trajectories_are_not_auditable_never_agreeing():
     found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c")
     assert found.checked == 0
     assert found.not_auditable > 0
+
+
+def test_every_committed_run_that_keeps_trajectories_audits_clean_on_the_sandwich_yardstick():
+    """The reference runs made since trajectories are kept: every recorded time to target and end distance
+    recomputed from the kept trajectories to 1e-9 relative, and every optimum they judge against uses the sandwich
+    covariance (older runs' other optima are left out of every rule: load.off_yardstick_points)."""
+    from replication.core.paths import REFERENCE
+    from replication.studies.sweep import audit
+    from replication.studies.sweep.records import read_optima
+
+    kept = [run for run in sorted(REFERENCE.iterdir()) if any(run.glob("sweep-*/trajectories/*.npz"))]
+    assert kept, "no reference run keeps its trajectories"
+    for run in kept:
+        found = audit.audit_run(run)
+        assert found.checked > 0
+        assert not found.differences, (run.name, found.differences[:3])
+        for path in run.glob("sweep-*/optima.jsonl"):
+            assert all(record["sandwich"] for record in read_optima(path).values()), path
