@@ -65,7 +65,8 @@ def test_the_report_reads_a_sharded_sweep_like_any_run_and_lists_its_nodes(shard
     (tmp_path / "reference").mkdir()
     run = load.load_run(sharded, own=True)
     assert {str(name) for name in run.series} == {"numpy", "torch-cpu", "torch-cpu (float32)",
-                                                  "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]"}
+                                                  "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]",
+                                                  "torch-cpu [Gauss-Newton start per grid]"}
     assert {node["shard"] for node in run.nodes} == {"00-of-02", "01-of-02"}
     texts = render_all([sharded], tmp_path / "reference", output=tmp_path, figures=tmp_path / "figures")
     text = texts[f"runs/your-{sharded.name}.md"]
@@ -89,7 +90,7 @@ def test_a_resubmitted_sweep_runs_only_unfinished_shards_and_points(sharded, cap
     assert "shard 1: 3 point(s) measured" in out
     assert len(json.loads(plan.read_text())["jobs"]) == jobs_before + 1  # shard 0 was not resubmitted
     keys = keys_of(shard_points_files(sharded))
-    assert len(keys) == len(set(keys)) == 20
+    assert len(keys) == len(set(keys)) == 24
 
 
 def test_a_failed_shard_is_named_with_its_log(sharded, tmp_path, capsys):
