@@ -58,8 +58,10 @@ def flip_lines(runs, judged) -> list[str]:
         for row in sensitivity.flips(run_rows):
             key = (row["claim"], row["words"], today[row["claim"]], row["verdict"])
             changes.setdefault(key, []).append(short_name(run))
+    order = [(rule.claim, rule.words) for rule in sensitivity.ALTERNATIVES]
     return [f"{claim} {words}: {before} -> {after} on {'; '.join(names)}"
-            for (claim, words, before, after), names in changes.items()]
+            for (claim, words, before, after), names in sorted(changes.items(),
+                                                               key=lambda item: order.index(item[0][:2]))]
 
 
 def cell_text(row: dict) -> str:
