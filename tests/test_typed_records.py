@@ -115,3 +115,21 @@ def test_each_damaged_field_is_refused_in_one_line_or_read_as_documented(kind, r
     check_record_file(target)  # the record as recorded is read: the damages above are what was refused
     if relative[-1] != "settings.json":  # read only by a resuming writer, which compares it key by key
         assert len(readings) < sum(1 for path, value in fields_of(record) for _ in damages(path, value))
+
+
+def test_a_new_point_field_needs_its_study_only(tmp_path):
+    """A field a study's writer adds to its points is admitted as written (as_written), read back whole by the
+    study's reader and carried by contribute's check, with no change to the core's records or the report: the typed
+    models keep the keys they do not name."""
+    from replication.core.records import as_written
+    from replication.studies.sweep.records import check_point, read_points
+
+    source = REFERENCE / "2026-12-03_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl"
+    record = json.loads(source.read_text().splitlines()[0]) | {"new_field": {"seconds": [0.5, 0.25]}}
+    path = tmp_path / "sweep-quick" / "points.jsonl"
+    path.parent.mkdir()
+    written = as_written(path, 1, record, check_point)
+    path.write_text(json.dumps(written) + "\n")
+    assert read_or_refuse(path, "a new field") is None
+    (read,) = read_points(path)
+    assert read["new_field"] == {"seconds": [0.5, 0.25]}
