@@ -10,6 +10,7 @@ from conftest import real_maps_folder, run_command
 from replication.core import optimum as optima
 from replication.core.optimum import TARGET
 from replication.studies.real_maps import measure as real_maps
+from replication.studies.real_maps import read as real_read
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
 from replication.studies.real_maps.surface import fits_available
@@ -111,6 +112,10 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
             inflation = np.nanmedian(hdus["UNCERT"].data / hdus["UNCERTIN"].data)
         assert inflation == pytest.approx(sources[0]["uncertainty_inflation"], rel=1e-5)
         assert (sources[0]["uncertainty_reach"] > 0) == (inflation != pytest.approx(1.0))
+        section = {"sources": [{"source": sources[0], "short": "GRASP", "stages": [], "agreement": []}]}
+        said = next(line for line in real_read.findings(section) if "uncertainty" in line)
+        assert f"{sources[0]['uncertainty_median_um']:.2g} um" in said
+        assert "surface-grasp-26ghz.fits" in said
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout

@@ -270,6 +270,11 @@ def findings(section):
                          f"fitted by {OBJECTIVE_WORDS[other['objective']]} instead moves the surface by "
                          f"{other['surface_difference_rms_um']:.0f} um rms (n = {record['order']}), against "
                          f"{record['surface_rms_um']:.0f} um rms of surface error: the choice of loss matters.")
+        if record.get("uncertainty_median_um") is not None:
+            lines.append(f"{short}: the surface's uncertainty (1 sigma) is {record['uncertainty_median_um']:.2g} um "
+                         f"(median over the dish; its map in {record.get('surface_fits') or 'no FITS file'}), "
+                         f"{record['uncertainty_inflation']:.2g}x what independent pixels would give: the residuals "
+                         f"correlate over {record['uncertainty_reach']} pixels.")
         if record.get("dropped"):
             offsets = [record["x"][-3 + k] * record["scale"] for k in range(3)]
             lines.append(f"{short}: the noise is not white: differences of neighbouring pixels along v are "

@@ -115,6 +115,7 @@ class RealSource(Record):
     x: Vector
     surface_fits: str | None = None
     uncertainty_reach: Count | None = None
+    uncertainty_median_um: MaybeNumber = None
     uncertainty_inflation: MaybeNumber = None
 
 

@@ -83,7 +83,8 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
                         residual: np.ndarray) -> dict:
     """A source's surface at x as surface-<source>.txt and, where astropy is installed, surface-<source>.fits with
     its uncertainty; returns what its source record says of them: the FITS file's name (None where not written), the
-    window's reach (pixels) and the median over the dish of the uncertainty with the window over that without."""
+    window's reach (pixels), the median over the dish of the uncertainty (micrometres) and of its ratio to the
+    uncertainty without the window."""
     name, wavelength = observation.source.name, observation.source.wavelength
     setup = setup_for(of(series.NUMPY), observation, order, npix)
     image, spacing = surface_grid(x, setup, wavelength)
@@ -97,6 +98,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
     independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in correlated_covariance(
         x, torch_setup, data, observation.gamma, observation.objective, 0, reach))
     found = {"surface_fits": None, "uncertainty_reach": reach,
+             "uncertainty_median_um": float(np.nanmedian(windowed)),
              "uncertainty_inflation": float(np.nanmedian(windowed / independent))}
     if fits_available():
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
