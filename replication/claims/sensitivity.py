@@ -13,7 +13,15 @@ from collections.abc import Callable
 from replication.claims import BY_ID, C4_MIN_NPIX, C4_ORDERS, SAME_SOLUTION_STDERR
 from replication.claims.verdicts import RULES, slope_at, verdict_c1, verdict_c3, verdict_c4
 from replication.core.format import times
-from replication.core.judging import NOT_MEASURED, UNDETERMINED, Rule, aggregate, as_ratios, share_verdict
+from replication.core.judging import (
+    NOT_MEASURED,
+    UNDETERMINED,
+    Rule,
+    aggregate,
+    as_ratios,
+    share_verdict,
+    weakest_npix,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,11 +64,13 @@ def c1_every_order(evidence: Evidence) -> dict:
     orders = {nzern for _, nzern in ratios}
     complete = [npix for npix in {npix for npix, _ in ratios}
                 if {nzern for size, nzern in ratios if size == npix} == orders]
-    if not complete:
-        return not_measured()
-    npix = max(complete)
+    return median_at(ratios, max(complete), "C1") if complete else not_measured()
+
+
+def median_at(ratios: dict, npix: int, claim: str) -> dict:
+    """The median over orders of the speed-ups at one grid size, graded by the claim's rule."""
     value = aggregate(statistics.median, [v for (size, _), v in ratios.items() if size == npix])
-    return {"value": value, "verdict": RULES["C1"].grade(value), "text": size_text(value, npix)}
+    return {"value": value, "verdict": RULES[claim].grade(value), "text": size_text(value, npix)}
 
 
 def c3_from(min_npix: int, rule: Rule | None = None) -> Callable[[Evidence], dict]:
@@ -70,7 +80,7 @@ def c3_from(min_npix: int, rule: Rule | None = None) -> Callable[[Evidence], dic
         found = verdict_c3(evidence.ratios["C3"], min_npix)
         if found["value"] is None:
             return not_measured()
-        npix = min(found["by_npix"], key=lambda size: found["by_npix"][size].floor)
+        npix = weakest_npix(found["by_npix"])
         verdict = (rule or RULES["C3"]).grade(found["value"])
         return {"value": found["value"], "verdict": verdict, "text": size_text(found["value"], npix)}
 
@@ -81,11 +91,7 @@ def c3_largest(evidence: Evidence) -> dict:
     """C3's median over orders at the largest grid measured (C1's reading of 'large grids')."""
     ratios = as_ratios(evidence.ratios["C3"])
     sizes = [npix for npix, _ in ratios if npix >= 128]
-    if not sizes:
-        return not_measured()
-    npix = max(sizes)
-    value = aggregate(statistics.median, [v for (size, _), v in ratios.items() if size == npix])
-    return {"value": value, "verdict": RULES["C3"].grade(value), "text": size_text(value, npix)}
+    return median_at(ratios, max(sizes), "C3") if sizes else not_measured()
 
 
 def slope_words(found: dict) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 import torch_impl
+from replication.studies.real_maps.sources import lag_correlation
 from torch_impl.gradient import power_scores
 
 CUTOFF = 0.1
@@ -16,14 +17,6 @@ CUTOFF = 0.1
 this much along either axis of the maps."""
 MAX_BANDWIDTH = 24
 """The most pixels the window reaches (a residual correlated further than this is taken as correlated this far)."""
-
-
-def lag_correlation(residual: np.ndarray, axis: int, lag: int) -> float:
-    """The correlation of residuals lag pixels apart along one axis of the maps (3, rows, cols), NaN ignored."""
-    a = np.take(residual, range(0, residual.shape[axis] - lag), axis=axis).ravel()
-    b = np.take(residual, range(lag, residual.shape[axis]), axis=axis).ravel()
-    keep = np.isfinite(a) & np.isfinite(b)
-    return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else 0.0
 
 
 def bandwidth(residual: np.ndarray) -> int:

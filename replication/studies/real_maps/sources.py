@@ -225,11 +225,12 @@ def map_region(npix, shape):
             slice(npix // 2 - cols // 2, npix // 2 - cols // 2 + cols))
 
 
-def lag_correlation(residual, axis):
-    """The correlation of neighbouring residuals along one axis of a map (0 for white noise)."""
-    a, b = (np.moveaxis(residual, axis, 0)[s].ravel() for s in (slice(None, -1), slice(1, None)))
+def lag_correlation(residual, axis, lag=1):
+    """The correlation of residuals lag pixels apart along one axis of the maps (0 for white noise), NaN ignored;
+    0 where fewer than three pairs are left."""
+    a, b = (np.moveaxis(residual, axis, 0)[s].ravel() for s in (slice(None, -lag), slice(lag, None)))
     keep = np.isfinite(a) & np.isfinite(b)
-    return float(np.corrcoef(a[keep], b[keep])[0, 1])
+    return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else 0.0
 
 
 def surface_error(x, setup, wavelength, focus=True):
