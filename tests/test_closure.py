@@ -9,7 +9,7 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.results import read_records
 from replication.studies.real_maps import closure, measure, surface
-from replication.studies.real_maps.read import closure_summary
+from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM, check_closure
 from replication.studies.real_maps.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
 

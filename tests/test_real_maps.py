@@ -73,7 +73,7 @@ def the_two_trees_agree_on_the_real_maps(stage, sigma):
 @needs_data
 def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_path):
     arguments = ("real-maps", "--maps", DATA, "--source", "grasp-26ghz", "--npix", 128, "--max-order", 2,
-                 "--repeats", 1, "--results", tmp_path / "r", "--quiet")
+                 "--repeats", 1, "--starts", 8, "--results", tmp_path / "r", "--quiet")
     done = run_command(*arguments)
     assert done.returncode == 0, done.stderr
     stages, sources, tapers = read_real_maps(tmp_path / "r")
@@ -95,6 +95,9 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     assert residual.shape == (3, 101, 101)
     assert sources[0]["objective"] == "gaussian"  # least squares in noise units unless asked otherwise
     assert sources[0]["config"]["dish"]["blockage"] == pytest.approx(3.953)
+    found = sources[0]["multistart"]  # least squares: every random start ends where the ladder did
+    assert (found["starts"], found["reached_best"], found["groups_reaching"]) == (8, 8, 1)
+    assert found["ladder_from_best_um"] < found["same_um"]
     other = sources[0]["other_objective"]
     assert other["objective"] == "cauchy"
     assert other["surface_difference_rms_um"] > 0

@@ -18,7 +18,14 @@ from replication.report.render import render_all
 from replication.studies.bench.records import read_bench
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
-from replication.studies.real_maps.records import CLOSURE_FILE, check_closure, read_pyoof, read_real_maps
+from replication.studies.real_maps.records import (
+    CLOSURE_FILE,
+    STARTS_FILE,
+    check_closure,
+    read_pyoof,
+    read_real_maps,
+    read_real_starts,
+)
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.records import read_optima, read_points
 
@@ -30,7 +37,8 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "shards-*.json", "shards/*/*/run.json", "shards/*/*/sweep-*/points.jsonl",
                 "shards/*/*/sweep-*/runs.jsonl", "shards/*/*/sweep-*/settings.json", "shards/*/*/finished-*.json",
                 "retrieval-*/points.jsonl", "retrieval-*/runs.jsonl", "retrieval-*/settings.json",
-                "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/runs.jsonl",
+                "real-maps/stages.jsonl", "real-maps/sources.jsonl", "real-maps/tapers.jsonl", "real-maps/starts.jsonl",
+                "real-maps/runs.jsonl",
                 "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt",
                 "real-maps/surface-*.fits", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl",
                 "closure/runs.jsonl", "closure/settings.json")
@@ -80,6 +88,8 @@ def check_record_file(path):
     point record valid as the report reads it, a run.json a run record."""
     if path.parent.name == "real-maps" and path.name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl"):
         read_real_maps(path.parent, strict=True)
+    if path.parent.name == "real-maps" and path.name == STARTS_FILE:
+        read_real_starts(path.parent, strict=True)
     if path.suffix == ".npz":
         check_arrays(path)
     if path.name == CLOSURE_FILE:

@@ -27,9 +27,10 @@ from replication.report.first_screen import answer, claim_table, first_screen, m
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
+from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
-from replication.studies.real_maps.read import closure_summary, pyoof_lines, ratio_text, simulated_beside
 from replication.studies.real_maps.read import findings as real_maps_findings
+from replication.studies.real_maps.read import pyoof_lines, ratio_text, simulated_beside
 from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import (

@@ -13,7 +13,7 @@ from replication.core.options import (
     positive_int,
 )
 from replication.core.writers import writer_folder
-from replication.studies.real_maps import closure
+from replication.studies.real_maps import closure, multistart
 from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
@@ -43,6 +43,9 @@ def add_real_maps_command(fits):
                       help=f"the model's grid, at least the maps' size (default {real_sources.NPIX})")
     fits.add_argument("--repeats", type=positive_int, default=real_maps.REPEATS,
                       help=f"timed fits of each stage by each series (default {real_maps.REPEATS})")
+    fits.add_argument("--starts", type=integer_in(0, 10_000, "random starts"), default=multistart.STARTS,
+                      help="random starts of the last order, each fitted alone, that look for its global optimum "
+                           f"(default {multistart.STARTS}; 0: none)")
     add_run_options(fits, "real-maps")
     add_measuring_options(fits)
     fits.set_defaults(func=run_real_maps_command)
@@ -61,7 +64,7 @@ def run_real_maps_command(args):
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
         count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, args.threads,
-                                        quiet=args.quiet)
+                                        quiet=args.quiet, starts=args.starts)
     print(f"{results / real_sources.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
 

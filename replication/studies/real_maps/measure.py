@@ -23,7 +23,15 @@ from replication.core.measurement import RUNS_FILE
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
-from replication.studies.real_maps.records import check_real_source, check_real_stage, check_real_taper, read_real_maps
+from replication.studies.real_maps import multistart
+from replication.studies.real_maps.records import (
+    STARTS_FILE,
+    check_real_source,
+    check_real_stage,
+    check_real_taper,
+    read_real_maps,
+    read_real_starts,
+)
 from replication.studies.real_maps.sources import (
     NPIX,
     OBJECTIVES,
@@ -84,7 +92,7 @@ SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
-IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "threads", "hostname", "cpu",
+IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "starts", "threads", "hostname", "cpu",
             *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
@@ -239,28 +247,30 @@ def check_configs_recorded(folder, observations):
 
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
                   npix: int = NPIX, repeats: int = REPEATS, threads: int = 2, tol: float = TOL,
-                  quiet: bool = False) -> int:
+                  quiet: bool = False, starts: int = 0) -> int:
     """Fit (or resume fitting) each observation's maps, orders 1..max_order in turn, into folder; returns the number
-    of fits made now. Every stage is written as it ends; a source's summary and residual maps after its last
-    stage."""
+    of fits made now. Every stage is written as it ends; then, where starts > 0, that many random starts of the last
+    order (multistart), each as it ends; a source's summary and residual maps after them."""
 
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "real-maps", "npix": npix, "orders": list(orders),
                                                       "objective": objective_of_all(observations),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
-                                                      "target": TARGET}
+                                                      "target": TARGET, "starts": starts}
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o.source) for o in observations}
     identity = {key: environment[key] for key in environment
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
-    measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE))
+    measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE))
     check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
     done = {(r["source"], r["order"]): r for r in stages}
     count = sum(repeats * len(SERIES) for o in observations for order in orders if (o.source.name, order) not in done)
     missing = {o.source.name for o in observations} - {r["source"] for r in summaries}
+    begun = [r["source"] for r in read_real_starts(folder, repair=True)]
+    count += sum(max(0, starts - begun.count(name)) for name in missing)
     if not count and not missing:
         print(f"{folder / STAGES_FILE}: every stage of {', '.join(o.source.name for o in observations)} is done; "
               "nothing to run")
@@ -272,12 +282,21 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
             observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar)
             fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar)
             if observation.source.name in missing:
-                last = done.get((observation.source.name, orders[-1])) or read_stage(folder, observation, orders[-1])
-                write_source(folder, observation, last["optimum"]["x"], orders[-1], npix, stamp)
+                finish_source(folder, observation, orders[-1], npix, starts, threads, stamp, bar)
     return count
 
 
-STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target")
+def finish_source(folder, observation, order, npix, starts, threads, stamp, bar):
+    """A source's random starts of its last order (where starts > 0) and then its summary."""
+    last = read_stage(folder, observation, order)
+    found = None
+    if starts:
+        ends = multistart.run_starts(folder, observation, order, npix, starts, stamp, bar)
+        found = multistart.basins(ends, observation, order, npix, last["optimum"], threads)
+    write_source(folder, observation, last["optimum"]["x"], order, npix, stamp, found)
+
+
+STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "starts")
 """The settings every real-maps record carries beside its source's maps hash (since 2026-12-03), so that a folder
 whose settings.json and runs.jsonl were lost still refuses to resume under other settings or on other maps."""
 
@@ -328,8 +347,8 @@ def read_stage(folder, observation, order):
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
-def write_source(folder, observation, x, order, npix, stamp):
-    """A source's residual maps and summary at its last stage's optimum."""
+def write_source(folder, observation, x, order, npix, stamp, found=None):
+    """A source's residual maps and summary at its last stage's optimum, with what its random starts found."""
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     surface = write_surface_files(folder, observation, x, order, npix, residual)
@@ -337,6 +356,8 @@ def write_source(folder, observation, x, order, npix, stamp):
     record = source_record(observation, x, order, npix, residual)
     record = stamp | record | surface | {"config": config_record(observation.source),
                                          "other_objective": other_objective(observation, x, order, npix)}
+    if found is not None:
+        record["multistart"] = found
     append_record(path, as_written(path, 0, record, check_real_source))
 
 

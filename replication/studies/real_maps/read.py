@@ -4,24 +4,18 @@ repeats, the two trees' agreement, the residuals and the surface. Read side: no 
 
 from __future__ import annotations
 
-import pathlib
 import statistics
 
 import numpy as np
 
 import reference_numpy
 from replication.core.optimum import TARGET
-from replication.core.results import read_records
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import (
-    CLOSURE_FILE,
-    WITHIN_UM,
-    check_closure,
     read_pyoof,
     read_real_maps,
 )
-from replication.studies.retrieval.read import wilson
 from replication.studies.sweep import read as sweep_read
 
 RATIOS = ((NUMPY, TORCH_CPU, "NumPy differences / torch autograd (the paper's)"),
@@ -275,6 +269,8 @@ def findings(section):
                          f"(median over the dish; its map in {record.get('surface_fits') or 'no FITS file'}), "
                          f"{record['uncertainty_inflation']:.2g}x what independent pixels would give: the residuals "
                          f"correlate over {record['uncertainty_reach']} pixels.")
+        if record.get("multistart"):
+            lines.append(multistart_line(short, record["multistart"]))
         if record.get("dropped"):
             offsets = [record["x"][-3 + k] * record["scale"] for k in range(3)]
             lines.append(f"{short}: the noise is not white: differences of neighbouring pixels along v are "
@@ -282,6 +278,23 @@ def findings(section):
                          f"{', '.join(f'{o:.0f}' for o in offsets)} counts (fitted); "
                          f"{plural(record['dropped'], 'dropped sample')} masked.")
     return lines
+
+
+def multistart_line(short, found):
+    """One sentence on a source's random starts (measure.finish_source): how many reached the best minimum, how
+    many minima there were, where the ladder's optimum lies against the best, and the starts read as independent
+    multi-starts of found["group"]."""
+    ladder = ("the ladder's optimum lies " + (f"{found['ladder_from_best_um']:.2g} um from it (objective "
+              f"{found['ladder_fun'] - found['best_fun']:+.3g})" if found["ladder_from_best_um"] is not None
+              else "nowhere finite"))
+    seconds = sorted(found["group_seconds"])
+    groups = (f" Read as {plural(found['groups'], 'independent multi-start')} of {found['group']} starts each: "
+              f"{found['groups_reaching']} of {found['groups']} reach it, in {statistics.median(seconds):.2g} s "
+              f"each (longest {seconds[-1]:.2g} s) on {plural(found['threads'], 'thread')}." if seconds else "")
+    minima = len(found["basins"])
+    return (f"{short}: of {found['starts']} random starts (aperture phase {found['scale']:g} rad rms), "
+            f"{found['reached_best']} ended at the best minimum found (surface within {found['same_um']:g} um of its "
+            f"own), {minima} distinct minim{'um' if minima == 1 else 'a'} in all; {ladder}.{groups}")
 
 
 PHASE_VARIANTS = {"as is": (1, False, False), "negated": (-1, False, False),
@@ -357,42 +370,3 @@ def pyoof_lines(section):
                      f"at n = {peer['order']}: {peer['theirs_rms']:.3g} rad rms, ours {peer['ours_rms']:.3g}; pyoof's "
                      f"{peer['closest']} lies closest to ours, {peer['difference']:.2g} rad rms apart.")
     return lines
-
-
-def closure_summary(folder):
-    """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
-    WITHIN_UM (with the 95% Wilson interval of the fraction), the median and worst surface errors, how often the
-    taper was chosen right, the median time of a reduction, and how many fits ended without scipy's success."""
-    path = pathlib.Path(folder) / CLOSURE_FILE
-    if not path.is_file():
-        return {}
-    records = read_records(path, check=check_closure)
-    if not records:
-        return {}
-    errors = [r["surface_error_um"] for r in records]
-    finite = [e for e in errors if e is not None]
-    within = sum(e is not None and e <= WITHIN_UM for e in errors)
-    return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
-            "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
-            "taper_right": sum(r["sigma"] == r["true_sigma"] for r in records),
-            "median_s": statistics.median(r["seconds"] for r in records),
-            "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
-            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)
-            } | certification(records)
-
-
-def certification(records):
-    """Of the seeds that record it (closure.certified): how many ended at the optimum a start at the truth reaches
-    (within TARGET standard errors), how many of those missing WITHIN_UM miss it at that optimum too (the
-    estimator's own error at this noise, no optimizer's), and the median error the fits' covariance predicts."""
-    checked = [r for r in records if r.get("optimum_distance_se") is not None]
-    if not checked:
-        return {"certified": 0}
-    missed = [r for r in checked if r["surface_error_um"] is None or r["surface_error_um"] > WITHIN_UM]
-    predicted = [r["predicted_error_um"] for r in checked if r.get("predicted_error_um") is not None]
-    return {"certified": len(checked),
-            "at_optimum": sum(r["optimum_distance_se"] <= TARGET for r in checked),
-            "missed": len(missed),
-            "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
-                                 for r in missed),
-            "predicted_um": statistics.median(predicted) if predicted else None}

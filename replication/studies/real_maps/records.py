@@ -117,6 +117,38 @@ class RealSource(Record):
     uncertainty_reach: Count | None = None
     uncertainty_median_um: MaybeNumber = None
     uncertainty_inflation: MaybeNumber = None
+    multistart: MultiStart | None = None
+
+
+class Basin(Record):
+    """One distinct minimum the random starts ended in: its objective, how many ended there, its surface's distance
+    from the best one's (micrometres rms)."""
+
+    fun: Number
+    count: Count
+    from_best_um: Number
+
+
+class MultiStart(Record):
+    """What a source's random starts found at its last order (multistart.basins): the best minimum, how many
+    starts reached it, the distinct minima, the ladder's optimum against it, and disjoint groups of starts taken as
+    independent multi-starts (each reaching the best where one of its starts did; its seconds the sum of its
+    starts')."""
+
+    starts: Count
+    scale: Number
+    same_um: Number
+    best_fun: Number
+    best_x: Vector
+    reached_best: Count
+    basins: list[Basin]
+    ladder_fun: MaybeNumber
+    ladder_from_best_um: MaybeNumber
+    group: Count
+    groups: Count
+    groups_reaching: Count
+    group_seconds: list[Number]
+    threads: Count
 
 
 class Stamp(Record):
@@ -193,6 +225,42 @@ def read_real_maps(folder: pathlib.Path, repair: bool = False, strict: bool = Fa
     tapers = read_keyed(folder / "tapers.jsonl", check_real_taper, lambda r: (r["source"],), "source's taper", repair,
                         strict)
     return stages, sources, tapers
+
+
+STARTS_FILE = "starts.jsonl"
+"""A real-maps folder's random starts (multistart.run_starts): one line per start of a source's last order, as it
+ends."""
+
+
+class RealStart(Record):
+    """One random start of a source's last order, fitted alone (setup, prepared maps, fit, timed): where it began,
+    where it ended, how long it took."""
+
+    source: str
+    order: Annotated[int, msgspec.Meta(ge=1)]
+    index: Count
+    scale: Number
+    start: Vector
+    seconds: Seconds
+    nit: Count
+    nfev: Count
+    success: bool
+    message: str
+    fun: MaybeNumber
+    x: Vector
+
+
+def check_real_start(path: pathlib.Path, number: int, record: dict) -> None:
+    """Validate a random start's record as read."""
+    check_typed(path, number, record, RealStart)
+    check_stamp(path, number, record)
+    check_vectors(path, number, {"start": record["start"], "x": record["x"]}, len(record["start"]))
+
+
+def read_real_starts(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The random starts of a real-maps folder, validated, one per source and index."""
+    return read_keyed(folder / STARTS_FILE, check_real_start, lambda r: (r["source"], r["index"]),
+                      "source and start", repair, strict)
 
 
 class PyoofFit(Record):

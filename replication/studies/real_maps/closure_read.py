@@ -1,0 +1,51 @@
+"""What the report says of a closure folder (studies.real_maps.closure): how many seeds recovered the known surface,
+and whether the misses are the optimizer's or the noise's. Read side: no torch."""
+
+from __future__ import annotations
+
+import pathlib
+import statistics
+
+from replication.core.optimum import TARGET
+from replication.core.results import read_records
+from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM, check_closure
+from replication.studies.retrieval.read import wilson
+
+
+def closure_summary(folder):
+    """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
+    WITHIN_UM (with the 95% Wilson interval of the fraction), the median and worst surface errors, how often the
+    taper was chosen right, the median time of a reduction, and how many fits ended without scipy's success."""
+    path = pathlib.Path(folder) / CLOSURE_FILE
+    if not path.is_file():
+        return {}
+    records = read_records(path, check=check_closure)
+    if not records:
+        return {}
+    errors = [r["surface_error_um"] for r in records]
+    finite = [e for e in errors if e is not None]
+    within = sum(e is not None and e <= WITHIN_UM for e in errors)
+    return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
+            "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
+            "taper_right": sum(r["sigma"] == r["true_sigma"] for r in records),
+            "median_s": statistics.median(r["seconds"] for r in records),
+            "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
+            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)
+            } | certification(records)
+
+
+def certification(records):
+    """Of the seeds that record it (closure.certified): how many ended at the optimum a start at the truth reaches
+    (within TARGET standard errors), how many of those missing WITHIN_UM miss it at that optimum too (the
+    estimator's own error at this noise, no optimizer's), and the median error the fits' covariance predicts."""
+    checked = [r for r in records if r.get("optimum_distance_se") is not None]
+    if not checked:
+        return {"certified": 0}
+    missed = [r for r in checked if r["surface_error_um"] is None or r["surface_error_um"] > WITHIN_UM]
+    predicted = [r["predicted_error_um"] for r in checked if r.get("predicted_error_um") is not None]
+    return {"certified": len(checked),
+            "at_optimum": sum(r["optimum_distance_se"] <= TARGET for r in checked),
+            "missed": len(missed),
+            "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
+                                 for r in missed),
+            "predicted_um": statistics.median(predicted) if predicted else None}
