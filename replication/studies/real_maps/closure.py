@@ -27,6 +27,7 @@ from replication.studies.real_maps.sources import (
     NPIX,
     ORDERS,
     SOURCES,
+    TAPER_TOL,
     TOL,
     map_region,
     observation_of,
@@ -41,8 +42,9 @@ SHAPE = (100, 100)
 """The maps' pixels (rows v, columns u), as the SRT's."""
 SURFACE_RADIANS = 1.0
 """The known surface's phase rms over the dish (radians)."""
-TRUE_SIGMA = 0.7
-"""The illumination taper the maps are made with (dish radii; one of the tapers the reduction chooses among)."""
+TRUE_SIGMA = 0.73
+"""The illumination taper the maps are made with (dish radii): between two of the grid's widths, so that the
+reduction must fit it, not pick it."""
 NOISE = 0.002
 """The noise's standard deviation, a fraction of the in-focus peak (the SRT maps': about 0.0019)."""
 SCAN_CORRELATION = 0.9
@@ -143,7 +145,7 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
             "predicted_error_um": finite_or_none(rms(predicted))}
 
 
-IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radians", "true_sigma", "step")
+IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radians", "true_sigma", "step", "taper_tol")
 """What a closure folder's seeds are made and reduced under."""
 
 
@@ -154,7 +156,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
         environment = environment_record(threads) | {
             "kind": "closure", "npix": npix, "orders": list(orders), "tol": tol, "noise": NOISE,
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
-            "step": STEP}
+            "step": STEP, "taper_tol": TAPER_TOL}
     identity = {key: environment[key] for key in IDENTITY}
     path = folder / CLOSURE_FILE
     measurement.check_identity(folder, identity, records=(CLOSURE_FILE,))

@@ -8,7 +8,7 @@ import statistics
 
 from replication.core.optimum import TARGET
 from replication.core.results import read_records
-from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM, check_closure
+from replication.studies.real_maps.records import CLOSURE_FILE, TAPER_MATCH, WITHIN_UM, check_closure
 from replication.studies.retrieval.read import wilson
 
 
@@ -27,7 +27,8 @@ def closure_summary(folder):
     within = sum(e is not None and e <= WITHIN_UM for e in errors)
     return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
             "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
-            "taper_right": sum(r["sigma"] == r["true_sigma"] for r in records),
+            "taper_right": sum(abs(r["sigma"] - r["true_sigma"]) <= TAPER_MATCH + 1e-12 for r in records),
+            "taper_match": TAPER_MATCH,
             "median_s": statistics.median(r["seconds"] for r in records),
             "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
             "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)

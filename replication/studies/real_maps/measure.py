@@ -13,6 +13,7 @@ import pathlib
 import time
 
 import numpy as np
+import scipy.optimize
 
 import reference_numpy
 import torch_impl
@@ -38,6 +39,7 @@ from replication.studies.real_maps.sources import (
     ORDERS,
     SOURCES_FILE,
     STAGES_FILE,
+    TAPER_TOL,
     TAPERS,
     TAPERS_FILE,
     TOL,
@@ -54,16 +56,28 @@ from replication.studies.real_maps.surface import write_surface_files
 
 
 def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
-    """The observation with the taper of TAPERS whose ladder of fits (torch, exact adjoint, untimed) ends at the
-    lowest objective, and the profile {sigma: final objective} it was chosen from: a profile likelihood, each value
-    at whichever local minimum the ladder reached."""
+    """The observation with its taper fitted, and the profile {sigma: final objective} it was fitted from: each
+    width's ladder of fits (torch, exact adjoint, untimed) ends at some objective, a profile likelihood in the taper
+    (each value at whichever local minimum the ladder reached); the best of TAPERS is refined between its neighbours
+    by bounded Brent to TAPER_TOL, and the lowest width tried is taken."""
     impl = implementation_of(series.TORCH_ADJOINT)
     profile = {}
+
+    def final(sigma):
+        sigma = float(sigma)
+        if sigma not in profile:
+            stages = fit_ladder(impl, observation.with_taper(sigma), orders, npix, tol)
+            profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
+        return profile[sigma]
+
     for sigma in TAPERS:
-        stages = fit_ladder(impl, observation.with_taper(sigma), orders, npix, tol)
-        profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
+        final(sigma)
+    place = TAPERS.index(min(TAPERS, key=final))
+    low, high = TAPERS[max(place - 1, 0)], TAPERS[min(place + 1, len(TAPERS) - 1)]
+    if math.isfinite(profile[TAPERS[place]]):
+        scipy.optimize.minimize_scalar(final, bounds=(low, high), method="bounded", options={"xatol": TAPER_TOL})
     best = min(profile, key=profile.get)
-    return observation.with_taper(best), profile
+    return observation.with_taper(best), dict(sorted(profile.items()))
 
 
 def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
@@ -92,8 +106,8 @@ SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
-IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "starts", "threads", "hostname", "cpu",
-            *registry.version_keys())
+IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "threads",
+            "hostname", "cpu", *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
 
@@ -257,7 +271,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
         environment = environment_record(threads) | {"kind": "real-maps", "npix": npix, "orders": list(orders),
                                                       "objective": objective_of_all(observations),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
-                                                      "target": TARGET, "starts": starts}
+                                                      "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o.source) for o in observations}
     identity = {key: environment[key] for key in environment
@@ -296,7 +310,7 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
     write_source(folder, observation, last["optimum"]["x"], order, npix, stamp, found)
 
 
-STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "target", "starts")
+STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts")
 """The settings every real-maps record carries beside its source's maps hash (since 2026-12-03), so that a folder
 whose settings.json and runs.jsonl were lost still refuses to resume under other settings or on other maps."""
 

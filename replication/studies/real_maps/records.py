@@ -291,6 +291,8 @@ def read_pyoof(path: pathlib.Path, repair: bool = False, strict: bool = False) -
 
 WITHIN_UM = 10.0
 """A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
+TAPER_MATCH = 0.02
+"""A closure seed's taper is found where the fitted one lies within this of the maps' (dish radii)."""
 CLOSURE_FILE = "closure.jsonl"
 """A closure folder's records: one line per seed as it ends."""
 class Closure(Record):

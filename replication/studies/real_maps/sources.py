@@ -159,8 +159,10 @@ SIGMA = 0.6
 
 
 TAPERS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2)
-"""Illumination widths (dish radii) among which each source's is chosen by maximum likelihood (choose_taper): the
-model's taper is not a fitted parameter, and the real maps' residuals depend on it (the in-focus map's most)."""
+"""Illumination widths (dish radii) whose ladders bracket each source's taper (choose_taper): the model's taper is
+not one of its parameters, so it is fitted outside them, by the ladder's final objective (a profile likelihood)."""
+TAPER_TOL = 0.005
+"""How closely the taper is fitted between the best grid width's neighbours (dish radii; bounded Brent)."""
 
 
 TOL = 1e-5
