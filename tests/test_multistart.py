@@ -2,6 +2,7 @@
 phase as stated and drawn again on a resume, ends grouped into minima by their surfaces, the starts read as disjoint
 multi-starts, every start written as it ends and a resume under another count refused."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -97,3 +98,24 @@ def test_a_negative_count_of_starts_is_refused_naming_the_option(tmp_path):
     assert done.returncode == 2
     assert "argument --starts: must be between 0" in done.stderr.strip().splitlines()[-1]  # after argparse's usage
     assert not (tmp_path / "r").exists()
+
+
+def test_the_residuals_scale_is_their_robust_spread_in_noise_units_never_below_the_noise(observation):
+    from replication.core.objectives import robust_sigma
+    from replication.studies.real_maps.ladder import residual_maps, residual_width
+
+    setup = real_sources.setup_for(reference_numpy, observation, 2, 32)
+    start = real_sources.first_start(setup, observation)
+    residual = residual_maps(observation, start, 2, 32)
+    assert residual_width(observation, start, 2, 32) == max(1.0, robust_sigma(residual[np.isfinite(residual)]))
+    wider = observation.with_width(3.0)
+    assert wider.gamma == pytest.approx(3 * observation.gamma)
+    flat = observation.with_width(1.0)
+    quiet = dataclasses.replace(flat, maps=residual_model(observation, start, setup))
+    assert residual_width(quiet, start, 2, 32) == 1.0  # maps the model holds exactly: the noise's own scale
+
+
+def residual_model(observation, x, setup):
+    """Maps that are exactly the model at x on the observation's pixels."""
+    rows, cols = real_sources.map_region(32, observation.maps.shape[1:])
+    return np.asarray(reference_numpy.beam_maps(x, setup))[:, rows, cols]

@@ -103,6 +103,8 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
     assert found["ladder_from_best_um"] < found["same_um"]
     other = sources[0]["other_objective"]
     assert other["objective"] == "cauchy"
+    assert len(other["widths"]) == 2  # its scale re-estimated from the residuals at each stage's start
+    assert all(width >= 1 for width in other["widths"])
     assert other["surface_difference_rms_um"] > 0
     surface = np.loadtxt(tmp_path / "r" / "surface-grasp-26ghz.txt")
     header = (tmp_path / "r" / "surface-grasp-26ghz.txt").read_text().splitlines()[:5]

@@ -21,7 +21,7 @@ from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
 from replication.core.results import append_record, read_records
 from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
-from replication.studies.real_maps.measure import choose_taper, fit_ladder, residual_maps
+from replication.studies.real_maps.ladder import choose_taper, fit_ladder, residual_maps
 from replication.studies.real_maps.records import CLOSURE_FILE, check_closure
 from replication.studies.real_maps.sources import (
     NPIX,

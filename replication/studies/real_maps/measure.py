@@ -8,23 +8,22 @@ The data are not part of the repository: docs/real-maps.md says where they come 
 
 from __future__ import annotations
 
-import math
 import pathlib
 import time
 
 import numpy as np
-import scipy.optimize
 
-import reference_numpy
 import torch_impl
 from replication.core import measurement, optimum, registry, series
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
 from replication.core.measurement import RUNS_FILE
+from replication.core.objectives import CAUCHY, objective_of
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.studies.real_maps import multistart
+from replication.studies.real_maps.ladder import choose_taper, fit_ladder, residual_maps
 from replication.studies.real_maps.records import (
     STARTS_FILE,
     check_real_source,
@@ -46,60 +45,12 @@ from replication.studies.real_maps.sources import (
     Observation,
     first_start,
     lag_correlation,
-    map_region,
     maps_sha256,
     next_start,
     setup_for,
     surface_error,
 )
 from replication.studies.real_maps.surface import write_surface_files
-
-
-def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
-    """The observation with its taper fitted, and the profile {sigma: final objective} it was fitted from: each
-    width's ladder of fits (torch, exact adjoint, untimed) ends at some objective, a profile likelihood in the taper
-    (each value at whichever local minimum the ladder reached); the best of TAPERS is refined between its neighbours
-    by bounded Brent to TAPER_TOL, and the lowest width tried is taken."""
-    impl = implementation_of(series.TORCH_ADJOINT)
-    profile = {}
-
-    def final(sigma):
-        sigma = float(sigma)
-        if sigma not in profile:
-            stages = fit_ladder(impl, observation.with_taper(sigma), orders, npix, tol)
-            profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
-        return profile[sigma]
-
-    for sigma in TAPERS:
-        final(sigma)
-    place = TAPERS.index(min(TAPERS, key=final))
-    low, high = TAPERS[max(place - 1, 0)], TAPERS[min(place + 1, len(TAPERS) - 1)]
-    if math.isfinite(profile[TAPERS[place]]):
-        scipy.optimize.minimize_scalar(final, bounds=(low, high), method="bounded", options={"xatol": TAPER_TOL})
-    best = min(profile, key=profile.get)
-    return observation.with_taper(best), dict(sorted(profile.items()))
-
-
-def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
-    """Fit the orders in turn, each from the last one's result, timing each stage as a user meets it (setup,
-    prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x} per order."""
-    stages, params = [], None
-    for order in orders:
-        impl.synchronize()
-        start = time.perf_counter()
-        setup = setup_for(impl, observation, order, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
-        p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
-        result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
-                                  gradient=impl.gradient_name, **impl.fit_options)
-        impl.synchronize()
-        seconds = time.perf_counter() - start
-        params = np.asarray(result.x, dtype=np.float64)
-        stages.append({"order": order, "seconds": seconds, "nit": int(result.nit), "nfev": int(result.nfev),
-                       "success": bool(result.success), "message": str(result.message), "fun": float(result.fun),
-                       "x": [float(v) for v in params]})
-    return stages
-
 
 SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 """What fits the real maps: the NumPy tree with finite differences (the paper's), torch with autograd (the paper's)
@@ -190,15 +141,6 @@ def run_stage(observation: Observation, order: int, p0: np.ndarray, impls, repea
 def series_fields(chosen) -> dict:
     """A series as a record's keys."""
     return {"impl": chosen.impl, "dtype": chosen.dtype, "gradient": chosen.gradient, "minimizer": chosen.minimizer}
-
-
-def residual_maps(observation: Observation, x, order: int, npix: int = NPIX) -> np.ndarray:
-    """(data - model) / noise of each map at x, on the maps' pixels (NaN at a dropped sample)."""
-    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
-    model = np.asarray(reference_numpy.beam_maps(np.asarray(x), setup))
-    rows, cols = map_region(npix, observation.maps.shape[1:])
-    residual = (observation.maps - model[:, rows, cols]) / np.array(observation.noise)[:, None, None]
-    return np.where(observation.dropped, np.nan, residual)
 
 
 def source_record(observation: Observation, x, order: int, npix: int, residual: np.ndarray) -> dict:
@@ -377,14 +319,15 @@ def write_source(folder, observation, x, order, npix, stamp, found=None):
 
 def other_objective(observation, x, order, npix, tol=TOL):
     """The same ladder of orders fitted under the other objective (torch's exact adjoint, untimed, each stage from
-    the last), and how far its surface lies from x's: {objective, surface_difference_rms_um, x}."""
+    the last; a Cauchy at the residuals' scale, re-estimated per stage: residual_width), and how far its surface lies
+    from x's: {objective, widths (each stage's scale in noise units), surface_difference_rms_um, x}."""
     other = next(name for name in OBJECTIVES if name != observation.objective)
     stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), observation.with_objective(other),
-                        tuple(range(1, order + 1)), npix, tol)
+                        tuple(range(1, order + 1)), npix, tol, rescale=objective_of(other) is CAUCHY)
     setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
     difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
-    return {"objective": other, "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
-            "x": stages[-1]["x"]}
+    return {"objective": other, "widths": [stage["width"] for stage in stages],
+            "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))), "x": stages[-1]["x"]}
 
 
 def write_residuals(path, residual):

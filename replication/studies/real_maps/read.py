@@ -260,8 +260,12 @@ def findings(section):
                          "made again.")
         other = record.get("other_objective")
         if other:
+            words = OBJECTIVE_WORDS[other["objective"]]
+            if other.get("widths"):
+                words = (f"the Cauchy likelihood at the residuals' scale (re-estimated at each stage's start: "
+                         f"{other['widths'][-1]:.2g} noise units at n = {record['order']})")
             lines.append(f"{short}: fitted by {OBJECTIVE_WORDS[record['objective']]}; the same ladder of orders "
-                         f"fitted by {OBJECTIVE_WORDS[other['objective']]} instead moves the surface by "
+                         f"fitted by {words} instead moves the surface by "
                          f"{other['surface_difference_rms_um']:.0f} um rms (n = {record['order']}), against "
                          f"{record['surface_rms_um']:.0f} um rms of surface error: the choice of loss matters.")
         if record.get("uncertainty_median_um") is not None:

@@ -95,6 +95,7 @@ class Observation:
     noise: tuple
     noise_along: tuple
     objective: str = "gaussian"
+    width: float = 1.0
 
     def with_taper(self, sigma: float) -> Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
@@ -104,11 +105,16 @@ class Observation:
         """The same maps fitted under another objective (OBJECTIVES)."""
         return dataclasses.replace(self, objective=objective)
 
+    def with_width(self, width: float) -> Observation:
+        """The same maps fitted with the objective's scale `width` times the noise (residual_width)."""
+        return dataclasses.replace(self, width=width)
+
     @property
     def gamma(self) -> float:
-        """The scale of its fits' objective: the median of the three maps' noise (scaled units): the Gaussian's
-        standard deviation, or the Cauchy width."""
-        return float(np.median(self.noise))
+        """The scale of its fits' objective: the median of the three maps' noise (scaled units) times width (1
+        unless the scale was estimated from the residuals): the Gaussian's standard deviation, or the Cauchy
+        width."""
+        return float(np.median(self.noise)) * self.width
 
 
 def neighbour_noise(power, band, axis):

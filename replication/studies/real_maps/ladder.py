@@ -1,0 +1,95 @@
+"""A source's ladder of fits (orders raised one at a time, each started from the last, as a practitioner fits them),
+its taper fitted by the ladder's final objective, and the residuals' own scale, for the real maps and the closure
+test alike."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.optimize
+
+import reference_numpy
+from replication.core import series
+from replication.core.implementations import of
+from replication.core.objectives import robust_sigma
+from replication.studies.real_maps.sources import (
+    NPIX,
+    ORDERS,
+    TAPER_TOL,
+    TAPERS,
+    TOL,
+    Observation,
+    first_start,
+    map_region,
+    next_start,
+    setup_for,
+)
+
+
+def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL):
+    """The observation with its taper fitted, and the profile {sigma: final objective} it was fitted from: each
+    width's ladder of fits (torch, exact adjoint, untimed) ends at some objective, a profile likelihood in the taper
+    (each value at whichever local minimum the ladder reached); the best of TAPERS is refined between its neighbours
+    by bounded Brent to TAPER_TOL, and the lowest width tried is taken."""
+    impl = of(series.TORCH_ADJOINT)
+    profile = {}
+
+    def final(sigma):
+        sigma = float(sigma)
+        if sigma not in profile:
+            stages = fit_ladder(impl, observation.with_taper(sigma), orders, npix, tol)
+            profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
+        return profile[sigma]
+
+    for sigma in TAPERS:
+        final(sigma)
+    place = TAPERS.index(min(TAPERS, key=final))
+    low, high = TAPERS[max(place - 1, 0)], TAPERS[min(place + 1, len(TAPERS) - 1)]
+    if math.isfinite(profile[TAPERS[place]]):
+        scipy.optimize.minimize_scalar(final, bounds=(low, high), method="bounded", options={"xatol": TAPER_TOL})
+    best = min(profile, key=profile.get)
+    return observation.with_taper(best), dict(sorted(profile.items()))
+
+
+def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL,
+               rescale: bool = False):
+    """Fit the orders in turn, each from the last one's result, timing each stage as a user meets it (setup,
+    prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x, width} per order. rescale:
+    each stage's objective scale estimated from the residuals at its start (residual_width), not the noise's."""
+    stages, params = [], None
+    for order in orders:
+        impl.synchronize()
+        start = time.perf_counter()
+        setup = setup_for(impl, observation, order, npix)
+        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+        p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
+        if rescale:
+            observation = observation.with_width(residual_width(observation, p0, order, npix))
+        result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
+                                  gradient=impl.gradient_name, **impl.fit_options)
+        impl.synchronize()
+        seconds = time.perf_counter() - start
+        params = np.asarray(result.x, dtype=np.float64)
+        stages.append({"order": order, "seconds": seconds, "nit": int(result.nit), "nfev": int(result.nfev),
+                       "success": bool(result.success), "message": str(result.message), "fun": float(result.fun),
+                       "x": [float(v) for v in params], "width": observation.width})
+    return stages
+
+
+def residual_width(observation: Observation, x, order: int, npix: int = NPIX) -> float:
+    """The residuals' own scale at x in units of the noise (the MAD-based standard deviation of (data - model) /
+    noise over every sample, at least 1): a Cauchy this wide is convex where the model misfits by about that much,
+    where one at the noise's scale is concave and makes local minima of its own."""
+    residual = residual_maps(observation, x, order, npix)
+    return max(1.0, robust_sigma(residual[np.isfinite(residual)]))
+
+
+def residual_maps(observation: Observation, x, order: int, npix: int = NPIX) -> np.ndarray:
+    """(data - model) / noise of each map at x, on the maps' pixels (NaN at a dropped sample)."""
+    setup = setup_for(reference_numpy, observation, order, npix)
+    model = np.asarray(reference_numpy.beam_maps(np.asarray(x), setup))
+    rows, cols = map_region(npix, observation.maps.shape[1:])
+    residual = (observation.maps - model[:, rows, cols]) / np.array(observation.noise)[:, None, None]
+    return np.where(observation.dropped, np.nan, residual)
