@@ -171,9 +171,11 @@ def closure(session):
     replication(session, "report")
 
 
-PYOOF_PINS = ("pyoof==0.2.3", "astropy==5.3.4", "numpy==1.26.4", "scipy==1.11.4", "matplotlib==3.8.4", "pyyaml==6.0.2")
+PYOOF_PINS = ("pyoof==0.2.3", "astropy==5.3.4", "numpy==1.26.4", "scipy==1.11.4", "matplotlib==3.8.4", "pyyaml==6.0.2",
+              "msgspec==0.22.0")
 """pyoof 0.2.3's environment: it imports with astropy 5.3.4 and numpy 1.26.4, not with today's (its own pins, not
-constraints.txt's)."""
+constraints.txt's); msgspec for the records the peer writes (the harness is installed there without its
+dependencies)."""
 
 
 @nox.session(default=False)

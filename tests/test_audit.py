@@ -136,3 +136,16 @@ def test_every_committed_run_that_keeps_trajectories_audits_clean_on_the_sandwic
         assert not found.differences, (run.name, found.differences[:3])
         for path in run.glob("sweep-*/optima.jsonl"):
             assert all(record["sandwich"] for record in read_optima(path).values()), path
+
+
+def test_every_committed_optimum_uses_the_sandwich_covariance():
+    """One yardstick in every committed run: each sweep optimum (shards' too) records the sandwich covariance
+    H^-1 J H^-1, so that every distance in standard errors is a Mahalanobis distance under it."""
+    from replication.core.paths import REFERENCE
+    from replication.studies.sweep.records import read_optima
+
+    files = [*REFERENCE.glob("*/sweep-*/optima.jsonl"), *REFERENCE.glob("*/shards/*/*/sweep-*/optima.jsonl")]
+    assert files
+    for path in files:
+        off = sorted(key for key, record in read_optima(path).items() if not record["sandwich"])
+        assert not off, (str(path.relative_to(REFERENCE)), off[:3])

@@ -188,3 +188,26 @@ def test_a_phase_map_is_matched_under_the_oof_twin():
     assert closest == "point-reflected and negated (the OOF twin)"
     assert differences[closest] < 1e-12
     assert differences["as is"] > 0.1
+
+
+def test_the_pyoof_environment_pins_every_package_its_peer_imports():
+    """nox -s pyoof installs the harness without its dependencies beside PYOOF_PINS: every package of ours that the
+    peer's module loads (constraints.txt's names, typing-extensions aside: pulled in by the pins' own) is pinned."""
+    import ast
+    import subprocess
+    import sys
+
+    from replication.core.paths import ROOT
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    pins = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", None) == "PYOOF_PINS")
+    pinned = {pin.split("==")[0].lower().replace("-", "_") for pin in pins}
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    ours = {line.split("==")[0].lower().replace("-", "_") for line in lines if "==" in line and line[0] != "#"}
+    ours -= {"typing_extensions"}
+    loaded = subprocess.run([sys.executable, "-c", "import sys; import replication.studies.real_maps.pyoof_peer; "
+                             "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"],
+                            capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()
+    assert {"numpy", "msgspec"} <= set(loaded) & ours
+    assert set(loaded) & ours <= pinned, sorted((set(loaded) & ours) - pinned)
