@@ -79,3 +79,14 @@ def load_summary(loads: list[dict | None]) -> dict:
     loaded = [value for value in cores if value >= LOADED_CORES]
     return {"recorded": len(cores), "loaded_count": len(loaded), "loaded": bool(loaded),
             "median": statistics.median(cores) if cores else None, "largest": max(cores) if cores else None}
+
+
+def run_loads(run) -> list[dict | None]:
+    """The load recorded with each point of a run's sweeps (None where a point holds none)."""
+    return [record.get("load") for series, _ in run.sweeps.values() for points in series.values()
+            for record in points.values()]
+
+
+def measured_quiet(run) -> bool:
+    """Whether no point of the run's sweeps was measured on a loaded machine (True where none recorded its load)."""
+    return not load_summary(run_loads(run))["loaded"]

@@ -10,6 +10,7 @@ import matplotlib.ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from replication.core.judging import AT_LEAST, AT_MOST, VALUE
+from replication.core.load import measured_quiet
 from replication.core.results import atomic_stream
 
 STYLE = {"figure.dpi": 110, "savefig.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
@@ -84,10 +85,12 @@ def spaced(values, factor):
 
 
 def shown_run(candidates, rank=lambda run: 0):
-    """The run a figure shows among candidates: your first, else the reference run of the highest rank, the newest
-    (by its start) among equals; None where there is none."""
+    """The run a figure shows among candidates: your first, else a reference run measured on a quiet machine before
+    one measured on a loaded one (core.load.measured_quiet), then the one of the highest rank, the newest (by its
+    start) among equals; None where there is none."""
     own = [run for run in candidates if run.own]
-    return own[0] if own else max(candidates, key=lambda run: (rank(run), run.info["created"]), default=None)
+    return own[0] if own else max(candidates, key=lambda run: (measured_quiet(run), rank(run), run.info["created"]),
+                                  default=None)
 
 
 def draw_ratio(axis, xs, ratios, colour, label, marker="o", linestyle="-"):
