@@ -85,6 +85,14 @@ def real_maps_folder():
     return next((folder for folder in folders if folder.is_dir()), folders[-1])
 
 
+@pytest.fixture(scope="session")
+def reference_texts():
+    """The committed reference runs rendered once (render_all()), for the tests that only read that rendering."""
+    from replication.report.render import render_all
+
+    return render_all()
+
+
 def both(texts):
     """The report and its details (REPORT.md, then DETAILS.md) of a render_all, as one text to search."""
     return texts["REPORT.md"] + "\n" + texts["DETAILS.md"]

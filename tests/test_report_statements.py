@@ -128,7 +128,7 @@ def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_
     assert "taken over different points" in text
 
 
-def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
+def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes(reference_texts):
     """The report says one untimed value and gradient precedes the timed fits: time_fit's first call."""
     calls = []
 
@@ -157,16 +157,16 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes():
 
     timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8)
     assert calls == ["value_and_grad", "fit", "fit"]
-    text = both(render_all())
+    text = both(reference_texts)
     assert "after one untimed value and\n  gradient with the fit's own gradient" in text
 
 
-def test_c6_counts_only_modules_that_differ():
+def test_c6_counts_only_modules_that_differ(reference_texts):
     """The readability section counts the code of the newest run shown (report.mirror_sources), module pairs that
     differ only."""
     from replication.core import model_code
 
-    text = both(render_all())
+    text = both(reference_texts)
     all_runs = report.load_runs([])
     main = model_code.identity(model_code.working_sources())
     codes = {run.folder: cells.run_code(run, main) for run in all_runs}
@@ -190,11 +190,11 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     assert 512 not in verdicts.verdict_c3(complete)["by_npix"]
 
 
-def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch):
+def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch, reference_texts):
     sentence = "comes from NumPy's finite differences"
     real = mechanism.decomposition
     shown = decomposition_run(report.load_runs([]))
-    text = both(render_all())
+    text = both(reference_texts)
     if sentence in text:
         c4 = real(shown.series)["c4"]
         assert [c4["finite differences"]["verdict"], c4["exact (adjoint)"]["verdict"]] == ["reproduced"] * 2
@@ -496,14 +496,14 @@ def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():
     assert found  # the committed appendices hold such cells
 
 
-def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_under(monkeypatch):
+def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_under(monkeypatch, reference_texts):
     """The report's budget and limit are those measure_point hands each point's fits."""
     from replication.core.implementations import Implementation
     from replication.core.profiles import PROFILES
     from replication.studies.sweep import measure as sweep
 
     quick, paper = PROFILES["quick"], PROFILES["paper"]
-    text = " ".join(both(render_all()).split())
+    text = " ".join(both(reference_texts).split())
     assert f"as many repeats as {quick.budget_s:g} s hold (paper profile: {paper.budget_s:g} s)" in text
     assert f"each fit is stopped at {quick.fit_limit_s:g} s ({paper.fit_limit_s:g} s), its time then a bound" in text
     handed = {}
