@@ -68,6 +68,8 @@ def test_ends_within_a_micrometre_are_one_minimum_and_disjoint_groups_read_as_mu
     assert "2 ended at the best minimum" in line
     assert "2 distinct minima" in line
     assert "1 of 2 reach it" in line
+    nowhere = [r | {"fun": None} for r in records]
+    assert multistart.basins(nowhere, observation, 3, 32, {"fun": 1.0, "x": list(best)}, threads=2) is None
 
 
 def test_every_start_is_written_as_it_ends_a_killed_run_resumes_and_another_count_is_refused(tmp_path, observation):

@@ -103,15 +103,17 @@ def distinct_minima(ends, setup, wavelength, same_um: float = SAME_UM):
     return minima
 
 
-def basins(records, observation: Observation, order: int, npix: int, ladder, threads: int) -> dict:
+def basins(records, observation: Observation, order: int, npix: int, ladder, threads: int) -> dict | None:
     """What the starts found (records.MultiStart): the best minimum, how many starts reached it (their surfaces
     within SAME_UM), the distinct minima, the ladder's optimum (a stage optimum record) against the best, and the
-    starts read as disjoint groups of GROUP."""
+    starts read as disjoint groups of GROUP; None where no start ended anywhere finite."""
     setup = setup_for(reference_numpy, observation, order, npix)
     wavelength = observation.source.wavelength
     records = sorted(records, key=lambda r: r["index"])
     finite = [r for r in records if r["fun"] is not None and None not in r["x"]]
     minima = distinct_minima(finite, setup, wavelength)
+    if not minima:
+        return None
     best_fun, best_x, _ = minima[0]
     at_best = [r["fun"] is not None and None not in r["x"] and
                surface_distance(r["x"], best_x, setup, wavelength) < SAME_UM for r in records]
