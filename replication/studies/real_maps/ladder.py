@@ -14,6 +14,7 @@ import reference_numpy
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.objectives import robust_sigma
+from replication.core.optimum import finite_or_none
 from replication.studies.real_maps.sources import (
     NPIX,
     ORDERS,
@@ -76,6 +77,14 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
                        "success": bool(result.success), "message": str(result.message), "fun": float(result.fun),
                        "x": [float(v) for v in params], "width": observation.width})
     return stages
+
+
+def outcome_of(result) -> dict:
+    """How a fit ended as a record holds it (core.records.FitEnd): counts, success and why, the objective and the
+    parameters there (null where not finite)."""
+    return {"nit": int(result.nit), "nfev": int(result.nfev), "success": bool(result.success),
+            "message": str(result.message), "fun": finite_or_none(result.fun),
+            "x": [finite_or_none(v) for v in result.x]}
 
 
 def residual_width(observation: Observation, x, order: int, npix: int = NPIX) -> float:

@@ -23,7 +23,7 @@ from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_ta
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.studies.real_maps import multistart
-from replication.studies.real_maps.ladder import choose_taper, fit_ladder, residual_maps
+from replication.studies.real_maps.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
 from replication.studies.real_maps.records import (
     STARTS_FILE,
     check_real_source,
@@ -86,11 +86,6 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
                               gradient=impl.gradient_name, **impl.fit_options, trajectory=True)
     impl.synchronize()
     return prepared - start, time.perf_counter() - start, result
-
-
-def outcome_of(result) -> dict:
-    return {"nit": int(result.nit), "nfev": int(result.nfev), "success": bool(result.success),
-            "message": str(result.message), "fun": finite_or_none(result.fun), "x": [float(v) for v in result.x]}
 
 
 def optimum_record(best: Optimum) -> dict:

@@ -16,10 +16,10 @@ import numpy as np
 import reference_numpy
 from replication.core import series
 from replication.core.implementations import of
-from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
 from replication.core.registry import ADJOINT, GAUSS_NEWTON_START
 from replication.core.results import append_record
+from replication.studies.real_maps.ladder import outcome_of
 from replication.studies.real_maps.records import STARTS_FILE, check_real_start, read_real_starts
 from replication.studies.real_maps.sources import TOL, Observation, first_start, setup_for, surface_error
 
@@ -75,9 +75,7 @@ def run_starts(folder, observation: Observation, order: int, npix: int, count: i
         p0 = random_start(setup, observation, index, scale)
         seconds, result = fit_start(observation, order, p0, npix)
         record = {"source": name, "order": order, "index": index, "scale": scale,
-                  "start": [float(v) for v in p0], "seconds": seconds, "nit": int(result.nit),
-                  "nfev": int(result.nfev), "success": bool(result.success), "message": str(result.message),
-                  "fun": finite_or_none(result.fun), "x": [finite_or_none(v) for v in result.x]}
+                  "start": [float(v) for v in p0], "seconds": seconds} | outcome_of(result)
         append_record(path, as_written(path, 0, stamp | record, check_real_start))
         if bar is not None:
             bar.update()

@@ -232,9 +232,9 @@ STARTS_FILE = "starts.jsonl"
 ends."""
 
 
-class RealStart(Record):
+class RealStart(FitEnd):
     """One random start of a source's last order, fitted alone (setup, prepared maps, fit, timed): where it began,
-    where it ended, how long it took."""
+    how long it took, and how it ended (FitEnd's fields, flat in the record)."""
 
     source: str
     order: Annotated[int, msgspec.Meta(ge=1)]
@@ -242,12 +242,6 @@ class RealStart(Record):
     scale: Number
     start: Vector
     seconds: Seconds
-    nit: Count
-    nfev: Count
-    success: bool
-    message: str
-    fun: MaybeNumber
-    x: Vector
 
 
 def check_real_start(path: pathlib.Path, number: int, record: dict) -> None:
