@@ -13,6 +13,4 @@ from .zernike import zernike_basis
 __all__ = ["Setup", "beam_maps", "fit", "make_setup", "negative_log_likelihood", "zernike_basis"]
 __all__ += ["ObservedMaps", "hessian", "prepare_data", "score_covariance", "standard_errors", "value_and_grad"]
 __all__ += ["AUTHOR_TELESCOPE", "Telescope", "batched_value_and_grad", "gauss_newton_matrix"]
-
-MALLOC_KEPT = keep_freed_memory()
-"""Whether importing the package set glibc to reuse freed memory (backend.keep_freed_memory)."""
+__all__ += ["keep_freed_memory"]

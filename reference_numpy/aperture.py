@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .constants import DEFOCUS_ORDER
+from .constants import DEFOCUS_ORDER, MAP_POINTED
 from .telescope import defocus_path_factor
 
 
@@ -30,6 +30,31 @@ def defocus_screens(x, y, dz, wavelength, focal_length, radius, effective_focal_
     b = None if effective_focal_length is None else r / (2 * effective_focal_length)
     s = defocus_path_factor(r / (2 * focal_length), b)
     return np.stack([2 * np.pi * s * (offset * dz) / wavelength for offset in DEFOCUS_ORDER])
+
+
+def map_phase_terms(x, y, screens, pointing, defocus_scale):
+    """The phase terms that act on single maps (radians per unit coefficient), as (Q, 3, dish pixels): where
+    pointing, a tilt along x and one along y of each out-of-focus map alone (4 terms: those maps' pointing against
+    the in-focus map's, which the Zernike tilts hold); where defocus_scale, the three defocus screens together (the
+    feed's offset scaled by 1 + d). Q = 0 where neither."""
+    terms = []
+    if pointing:
+        for k in MAP_POINTED:
+            for axis in (x, y):
+                term = np.zeros_like(screens)
+                term[k] = axis
+                terms.append(term)
+    if defocus_scale:
+        terms.append(screens)
+    return np.stack(terms) if terms else np.zeros((0, *screens.shape), dtype=screens.dtype)
+
+
+def map_screens(terms, screens, phase_terms):
+    """Each map's phase screen (3, dish pixels; radians) with the fitted per-map terms (Q,) added: the defocus
+    screens plus sum_j terms_j phase_terms_j (a leading batch axis of terms, (K, Q), gives (K, 3, dish pixels))."""
+    if phase_terms.shape[0] == 0:
+        return screens
+    return screens + np.tensordot(terms, phase_terms, axes=1)
 
 
 def illumination(x, y, x0, y0, amp, sigma, rho, diff):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.fft
 
-from .aperture import aperture_field, aperture_phase, illumination
+from .aperture import aperture_field, aperture_phase, illumination, map_screens
 from .backend import Array, as_model_array, from_fft_order
-from .setup import Setup, check_setup, parameter_parts
+from .setup import Setup, check_setup, map_gains, map_terms, parameter_parts
 from .validation import ArrayLike, check_params
 
 
@@ -42,19 +42,28 @@ def far_field_power(field, npix):
     return beam_power(far_field(field, npix))
 
 
+def scale_maps(power, factors):
+    """The (..., 3, npix, npix) power with each map multiplied by its gain factor (..., 3)."""
+    return power * factors[..., None, None]
+
+
 def add_offsets(power, offsets):
     """The (3, npix, npix) power with each map's baseline offset (beam-power units) added to all its pixels."""
     return power + offsets[:, None, None]
 
 
 def model_power(params, setup):
-    """The three model beams (beam-power units) in FFT order, for params (coeffs..., x0, y0, amp[, offsets]), each
-    map's baseline offset added where the setup fits them."""
+    """The three model beams (beam-power units) in FFT order, for params (coeffs..., x0, y0, amp[, per-map terms,
+    gains, offsets]): each map's own phase terms in its screen, its gain and its baseline offset where the setup
+    fits them."""
     coeffs, x0, y0, amp, offsets = parameter_parts(params, setup)
+    terms, gains = map_terms(params, setup)
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
     phase = aperture_phase(coeffs, setup.basis)
-    field = aperture_field(amplitude, phase, setup.screens)
+    field = aperture_field(amplitude, phase, map_screens(terms, setup.screens, setup.phase_terms))
     power = far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
+    if setup.n_gains:
+        power = scale_maps(power, map_gains(gains, setup))
     return power if not setup.n_offsets else add_offsets(power, offsets)
 
 

@@ -1,4 +1,5 @@
-"""Constants of the OOF problem, with their units; values from the paper's code (bnikolic/oof, oofpy).
+"""Constants of the OOF problem, with their units: the telescope, the observation and the model's fixed terms; values
+from the paper's code (bnikolic/oof, oofpy). The software's own settings and limits are in limits.py.
 
 The same file stands in both implementation trees, so that both fit the identical model.
 """
@@ -26,31 +27,14 @@ OBJECTIVES = ("cauchy", "least-squares", "gaussian")
 residuals (beam-power units squared) that the author's timing code fitted; or least squares in units of the noise,
 S / (2 gamma^2) with gamma the noise's standard deviation, the Gaussian negative log-likelihood without its
 constant."""
-FORWARD_DIFFERENCE_STEP = 1.4901161193847656e-08
-"""Step of two-point differences in float64: sqrt(eps), the step scipy takes by default (parameter units);
-backend.difference_step gives each setup's precision its own."""
-TOL = 1e-8
-"""BFGS tolerance of the paper's timing sweep."""
 DEFOCUS_ORDER = (0.0, -1.0, 1.0)
 """The three maps' feed offsets in units of DZ: in focus, then -DZ, then +DZ."""
-MIN_NPIX = 8
-"""Smallest grid accepted: below it the dish covers almost no pixel."""
-MAX_NPIX = 8192
-"""Largest grid accepted: three complex 8192^2 maps already take 3 GiB."""
-MAX_NZERN = 20
-"""Largest Zernike order accepted: the factorials of the radial terms lose precision beyond it."""
-MAX_SETUP_BYTES = 8 * 2**30
-"""Largest memory a setup and one evaluation may need (make_setup estimates it before allocating anything)."""
 
-ILLUMINATION_REACH = 13.0
-"""Distance from the illumination's centre, in units of sigma, beyond which exp(-r^2 / 2 sigma^2) underflows in
-float32 (exp(-84.5), near the smallest normal float32): a setup needs enough dish pixels within it."""
 N_ILLUMINATION = 3
 """Fitted illumination parameters, after the Zernike coefficients in the parameter vector: x0, y0 (dish radii), amp."""
 N_MAPS = 3
 """Beam maps of one observation: in focus, -dz, +dz (DEFOCUS_ORDER)."""
+MAP_POINTED = (1, 2)
+"""The maps whose own pointing and gain a setup may fit (make_setup's pointing, gains): the out-of-focus ones; the
+in-focus map's are the Zernike tilts and the illumination's amplitude."""
 
-WINDOW_POWER_LOSS = 0.01
-"""Largest fraction of any map's model power left outside the sky window on which the Gauss-Newton matrix is
-summed (gauss_newton.beam_window): the beams fill a fixed patch of sky (about 64 x 64 pixels at the paper's
-oversampling, whatever npix), so the window is 1-2% of a 512 x 512 grid and the matrix costs about one evaluation."""

@@ -6,15 +6,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.optimize
 
 from .backend import as_model_array, difference_step, to_numpy
-from .constants import GAMMA, OBJECTIVES, TOL
+from .constants import GAMMA, OBJECTIVES
 from .gauss_newton import gauss_newton_matrix
 from .gradient import value_and_gradient
 from .likelihood import ObservedMaps, objective_constant, observed_maps, prepared_nll
+from .limits import TOL
 from .setup import Setup, check_setup
 from .validation import (
     ArrayLike,
@@ -36,51 +39,37 @@ class NonFiniteObjective(ArithmeticError):
         self.params, self.value = params, value
 
 
-TIMED_OUT = 5
-"""The status of a fit stopped at its time limit (torchmin's for a stop asked by its callback)."""
+STOPPED = 5
+"""The status of a fit its callback stopped (torchmin's own for a stop its callback asks)."""
 SCIPY_STOPPED = 99
 """scipy's status for a minimisation its callback stopped (StopIteration)."""
 
 
 @dataclasses.dataclass
 class FitProgress:
-    """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
-    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
-    the objective's constant (likelihood.objective_constant), which the minimizer does not see; time_limit: seconds
-    after which the fit stops at the end of its iteration (None: no limit); start_hessian_s: seconds spent
-    building BFGS's first curvature estimate (fit's start_hessian)."""
+    """Evaluations and iterations the minimizer has made so far (what a fit stopped early reports); shift: the
+    objective's constant (likelihood.objective_constant), which the minimizer does not see; callback: fit's, called
+    with each evaluated point, a true return asking the fit to stop at the end of that iteration (stop_asked);
+    start_hessian_s: seconds spent building BFGS's first curvature estimate (fit's start_hessian)."""
 
     nfev: int = 0
     nit: int = 0
-    trajectory: list | None = None
     shift: float = 0.0
-    time_limit: float | None = None
+    callback: Callable[[Any], Any] | None = None
+    stop_asked: bool = False
     start_hessian_s: float = 0.0
-    start: float = dataclasses.field(default_factory=time.perf_counter)
-
-    def out_of_time(self):
-        """Whether the fit has run past its time limit."""
-        return self.time_limit is not None and time.perf_counter() - self.start > self.time_limit
 
     def iteration(self, intermediate_result):
-        """Count one iteration of scipy's; past the time limit, stop it there (scipy's way: StopIteration)."""
+        """Count one iteration of scipy's; where the callback asked, stop it there (scipy's way: StopIteration)."""
         self.nit += 1
-        if self.out_of_time():
+        if self.stop_asked:
             raise StopIteration
 
     def evaluated(self, params):
-        """Count one evaluation at params (the host array scipy passed) and record it where asked."""
+        """Count one evaluation at params (as the minimizer holds them) and hand them to the callback."""
         self.nfev += 1
-        if self.trajectory is not None:
-            self.trajectory.append((time.perf_counter() - self.start, self.nfev, np.array(params, dtype=np.float64)))
-
-
-def trajectory_arrays(steps, nparams):
-    """A recorded trajectory as arrays: seconds since the fit started (n,), evaluations so far (n,), parameters
-    (n, P), one row per objective evaluation in the order made."""
-    seconds, evaluations, params = zip(*steps, strict=True) if steps else ((), (), ())
-    return {"seconds": np.array(seconds, dtype=np.float64), "evaluations": np.array(evaluations, dtype=np.int64),
-            "params": np.array(params, dtype=np.float64).reshape(len(steps), nparams)}
+        if self.callback is not None and self.callback(params):
+            self.stop_asked = True
 
 
 def finite_or_stop(value, grad, params, progress):
@@ -99,11 +88,11 @@ def stopped_fit(stop, progress):
                 "the start for values far out of range")
 
 
-def out_of_time_fit(result, progress):
-    """A result stopped at the time limit says so: success False, status TIMED_OUT, x and fun its last iterate's."""
-    result.success, result.status = False, TIMED_OUT
-    result.message = (f"Stopped: the time limit ({progress.time_limit:g} s) passed before the minimizer's stopping "
-                      "rule was met; x is the last iterate")
+def stopped_by_callback(result):
+    """A result its callback stopped says so: success False, status STOPPED, x and fun its last iterate's."""
+    result.success, result.status = False, STOPPED
+    result.message = ("Stopped: the callback asked to stop before the minimizer's stopping rule was met; x is the last "
+                      "iterate")
     return result
 
 
@@ -197,27 +186,27 @@ MINIMIZERS = ("scipy",)
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy", trajectory: bool = False, time_limit: float | None = None,
+        minimizer: str = "scipy", callback: Callable[[Any], Any] | None = None,
         start_hessian: str | ArrayLike | None = None) -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
     minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
-    trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
-    ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
-    numbers per evaluation. time_limit (seconds): the fit stops at the end of the first iteration that ends past it,
-    success False (status TIMED_OUT). start_hessian: BFGS's first curvature estimate, "identity" (None, scipy's),
-    "gauss-newton" (the Gauss-Newton matrix at p0, built inside the fit and its clock; result.start_hessian_s says
-    how long it took) or a (P, P) matrix (one computed once for many fits: gauss_newton.gauss_newton_matrix)."""
+    callback(params), where given, is called as the minimizer asks for each objective evaluation, with the point to
+    evaluate as the minimizer holds it (copy it to keep it); a true return stops the fit at the end of that
+    iteration, success False (status STOPPED), x its last iterate: a trajectory recorder or a time limit is such a
+    callback. start_hessian: BFGS's first curvature estimate, "identity" (None, scipy's), "gauss-newton" (the
+    Gauss-Newton matrix at p0, built inside the fit and its clock; result.start_hessian_s says how long it took) or
+    a (P, P) matrix (one computed once for many fits: gauss_newton.gauss_newton_matrix)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
     data = observed_maps(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
-    time_limit = None if time_limit is None else check_positive("time_limit", time_limit)
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
     check_choice("minimizer", minimizer, MINIMIZERS)
-    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective),
-                           time_limit=time_limit)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
+    progress = FitProgress(shift=objective_constant(data, gamma, objective), callback=callback)
     options = bfgs_options(start_hessian, with_gradient, setup, data, p0, gamma, objective, progress)
     try:
         result = scipy.optimize.minimize(function, p0, args=(setup, data, gamma, objective, progress),
@@ -225,12 +214,10 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
                                          options=options)
         result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
         if result.status == SCIPY_STOPPED:
-            result = out_of_time_fit(result, progress)
+            result = stopped_by_callback(result)
     except NonFiniteObjective as stop:
         result = stopped_fit(stop, progress)
     result.start_hessian_s = progress.start_hessian_s
-    if trajectory:
-        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result
 
 

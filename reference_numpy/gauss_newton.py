@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from .backend import as_model_array, difference_step, to_numpy
-from .beams import add_offsets, beam_power, far_field, model_power, place_on_grid
-from .constants import GAMMA, OBJECTIVES, WINDOW_POWER_LOSS
-from .gradient import dish_field
+from .beams import far_field, model_power, place_on_grid
+from .constants import GAMMA, OBJECTIVES
+from .gradient import dish_field, model_power_of_beam
 from .likelihood import ObservedMaps, observed_maps
-from .setup import Setup, check_setup, parameter_parts
+from .limits import WINDOW_POWER_LOSS
+from .setup import Setup, check_setup
 from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 WINDOW_STEP = 8
@@ -49,8 +50,8 @@ def curvature_weights(excess, gamma, objective):
 
 
 def _window_jacobian(params, setup, power, rows):
-    """J = dP/dparams at the window's pixels by forward differences of the beams (the Zernike coefficients and
-    the illumination's x0, y0, amp; the offsets' are offset_rows'), as (parameters, window pixels of the 3 maps)."""
+    """J = dP/dparams at the window's pixels by forward differences of the beams (every parameter but the offsets,
+    whose are offset_rows'), as (parameters, window pixels of the 3 maps)."""
     step = difference_step(setup)
     fitted = setup.nparams - setup.n_offsets
     jacobian = np.empty((fitted, 3 * len(rows) ** 2))
@@ -82,15 +83,14 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
     if not 0 <= window_loss < 1:
         raise ValueError(f"window_loss must be in [0, 1), got {window_loss}")
     _, _, _, field = dish_field(params, setup)
-    power = beam_power(far_field(place_on_grid(field, setup.index, setup.box), setup.npix))
+    power, model = model_power_of_beam(far_field(place_on_grid(field, setup.index, setup.box), setup.npix), params,
+                                       setup)
     rows = beam_window(power, window_loss)
-    if setup.n_offsets:
-        power = add_offsets(power, parameter_parts(params, setup)[-1])
-    weights = curvature_weights(power - data.fft_order, gamma, objective)
+    weights = curvature_weights(model - data.fft_order, gamma, objective)
     if data.weights is not None:
         weights = weights * data.weights
     windowed = weights[:, rows][:, :, rows]
-    jacobian = _window_jacobian(params, setup, power, rows)
+    jacobian = _window_jacobian(params, setup, model, rows)
     matrix = (jacobian * windowed.reshape(1, -1)) @ jacobian.T
     if setup.n_offsets:
         diagonal, cross = offset_rows(weights, jacobian, windowed, setup)

@@ -10,10 +10,11 @@ import math
 import numpy as np
 import scipy.fft
 
-from .aperture import aperture_phase, illumination
-from .beams import add_offsets, beam_power, far_field, place_on_grid
+from .aperture import aperture_phase, illumination, map_screens
+from .beams import add_offsets, beam_power, far_field, place_on_grid, scale_maps
+from .constants import MAP_POINTED
 from .likelihood import pixel_count
-from .setup import parameter_parts
+from .setup import map_gains, map_terms, parameter_parts
 
 
 def objective_and_power_adjoint(power, data, gamma, objective, weights=None):
@@ -58,9 +59,11 @@ def dish_field(params, setup):
     """The illumination taper (amp = 1) and amplitude A, the phasor exp(i (Phi + screen_k)) and the field
     E_k = A phasor on the dish."""
     coeffs, x0, y0, amp, _ = parameter_parts(params, setup)
+    terms, _ = map_terms(params, setup)
     taper = illumination(setup.x, setup.y, x0, y0, 1.0, setup.sigma, setup.rho, setup.diff)
     amplitude = amp * taper
-    phase = aperture_phase(coeffs, setup.basis) + setup.screens  # exp(i phase) from cos and sine: faster than exp
+    phase = aperture_phase(coeffs, setup.basis) + map_screens(terms, setup.screens, setup.phase_terms)
+    # exp(i phase) from cos and sine: faster than exp
     phasor = np.cos(phase) + 1j * np.sin(phase)
     return taper, amplitude, phasor, amplitude * phasor
 
@@ -75,21 +78,45 @@ def illumination_derivatives(taper, amplitude, x, y, x0, y0, sigma, rho, diff):
 
 
 def dish_adjoint(grad_box, taper, amplitude, phasor, params, setup):
-    """dL/dparams from dL/dE on the field box, through the field, the Zernike phase and the illumination (the
-    baseline offsets' part, where fitted, is offset_adjoint's)."""
+    """dL/dparams from dL/dE on the field box, through the field, the Zernike phase, the illumination and the
+    per-map phase terms where fitted (the gains' and offsets' parts are power_terms_adjoint's)."""
     _, x0, y0, _, _ = parameter_parts(params, setup)
     grad_field = grad_box.reshape(3, -1)[:, setup.index].conj()
-    # conj(g_E) exp(i phase) summed over the maps: its real part is dL/dA, minus A times its imaginary part dL/dPhi
-    along_phasor = (grad_field * phasor).sum(0)
+    # conj(g_E) exp(i phase) per map: its real part is dL/dA, minus A times its imaginary part dL/dPhi_k
+    per_map = grad_field * phasor
+    along_phasor = per_map.sum(0)
     grad_phase = -amplitude * along_phasor.imag
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
-    return np.concatenate([setup.basis @ grad_phase, d_amplitude @ along_phasor.real])
+    parts = [setup.basis @ grad_phase, d_amplitude @ along_phasor.real]
+    if setup.phase_terms.shape[0]:
+        parts.append((setup.phase_terms * (-amplitude * per_map.imag)).sum(axis=(-2, -1)))
+    return np.concatenate(parts)
 
 
-def offset_adjoint(power_weights, factor):
-    """dL/d(offset_k) = sum over map k's pixels of W = factor w: an offset adds to every pixel of its map."""
-    return factor * power_weights.sum(axis=(-2, -1))
+def power_terms_adjoint(power_weights, factor, power, setup):
+    """dL/d(gains, offsets) where fitted, from W = factor w = dL/dP and each map's power |b_k|^2 before its gain:
+    a gain g_k scales map k (dL/dg_k = sum of W |b_k|^2 over its pixels), an offset adds to every pixel of its map
+    (dL/do_k = sum of W)."""
+    parts = []
+    if setup.n_gains:
+        pointed = list(MAP_POINTED)
+        parts.append(factor * (power_weights[pointed] * power[pointed]).sum(axis=(-2, -1)))
+    if setup.n_offsets:
+        parts.append(factor * power_weights.sum(axis=(-2, -1)))
+    return parts
+
+
+def model_power_of_beam(beam, params, setup):
+    """(|b|^2, the model power): the beams' power, then each map's gain and baseline offset where fitted (the
+    first is the second where neither is)."""
+    power = beam_power(beam)
+    model = power
+    if setup.n_gains:
+        model = scale_maps(model, map_gains(map_terms(params, setup)[1], setup))
+    if setup.n_offsets:
+        model = add_offsets(model, parameter_parts(params, setup)[-1])
+    return power, model
 
 
 STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + dL/dP",
@@ -105,17 +132,17 @@ def value_and_gradient(params, setup, data, gamma, objective, lap=None):
     lap(STEPS[0])
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     lap(STEPS[1])
-    power = beam_power(beam)
-    if setup.n_offsets:
-        power = add_offsets(power, parameter_parts(params, setup)[-1])
+    power, model = model_power_of_beam(beam, params, setup)
     lap(STEPS[2])
-    value, power_weights, factor = objective_and_power_adjoint(power, data.fft_order, gamma, objective, data.weights)
+    value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, objective, data.weights)
     lap(STEPS[3])
-    grad_box = far_field_adjoint(power_weights, factor, beam, setup.box)
+    beam_weights = power_weights
+    if setup.n_gains:  # |b_k|^2 enters map k times its gain
+        beam_weights = scale_maps(power_weights, map_gains(map_terms(params, setup)[1], setup))
+    grad_box = far_field_adjoint(beam_weights, factor, beam, setup.box)
     lap(STEPS[4])
-    grad = dish_adjoint(grad_box, taper, amplitude, phasor, params, setup)
-    if setup.n_offsets:
-        grad = np.concatenate([grad, offset_adjoint(power_weights, factor)])
+    grad = np.concatenate([dish_adjoint(grad_box, taper, amplitude, phasor, params, setup),
+                      *power_terms_adjoint(power_weights, factor, power, setup)])
     lap(STEPS[5])
     return value, grad
 
@@ -134,31 +161,41 @@ def score_context(params, setup, data, gamma, objective):
     W = dL/dP and the objective's factor); scores_of takes it."""
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
-    power = beam_power(beam)
-    if setup.n_offsets:
-        power = add_offsets(power, parameter_parts(params, setup)[-1])
-    _, weights, factor = objective_and_power_adjoint(power, data.fft_order, gamma, objective, data.weights)
+    power, model = model_power_of_beam(beam, params, setup)  # the adjoint overwrites model, not power, where gains
+    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, objective, data.weights)
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
-    return field, phasor, d_amplitude, beam, weights, factor
+    gains = map_gains(map_terms(params, setup)[1], setup)
+    return field, phasor, d_amplitude, beam, power, gains, weights, factor
 
 
 def scores_of(context, setup, indices):
     """The scores (power_scores) of the parameters indices only, in that order: (len(indices), 3, npix, npix), so
     that a caller can hold a few at a time. context: score_context's."""
-    field, phasor, d_amplitude, beam, weights, factor = context
+    field, phasor, d_amplitude, beam, power, gains, weights, factor = context
     scores = np.empty((len(indices), *beam.shape))
     first_offset = setup.nparams - setup.n_offsets
+    first_gain = first_offset - setup.n_gains
     for row, k in enumerate(indices):
-        if k >= first_offset:  # an offset's score: W on its own map, 0 on the others
+        if k >= first_gain:  # a gain's (W |b_k|^2) or an offset's (W) score on its own map, 0 on the others
             scores[row] = 0
-            scores[row, k - first_offset] = factor * weights[k - first_offset]
+            on = MAP_POINTED[k - first_gain] if k < first_offset else k - first_offset
+            scores[row, on] = factor * weights[on] * (power[on] if k < first_offset else 1)
             continue
-        if k < setup.basis.shape[0]:
-            d_field = 1j * setup.basis[k] * field
-        else:
-            d_field = d_amplitude[k - setup.basis.shape[0]] * phasor
-        d_beam = far_field(place_on_grid(d_field, setup.index, setup.box), setup.npix)
-        scores[row] = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
+        d_beam = far_field(place_on_grid(field_derivative(k, field, phasor, d_amplitude, setup), setup.index,
+                                         setup.box), setup.npix)
+        score = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
+        scores[row] = score if gains is None else scale_maps(score, gains)
     return scores
+
+
+def field_derivative(k, field, phasor, d_amplitude, setup):
+    """dE/dparams_k on the dish (3, dish pixels) for a parameter of the field: a Zernike coefficient (i Z_k E), x0,
+    y0 or amp (dA/dp phasor) or a per-map phase term (i T_k E)."""
+    zernikes = setup.basis.shape[0]
+    if k < zernikes:
+        return 1j * setup.basis[k] * field
+    if k < zernikes + len(d_amplitude):
+        return d_amplitude[k - zernikes] * phasor
+    return 1j * setup.phase_terms[k - zernikes - len(d_amplitude)] * field

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike  # noqa: F401 (the public API's input type)
 
-from .constants import MAX_NPIX, MAX_NZERN, MAX_SETUP_BYTES, MIN_NPIX
+from .limits import MAX_NPIX, MAX_NZERN, MAX_SETUP_BYTES, MIN_NPIX
 
 
 def check_grid_size(npix, nzern):
@@ -64,7 +64,7 @@ def check_memory(npix, nzern, oversamp):
     estimate = 8 * nparams * dish + 8 * 3 * 16 * npix**2
     if estimate > MAX_SETUP_BYTES:
         raise ValueError(f"npix={npix}, nzern={nzern}: a setup would need about {estimate / 2**30:.1f} GiB, more than "
-                         f"the {MAX_SETUP_BYTES / 2**30:.0f} GiB limit (constants.MAX_SETUP_BYTES); use a smaller npix "
+                         f"the {MAX_SETUP_BYTES / 2**30:.0f} GiB limit (limits.MAX_SETUP_BYTES); use a smaller npix "
                          "or nzern")
 
 

@@ -12,19 +12,35 @@ from replication.studies.bench.command import bench_folder_name
 from replication.studies.bench.read import bench_profiles, bench_targets
 from torch_impl.gradient import STEPS as TORCH_STEPS
 
-IMPORT_AND_SAY = "import reference_numpy, torch_impl; print(reference_numpy.MALLOC_KEPT, torch_impl.MALLOC_KEPT)"
+IMPORT_THEN_ASK = """
+import ctypes
+calls = []
+class Watched:
+    def __init__(self, library):
+        self.library = library
+    def mallopt(self, *args):
+        calls.append(args)
+        return self.library.mallopt(*args)
+opened = ctypes.CDLL
+ctypes.CDLL = lambda name, *a, **k: Watched(opened(name, *a, **k)) if name == "libc.so.6" else opened(name, *a, **k)
+import reference_numpy, torch_impl
+from replication.core import allocator
+print(len(calls), allocator.freed_memory_kept(), allocator.keep_freed_memory(), len(calls) > 0)
+"""
 
 
-def imported_in_a_fresh_process(env):
-    return subprocess.run([sys.executable, "-c", IMPORT_AND_SAY], cwd=ROOT, env=env, capture_output=True, text=True,
+def fresh_process_says(env):
+    return subprocess.run([sys.executable, "-c", IMPORT_THEN_ASK], cwd=ROOT, env=env, capture_output=True, text=True,
                           check=True).stdout.split()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the setting is glibc's")
-def test_a_plain_import_keeps_freed_memory_and_the_variable_opts_out(monkeypatch):
+def test_importing_the_models_sets_nothing_the_harness_sets_it_and_the_variable_opts_out():
     env = {"PATH": "/usr/bin:/bin"}
-    assert imported_in_a_fresh_process(env) == ["True", "True"]
-    assert imported_in_a_fresh_process({**env, "OOF_MALLOC": "default"}) == ["False", "False"]
+    assert fresh_process_says(env) == ["0", "False", "True", "True"]  # no mallopt at import; set on request
+    assert fresh_process_says({**env, "OOF_MALLOC": "default"}) == ["0", "False", "False", "False"]
+    main = (ROOT / "replication" / "__main__.py").read_text()
+    assert main.index("keep_freed_memory()") < main.index("main()")  # before any command runs
 
 
 def test_the_bench_folder_says_which_allocator_it_measured(monkeypatch):

@@ -72,7 +72,7 @@ def test_bad_data_is_rejected(problem, data):
 
 
 @pytest.mark.parametrize(("keyword", "value"), [("gamma", 0.0), ("gamma", -1e-4), ("tol", 0.0), ("tol", np.nan),
-                                               ("tol", 10**400), ("gamma", 10**400), ("time_limit", 10**400)])
+                                               ("tol", 10**400), ("gamma", 10**400), ("callback", 10**400)])
 def test_bad_settings_of_the_fit_are_rejected(problem, keyword, value):
     package, setup, params, data = problem
     with pytest.raises(ValueError, match=keyword):

@@ -10,6 +10,7 @@ import scipy.optimize
 import reference_numpy
 import torch_impl
 from replication.core.simulation import aberrated_params, simulate_observation, true_params
+from replication.core.watch import TIMED_OUT, host_copy, watched_fit
 from replication.studies.sweep.timing import data_for
 
 
@@ -108,7 +109,7 @@ def test_the_trajectory_holds_every_evaluation_and_reproduces_the_fits_final_poi
     truth, data = data_for(32, 3)
     setup = package.make_setup(32, 3)
     start = time.perf_counter()
-    result = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True)
+    result = watched_fit(package.fit, setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True)
     elapsed = time.perf_counter() - start
     steps = result.trajectory
     assert steps["params"].shape == (result.nfev, setup.nparams)
@@ -127,26 +128,52 @@ def test_a_fit_past_its_time_limit_stops_after_that_iteration_and_says_so(packag
     truth, data = data_for(32, 3)
     setup = package.make_setup(32, 3)
     full = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer)
-    stopped = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True,
+    stopped = watched_fit(package.fit, setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True,
                           time_limit=1e-9)
     assert full.nit > 1
-    assert full.status != sys.modules[f"{package.__name__}.fit"].TIMED_OUT
+    assert full.status != TIMED_OUT
     assert stopped.nit == 1
     assert stopped.nfev < full.nfev
-    assert stopped.status == sys.modules[f"{package.__name__}.fit"].TIMED_OUT
+    assert stopped.status == TIMED_OUT == sys.modules[f"{package.__name__}.fit"].STOPPED
     assert not stopped.success
     assert "time limit (1e-09 s)" in stopped.message
     assert np.any(np.all(stopped.trajectory["params"] == stopped.x, axis=1))  # its last iterate, one it evaluated
     assert np.isfinite(stopped.fun)
     assert stopped.fun < package.negative_log_likelihood(truth, setup, data)  # that iteration's point, not the start
     assert not np.array_equal(stopped.x, truth)
-    generous = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer, time_limit=1e6)
+    generous = watched_fit(package.fit, setup, data, truth, gradient=gradient, minimizer=minimizer, time_limit=1e6)
     assert (generous.status, generous.nit) == (full.status, full.nit)  # a limit never reached changes nothing
 
 
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])
-@pytest.mark.parametrize("limit", [0, -1.0, float("nan"), True, "10"])
+@pytest.mark.parametrize("limit", [0, -1.0, float("nan"), True, "10", 10**400])
 def test_a_time_limit_that_is_not_a_positive_number_is_refused(package, limit):
     truth, data = data_for(16, 2)
     with pytest.raises(ValueError, match="time_limit must be a finite positive number"):
-        package.fit(package.make_setup(16, 2), data, truth, time_limit=limit)
+        watched_fit(package.fit, package.make_setup(16, 2), data, truth, time_limit=limit)
+
+
+@pytest.mark.parametrize(("package", "minimizer"), [(reference_numpy, "scipy"), (torch_impl, "scipy"),
+                                                    (torch_impl, "torchmin")])
+def test_the_models_hold_no_bookkeeping_of_the_harness_a_callback_sees_each_point_and_may_stop(package, minimizer):
+    truth, data = data_for(32, 3)
+    setup = package.make_setup(32, 3)
+    seen = []
+
+    def stop_at_the_third(params):
+        seen.append(host_copy(params))
+        return len(seen) >= 3
+
+    stopped = package.fit(setup, data, truth, minimizer=minimizer, callback=stop_at_the_third)
+    module = sys.modules[f"{package.__name__}.fit"]
+    assert (stopped.status, stopped.success) == (module.STOPPED, False)
+    assert "callback asked to stop" in stopped.message
+    assert stopped.nfev == len(seen)
+    assert stopped.nit == 1
+    np.testing.assert_array_equal(seen[0], truth)
+    assert not hasattr(stopped, "trajectory")
+    for removed in ("trajectory", "time_limit"):
+        with pytest.raises(TypeError, match=removed):
+            package.fit(setup, data, truth, **{removed: True})
+    with pytest.raises(ValueError, match="callback must be callable or None, got int"):
+        package.fit(setup, data, truth, callback=3)

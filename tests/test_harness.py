@@ -12,13 +12,13 @@ import pytest
 import torch
 from conftest import run_command
 
-from reference_numpy.fit import TIMED_OUT
 from replication.core import judging
 from replication.core.implementations import Implementation, select
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
 from replication.core.series import NUMPY, TORCH_CPU
+from replication.core.watch import TIMED_OUT
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read

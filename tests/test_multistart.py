@@ -15,7 +15,7 @@ from replication.core.results import RunError
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.read import multistart_line
+from replication.studies.real_maps.findings import multistart_line
 from replication.studies.real_maps.records import STARTS_FILE, read_real_maps, read_real_starts
 
 
@@ -23,7 +23,7 @@ from replication.studies.real_maps.records import STARTS_FILE, read_real_maps, r
 def observation(tmp_path, power):  # noqa: F811
     folder, source = fake_source_folder(tmp_path, power)
     (found,) = real_sources.read_observations([source], folder, 32)
-    return found
+    return found.with_terms(dict.fromkeys(found.map_terms, False))  # npix 32 has too few dish pixels for them
 
 
 def test_a_random_start_has_the_stated_phase_rms_and_is_drawn_again_on_a_resume(observation):

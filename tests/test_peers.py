@@ -49,7 +49,7 @@ def test_bad_input_is_named():
     setup = jax_peer.make_setup(16, 2)
     with pytest.raises(ValueError, match="data must have shape"):
         jax_peer.negative_log_likelihood(true_params(setup.nparams), setup, np.zeros((3, 8, 8)))
-    with pytest.raises(ValueError, match=r"setup must be made by replication\.jax_peer\.make_setup"):
+    with pytest.raises(ValueError, match=r"setup must be made by replication\.studies\.peers\.jax_peer\.make_setup"):
         jax_peer.fit(reference_numpy.make_setup(16, 2), np.zeros((3, 16, 16)), true_params(setup.nparams))
 
 

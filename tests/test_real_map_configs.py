@@ -4,6 +4,7 @@ naming the file and the key."""
 import os
 import pathlib
 import re
+import types
 
 import pytest
 from conftest import real_maps_folder, run_command
@@ -110,13 +111,12 @@ def test_a_folder_of_fits_made_before_the_configurations_is_not_resumed(tmp_path
     from replication.core.results import append_record
     from replication.studies.real_maps import measure
 
-    class Observed:
-        source = sources.SOURCES[0]
+    observed = types.SimpleNamespace(source=sources.SOURCES[0], map_terms=dict(sources.SOURCES[0].terms))
 
     append_record(tmp_path / "runs.jsonl", {"run_id": "old", "maps_sha256_srt-2019-04-26": "abc"})
     with pytest.raises(RunError, match="blockage half its size"):
-        measure.check_configs_recorded(tmp_path, [Observed()])
+        measure.check_configs_recorded(tmp_path, [observed])
     (tmp_path / "fresh").mkdir()
     append_record(tmp_path / "fresh" / "runs.jsonl", {"run_id": "new", "maps_sha256_srt-2019-04-26": "abc",
-                                                      "config_srt-2019-04-26": measure.config_record(Observed.source)})
-    measure.check_configs_recorded(tmp_path / "fresh", [Observed()])
+                                                      "config_srt-2019-04-26": measure.config_record(observed)})
+    measure.check_configs_recorded(tmp_path / "fresh", [observed])

@@ -2,6 +2,7 @@
 and a small run of the command on the SRT's GRASP maps where the data are at hand."""
 
 import json
+import types
 
 import numpy as np
 import pytest
@@ -46,8 +47,16 @@ def test_a_fit_that_never_reaches_the_target_is_censored():
 
 def test_the_next_stage_starts_from_the_last_ones_result():
     previous = np.array([0.1, 0.2, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])  # 2 tilts, illumination, 3 offsets
-    start = real_sources.next_start(previous, 11)
+    plain, every = {}, {"pointing": True, "defocus_scale": True, "gains": True}
+    start = real_sources.next_start(previous, types.SimpleNamespace(nparams=11, basis=np.zeros((5, 1))), plain)
     np.testing.assert_array_equal(start, [0.1, 0.2, 0.0, 0.0, 0.0, 0.01, 0.02, 1.5, 0.3, 0.4, 0.5])
+    joined = real_sources.next_start(previous, types.SimpleNamespace(nparams=15, basis=np.zeros((2, 1))), plain)
+    np.testing.assert_array_equal(joined, [0.1, 0.2, 0.01, 0.02, 1.5] + [0.0] * 7 + [0.3, 0.4, 0.5])  # terms join
+    kept = np.arange(15.0)
+    again = real_sources.next_start(kept, types.SimpleNamespace(nparams=18, basis=np.zeros((5, 1))), every)
+    np.testing.assert_array_equal(again, [0, 1, 0, 0, 0, *range(2, 15)])  # the same terms carried over
+    dropped = real_sources.next_start(kept, types.SimpleNamespace(nparams=8, basis=np.zeros((2, 1))), every)
+    np.testing.assert_array_equal(dropped, [0, 1, 2, 3, 4, 12, 13, 14])
 
 
 def the_two_trees_agree_on_the_real_maps(stage, sigma):

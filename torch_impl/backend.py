@@ -27,7 +27,9 @@ def keep_freed_memory():
     Every evaluation makes temporaries of 3 npix^2 complex numbers (12 MiB at npix 512). By default glibc
     maps each from the OS afresh and page-faults it in, which at npix 512 costs about as much as the FFTs
     themselves; with large blocks kept on the heap (trimmed only above 1 GiB free) they are reused warm.
-    Process-wide, set once at import so that a plain script gets the fast path; OOF_MALLOC=default opts out.
+    Process-wide and on request: importing the package changes nothing; a script that wants the fast path calls it
+    once before fitting, and the harness (`python -m replication`) does before any command; OOF_MALLOC=default opts
+    out.
     """
     if os.environ.get(MALLOC_VARIABLE) == "default" or not sys.platform.startswith("linux"):
         return False

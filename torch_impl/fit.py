@@ -7,6 +7,8 @@ import dataclasses
 import math
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -16,14 +18,15 @@ with warnings.catch_warnings():  # pytorch-minimize 0.1.0 decorates a helper wit
     warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
     import torchmin
 
-from .aperture import aperture_field, aperture_phase, illumination
+from .aperture import aperture_field, aperture_phase, illumination, map_screens
 from .backend import as_model_array, difference_step, to_numpy
-from .beams import far_field_power, place_on_grid
-from .constants import GAMMA, OBJECTIVES, TOL
+from .beams import far_field_power, place_on_grid, scale_maps
+from .constants import GAMMA, N_ILLUMINATION, OBJECTIVES
 from .gauss_newton import gauss_newton_matrix
 from .gradient import value_and_gradient
 from .likelihood import ObservedMaps, objective_constant, observed_maps, pixel_count, prepared_nll
-from .setup import Setup, check_setup
+from .limits import TOL
+from .setup import Setup, check_setup, map_terms
 from .validation import (
     ArrayLike,
     check_choice,
@@ -44,51 +47,37 @@ class NonFiniteObjective(ArithmeticError):
         self.params, self.value = params, value
 
 
-TIMED_OUT = 5
-"""The status of a fit stopped at its time limit (torchmin's for a stop asked by its callback)."""
+STOPPED = 5
+"""The status of a fit its callback stopped (torchmin's own for a stop its callback asks)."""
 SCIPY_STOPPED = 99
 """scipy's status for a minimisation its callback stopped (StopIteration)."""
 
 
 @dataclasses.dataclass
 class FitProgress:
-    """Evaluations and iterations scipy has made so far: what a fit stopped early reports; and, where the fit
-    records its trajectory, (seconds since the fit started, evaluations so far, parameters) of each evaluation; shift:
-    the objective's constant (likelihood.objective_constant), which the minimizer does not see; time_limit: seconds
-    after which the fit stops at the end of its iteration (None: no limit); start_hessian_s: seconds spent
-    building BFGS's first curvature estimate (fit's start_hessian)."""
+    """Evaluations and iterations the minimizer has made so far (what a fit stopped early reports); shift: the
+    objective's constant (likelihood.objective_constant), which the minimizer does not see; callback: fit's, called
+    with each evaluated point, a true return asking the fit to stop at the end of that iteration (stop_asked);
+    start_hessian_s: seconds spent building BFGS's first curvature estimate (fit's start_hessian)."""
 
     nfev: int = 0
     nit: int = 0
-    trajectory: list | None = None
     shift: float = 0.0
-    time_limit: float | None = None
+    callback: Callable[[Any], Any] | None = None
+    stop_asked: bool = False
     start_hessian_s: float = 0.0
-    start: float = dataclasses.field(default_factory=time.perf_counter)
-
-    def out_of_time(self):
-        """Whether the fit has run past its time limit."""
-        return self.time_limit is not None and time.perf_counter() - self.start > self.time_limit
 
     def iteration(self, intermediate_result):
-        """Count one iteration of scipy's; past the time limit, stop it there (scipy's way: StopIteration)."""
+        """Count one iteration of scipy's; where the callback asked, stop it there (scipy's way: StopIteration)."""
         self.nit += 1
-        if self.out_of_time():
+        if self.stop_asked:
             raise StopIteration
 
     def evaluated(self, params):
-        """Count one evaluation at params (the host array scipy passed) and record it where asked."""
+        """Count one evaluation at params (as the minimizer holds them) and hand them to the callback."""
         self.nfev += 1
-        if self.trajectory is not None:
-            self.trajectory.append((time.perf_counter() - self.start, self.nfev, np.array(params, dtype=np.float64)))
-
-
-def trajectory_arrays(steps, nparams):
-    """A recorded trajectory as arrays: seconds since the fit started (n,), evaluations so far (n,), parameters
-    (n, P), one row per objective evaluation in the order made."""
-    seconds, evaluations, params = zip(*steps, strict=True) if steps else ((), (), ())
-    return {"seconds": np.array(seconds, dtype=np.float64), "evaluations": np.array(evaluations, dtype=np.int64),
-            "params": np.array(params, dtype=np.float64).reshape(len(steps), nparams)}
+        if self.callback is not None and self.callback(params):
+            self.stop_asked = True
 
 
 def finite_or_stop(value, grad, params, progress):
@@ -107,11 +96,11 @@ def stopped_fit(stop, progress):
                 "the start for values far out of range")
 
 
-def out_of_time_fit(result, progress):
-    """A result stopped at the time limit says so: success False, status TIMED_OUT, x and fun its last iterate's."""
-    result.success, result.status = False, TIMED_OUT
-    result.message = (f"Stopped: the time limit ({progress.time_limit:g} s) passed before the minimizer's stopping "
-                      "rule was met; x is the last iterate")
+def stopped_by_callback(result):
+    """A result its callback stopped says so: success False, status STOPPED, x and fun its last iterate's."""
+    result.success, result.status = False, STOPPED
+    result.message = ("Stopped: the callback asked to stop before the minimizer's stopping rule was met; x is the last "
+                      "iterate")
     return result
 
 
@@ -232,33 +221,27 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
     after its first step. It then also stops, with success, once a step leaves the parameters or the objective
     exactly unchanged (scipy calls that precision loss), and with success False at a non-finite objective.
 
-    Where progress records a trajectory, each evaluation's parameters are kept on the device (a copy, no transfer
-    to the host per evaluation) and moved to the host once, at the end; its clock is read when torchmin asks for
-    the evaluation (on a GPU, when the work is queued: torchmin's line search waits for each value). Past
-    progress's time limit, its callback stops it at the end of the iteration, and the fit returns that iteration's
-    point (torchmin itself returns the one before it: the start, where the first iteration ends past the limit).
+    Each evaluated point goes to progress's callback as the device array torchmin holds (detached, not copied: a
+    recorder copies it on the device, no transfer per evaluation); where the callback asked to stop, torchmin's own
+    callback stops it at the end of the iteration, and the fit returns that iteration's point (torchmin itself
+    returns the one before it: the start, where the first iteration asks).
     """
-    kept, stopped_at = [], []
+    stopped_at = []
 
-    def _stop_when_out_of_time(x):
-        if progress.out_of_time():
+    def _stop_when_asked(x):
+        if progress.stop_asked:
             stopped_at.append(x.detach().clone())
             return True
         return False
 
-    def _recorded_objective(params):
-        progress.nfev += 1
-        if progress.trajectory is not None:
-            kept.append((time.perf_counter() - progress.start, progress.nfev, params.detach().clone()))
+    def _watched_objective(params):
+        progress.evaluated(params.detach())
         return prepared_nll(params, setup, data, gamma, objective) - progress.shift
 
-    result = torchmin.minimize(_recorded_objective, as_model_array(p0, setup), method="bfgs", tol=tol,
-                               options=dict(ON_DEVICE_OPTIONS), callback=_stop_when_out_of_time)
-    if progress.trajectory is not None and kept:
-        moved = to_numpy(torch.stack([params for _, _, params in kept]))
-        progress.trajectory += [(seconds, count, row) for (seconds, count, _), row in zip(kept, moved, strict=True)]
+    result = torchmin.minimize(_watched_objective, as_model_array(p0, setup), method="bfgs", tol=tol,
+                               options=dict(ON_DEVICE_OPTIONS), callback=_stop_when_asked)
     x, fun = to_numpy(result.x), float(result.fun) + progress.shift
-    if stopped_at:  # the iterate the time limit stopped at, not the one before it
+    if stopped_at:  # the iterate the callback stopped at, not the one before it
         last = float(prepared_nll(stopped_at[-1], setup, data, gamma, objective))
         if last <= fun:
             x, fun = to_numpy(stopped_at[-1]), last
@@ -269,35 +252,35 @@ def _on_device_bfgs(setup, data, p0, tol, gamma, objective, progress):
         success=bool(result.success) and finite, message=str(result.message) if finite else
         f"Stopped: the objective ({fun}) or the parameters became non-finite; check the data and the start for "
         "values far out of range")
-    return out_of_time_fit(fitted, progress) if finite and fitted.status == TIMED_OUT else fitted
+    return stopped_by_callback(fitted) if finite and fitted.status == STOPPED else fitted
 
 
 def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: float = TOL, gamma: float = GAMMA,
         objective: str = "cauchy", gradient: str = DEFAULT_GRADIENT,
-        minimizer: str = "scipy", trajectory: bool = False, time_limit: float | None = None,
+        minimizer: str = "scipy", callback: Callable[[Any], Any] | None = None,
         start_hessian: str | ArrayLike | None = None) -> scipy.optimize.OptimizeResult:
     """BFGS fit of params to the observed maps from p0, the gradient computed as asked; scipy's OptimizeResult. The
     minimizer sees the objective without its constant (likelihood.objective_constant); result.fun keeps it.
-    trajectory=True: the result also holds every objective evaluation as it happened, `result.trajectory`
-    ({"seconds": since the fit started, "evaluations": so far, "params": (n, P)}), at the cost of a copy of P
-    numbers per evaluation. time_limit (seconds): the fit stops at the end of the first iteration that ends past it,
-    success False (status TIMED_OUT). start_hessian: BFGS's first curvature estimate, "identity" (None, scipy's),
-    "gauss-newton" (the Gauss-Newton matrix at p0, built inside the fit and its clock; result.start_hessian_s says
-    how long it took) or a (P, P) matrix (one computed once for many fits: gauss_newton.gauss_newton_matrix).
+    callback(params), where given, is called as the minimizer asks for each objective evaluation, with the point to
+    evaluate as the minimizer holds it (copy it to keep it); a true return stops the fit at the end of that
+    iteration, success False (status STOPPED), x its last iterate: a trajectory recorder or a time limit is such a
+    callback. start_hessian: BFGS's first curvature estimate, "identity" (None, scipy's), "gauss-newton" (the
+    Gauss-Newton matrix at p0, built inside the fit and its clock; result.start_hessian_s says how long it took) or
+    a (P, P) matrix (one computed once for many fits: gauss_newton.gauss_newton_matrix).
     minimizer="torchmin" runs the BFGS on the device (autograd gradient only)."""
     setup = check_setup(setup)
     p0 = check_start(check_params(p0, setup.nparams, "p0"), setup.amp_index)
     data = observed_maps(data, setup)
     tol, gamma = check_positive("tol", tol), check_positive("gamma", gamma)
-    time_limit = None if time_limit is None else check_positive("time_limit", time_limit)
     objective = check_choice("objective", objective, OBJECTIVES)
     gradient = check_gradient(gradient, tuple(GRADIENTS))
     function, with_gradient = GRADIENTS[gradient]
     if check_choice("minimizer", minimizer, MINIMIZERS) == "torchmin" and gradient != "autograd":
         raise ValueError(f"minimizer='torchmin' differentiates by autograd; gradient={gradient!r} is only "
                          "available with minimizer='scipy'")
-    progress = FitProgress(trajectory=[] if trajectory else None, shift=objective_constant(data, gamma, objective),
-                           time_limit=time_limit)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {type(callback).__name__}")
+    progress = FitProgress(shift=objective_constant(data, gamma, objective), callback=callback)
     if minimizer == "torchmin":
         if start_hessian is not None:
             raise ValueError("minimizer='torchmin' starts from the identity; start_hessian is only available with "
@@ -311,12 +294,10 @@ def fit(setup: Setup, data: ArrayLike | ObservedMaps, p0: ArrayLike, *, tol: flo
                                              options=options)
             result.fun = float(result.fun) + progress.shift  # the value reported keeps the constant
             if result.status == SCIPY_STOPPED:
-                result = out_of_time_fit(result, progress)
+                result = stopped_by_callback(result)
         except NonFiniteObjective as stop:
             result = stopped_fit(stop, progress)
     result.start_hessian_s = progress.start_hessian_s
-    if trajectory:
-        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
     return result
 
 
@@ -338,13 +319,17 @@ def _objective_per_vector(power, data, gamma, objective):
 def _batched_objective(params, setup, data, gamma, objective):
     """The objective of K parameter vectors (K, P) as (K,): every map of every vector in one batched transform."""
     zernikes = setup.basis.shape[0]
-    x0, y0, amp = (params[:, zernikes + k, None] for k in range(3))
+    x0, y0, amp = (params[:, zernikes + k, None] for k in range(N_ILLUMINATION))
+    terms, gains = map_terms(params.T, setup)  # (Q, K) and (G, K): the parameter axis first, as map_terms reads it
     amplitude = illumination(setup.x, setup.y, x0, y0, amp, setup.sigma, setup.rho, setup.diff)
     phase = aperture_phase(params[:, :zernikes], setup.basis)
-    field = aperture_field(amplitude[:, None, :], phase[:, None, :], setup.screens)
+    field = aperture_field(amplitude[:, None, :], phase[:, None, :], map_screens(terms.T, setup.screens,
+                                                                                 setup.phase_terms))
     power = far_field_power(place_on_grid(field, setup.index, setup.box), setup.npix)
+    if setup.n_gains:
+        power = scale_maps(power, torch.cat([torch.ones_like(gains[:1]), 1 + gains]).T)
     if setup.n_offsets:
-        power = power + params[:, zernikes + 3:, None, None]
+        power = power + params[:, setup.nparams - setup.n_offsets:, None, None]
     return _objective_per_vector(power, data, gamma, objective)
 
 

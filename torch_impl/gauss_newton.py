@@ -18,11 +18,12 @@ import numpy as np
 import torch
 
 from .backend import as_model_array, to_numpy
-from .beams import add_offsets, beam_power, far_field, place_on_grid
-from .constants import GAMMA, OBJECTIVES, WINDOW_POWER_LOSS
-from .gradient import dish_field, illumination_derivatives
+from .beams import far_field, place_on_grid
+from .constants import GAMMA, MAP_POINTED, OBJECTIVES
+from .gradient import dish_field, illumination_derivatives, model_power_of_beam
 from .likelihood import ObservedMaps, observed_maps
-from .setup import Setup, check_setup, parameter_parts
+from .limits import WINDOW_POWER_LOSS
+from .setup import Setup, check_setup, map_gains, map_terms, parameter_parts
 from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 WINDOW_STEP = 8
@@ -71,12 +72,22 @@ def curvature_weights(excess, gamma, objective):
 
 
 def _field_derivatives(params, setup, field, phasor, taper, amplitude):
-    """dE/dparams on the dish for the Zernike coefficients (i Z_k E) and the illumination's x0, y0, amp
-    (dA/dp phasor), as (parameters, 3, dish pixels)."""
+    """dE/dparams on the dish for the Zernike coefficients (i Z_k E), the illumination's x0, y0, amp (dA/dp phasor)
+    and the per-map phase terms where fitted (i T_k E), as (parameters, 3, dish pixels)."""
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
-    return torch.cat([1j * setup.basis[:, None, :] * field[None], d_amplitude[:, None, :] * phasor[None]])
+    return torch.cat([1j * setup.basis[:, None, :] * field[None], d_amplitude[:, None, :] * phasor[None],
+                      1j * setup.phase_terms * field[None]])
+
+
+def _gain_rows(window_power):
+    """J of the out-of-focus maps' gains on the window: a gain's row is its map's power |b_k|^2 there, 0 on the
+    other maps; as (gains, window pixels of the 3 maps)."""
+    rows = torch.zeros((len(MAP_POINTED), *window_power.shape), dtype=window_power.dtype, device=window_power.device)
+    for row, k in enumerate(MAP_POINTED):
+        rows[row, k] = window_power[k]
+    return rows.reshape(len(MAP_POINTED), -1)
 
 
 def _window_jacobian(d_fields, beam, rows, setup):
@@ -114,16 +125,18 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
         raise ValueError(f"window_loss must be in [0, 1), got {window_loss}")
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
-    power = beam_power(beam)
+    power, model = model_power_of_beam(beam, params, setup)
     rows = beam_window(power, window_loss)
-    if setup.n_offsets:
-        power = add_offsets(power, parameter_parts(params, setup)[-1])
-    weights = curvature_weights(power - data.fft_order, gamma, objective)
+    weights = curvature_weights(model - data.fft_order, gamma, objective)
     if data.weights is not None:
         weights = weights * data.weights
     windowed = weights[:, rows][:, :, rows]
     jacobian = _window_jacobian(_field_derivatives(params, setup, field, phasor, taper, amplitude),
                                beam[:, rows][:, :, rows], rows, setup)
+    if setup.n_gains:  # every other parameter's J on map k times its gain; then the gains' own rows
+        gains = map_gains(map_terms(params, setup)[1], setup)
+        jacobian = (jacobian.reshape(len(jacobian), 3, -1) * gains[None, :, None]).reshape(len(jacobian), -1)
+        jacobian = torch.cat([jacobian, _gain_rows(power[:, rows][:, :, rows])])
     matrix = (jacobian * windowed.reshape(1, -1)) @ jacobian.T
     if setup.n_offsets:
         diagonal, cross = offset_rows(weights, jacobian, windowed, setup)

@@ -6,9 +6,10 @@ import dataclasses
 
 import torch
 
-from .aperture import aperture_grid, defocus_screens, dish_mask
+from .aperture import aperture_grid, defocus_screens, dish_mask, map_phase_terms
 from .backend import _check_dtype, _resolve_device
-from .constants import DIFF, ILLUMINATION_REACH, N_ILLUMINATION, N_MAPS, OVERSAMP, RHO, SIGMA
+from .constants import DIFF, MAP_POINTED, N_ILLUMINATION, N_MAPS, OVERSAMP, RHO, SIGMA
+from .limits import ILLUMINATION_REACH
 from .telescope import AUTHOR_TELESCOPE, Telescope
 from .validation import (
     check_coverage,
@@ -36,7 +37,10 @@ class Setup:
     Fields: npix (pixels per side); nzern (Zernike order n_max); x, y (dish pixels' coordinates, dish radii);
     box (rows, cols of the block holding the dish); index (flat indices of the dish pixels in the box); basis
     (Zernike terms 1..N-1 on the dish, dimensionless, piston left out); screens (3 defocus phase screens,
-    radians); sigma (illumination width, dish radii); rho, diff (fixed illumination shape terms); oversamp, dz
+    radians); phase_terms (the per-map phase terms fitted, aperture.map_phase_terms: (Q, 3, dish pixels), Q = 0
+    where none); n_gains (2 where the out-of-focus maps' gains are fitted, else 0); n_offsets (3 where the maps'
+    baseline offsets are fitted, else 0); sigma (illumination width, dish radii); rho, diff (fixed illumination
+    shape terms); oversamp, dz
     (metres), wavelength (metres), focal_length (metres), radius (metres): the settings it was made with; device
     and dtype: where and in which precision the model runs.
     """
@@ -49,6 +53,7 @@ class Setup:
     index: torch.Tensor = dataclasses.field(repr=False)
     basis: torch.Tensor = dataclasses.field(repr=False)
     screens: torch.Tensor = dataclasses.field(repr=False)
+    phase_terms: torch.Tensor = dataclasses.field(repr=False)
     sigma: float
     rho: float
     diff: float
@@ -58,15 +63,16 @@ class Setup:
     focal_length: float
     radius: float
     telescope: Telescope
+    n_gains: int
     n_offsets: int
     device: torch.device
     dtype: torch.dtype
 
     @property
     def nparams(self):
-        """Length of the parameter vector: Zernike coefficients 1..N-1, then x0, y0, amp, then the maps' baseline
-        offsets where fitted."""
-        return self.basis.shape[0] + N_ILLUMINATION + self.n_offsets
+        """Length of the parameter vector: Zernike coefficients 1..N-1, then x0, y0, amp, then the per-map phase
+        terms, the out-of-focus maps' gains and the maps' baseline offsets, each where fitted."""
+        return self.basis.shape[0] + N_ILLUMINATION + self.phase_terms.shape[0] + self.n_gains + self.n_offsets
 
     @property
     def amp_index(self):
@@ -79,7 +85,23 @@ def parameter_parts(params, setup):
     the setup fits none."""
     zernikes = setup.basis.shape[0]
     x0, y0, amp = params[zernikes:zernikes + N_ILLUMINATION]
-    return params[:zernikes], x0, y0, amp, params[zernikes + N_ILLUMINATION:]
+    return params[:zernikes], x0, y0, amp, params[setup.nparams - setup.n_offsets:]
+
+
+def map_terms(params, setup):
+    """(per-map phase terms (Q,), the out-of-focus maps' gains (n_gains,)) of a parameter vector, each empty where
+    the setup fits none."""
+    first = setup.basis.shape[0] + N_ILLUMINATION
+    middle = first + setup.phase_terms.shape[0]
+    return params[first:middle], params[middle:middle + setup.n_gains]
+
+
+def map_gains(gains, setup):
+    """Each map's gain factor (3,): 1 for the in-focus map (the illumination's amp is its gain), 1 + g_k for the
+    out-of-focus maps where fitted; None where the setup fits no gains."""
+    if not setup.n_gains:
+        return None
+    return torch.cat([torch.ones(N_MAPS - len(MAP_POINTED), dtype=gains.dtype, device=gains.device), 1 + gains])
 
 
 def dish_box(x, y):
@@ -101,12 +123,17 @@ def design_rank(x, y, basis, sigma):
 def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float | None = None,
                wavelength: float | None = None, focal_length: float | None = None, radius: float | None = None,
                sigma: float = SIGMA, telescope: Telescope = AUTHOR_TELESCOPE, offsets: bool = False,
+               gains: bool = False, pointing: bool = False, defocus_scale: bool = False,
                device: str | torch.device = "cpu", dtype: torch.dtype = torch.float64) -> Setup:
     """Precompute the grid, dish, Zernike basis and defocus screens of an npix x npix problem.
 
     telescope (telescope.Telescope, the paper's by default) gives the dish and the observation; dz, wavelength,
     focal_length and radius, where given, replace its values. offsets=True also fits each map's baseline offset
-    (beam-power units, added to every pixel of that map): three more parameters, at the end.
+    (beam-power units, added to every pixel of that map): three more parameters, at the end. The per-map terms of a
+    real observation, each a switch: pointing=True fits each out-of-focus map's own pointing (a phase tilt along x
+    and y, radians per dish radius: four parameters), defocus_scale=True a factor 1 + d on the feed's offsets (one),
+    gains=True each out-of-focus map's gain 1 + g against the in-focus map (two); they sit after amp, in that order,
+    before the offsets, and start at 0 for "as the telescope says".
     """
     check_grid_size(npix, nzern)
     telescope = check_telescope(telescope, Telescope, {"dz": dz, "wavelength": wavelength, "focal_length": focal_length,
@@ -119,7 +146,10 @@ def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float |
     device, dtype = _resolve_device(device), _check_dtype(dtype)
     x, y = aperture_grid(npix, settings["oversamp"], device)
     n_offsets = N_MAPS if check_flag("offsets", offsets) else 0
-    nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION + n_offsets
+    n_gains = len(MAP_POINTED) if check_flag("gains", gains) else 0
+    pointing, defocus_scale = check_flag("pointing", pointing), check_flag("defocus_scale", defocus_scale)
+    n_terms = n_offsets + n_gains + 2 * len(MAP_POINTED) * pointing + defocus_scale
+    nparams = len(zernike_indices(nzern)) - 1 + N_ILLUMINATION + n_terms
     check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
     x, y = dish_box(x, y)
     blockage = telescope.blockage / telescope.radius
@@ -127,13 +157,15 @@ def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float |
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((torch.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]
-    check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]) + n_offsets, nparams)
+    check_identifiable(npix, nzern, design_rank(x, y, basis, settings["sigma"]) + n_terms, nparams)
     screens = defocus_screens(x, y, settings["dz"], settings["wavelength"], settings["focal_length"],
                               settings["radius"], telescope.effective_focal_length)
     check_finite_values("the defocus screens", bool(torch.isfinite(screens).all()))
-    x, y, basis, screens = (a.to(dtype) for a in (x, y, basis, screens))
-    return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens, rho=RHO,
-                 diff=DIFF, **settings, telescope=telescope, n_offsets=n_offsets, device=device, dtype=dtype)
+    phase_terms = map_phase_terms(x, y, screens, pointing, defocus_scale)
+    x, y, basis, screens, phase_terms = (a.to(dtype) for a in (x, y, basis, screens, phase_terms))
+    return Setup(npix=npix, nzern=nzern, x=x, y=y, box=box, index=index, basis=basis, screens=screens,
+                 phase_terms=phase_terms, rho=RHO, diff=DIFF, **settings, telescope=telescope, n_gains=n_gains,
+                 n_offsets=n_offsets, device=device, dtype=dtype)
 
 
 def check_setup(setup):

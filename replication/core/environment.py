@@ -12,9 +12,8 @@ import scipy.fft
 import threadpoolctl
 import torch
 
-import reference_numpy
-import torch_impl
 from replication.core import model_code, registry, runs
+from replication.core.allocator import freed_memory_kept
 from replication.core.paths import ROOT
 from replication.core.runs import cpu_model
 
@@ -88,7 +87,7 @@ def environment_record(threads):
         "blas": [{key: info.get(key) for key in ("internal_api", "num_threads", "version", "architecture")}
                  for info in threadpoolctl.threadpool_info()],
         "allocator_env": {name: os.environ.get(name) for name in ALLOCATOR_VARIABLES},
-        "malloc_kept": reference_numpy.MALLOC_KEPT and torch_impl.MALLOC_KEPT,
+        "malloc_kept": freed_memory_kept(),
         "git_commit": git_commit(),
         "model_code": model_code.recorded(),
     }

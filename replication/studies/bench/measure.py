@@ -15,7 +15,8 @@ import torch
 
 import reference_numpy
 import torch_impl
-from reference_numpy.constants import FORWARD_DIFFERENCE_STEP, GAMMA
+from reference_numpy.constants import GAMMA
+from reference_numpy.limits import FORWARD_DIFFERENCE_STEP
 from replication.core import registry, runs
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation

@@ -6,7 +6,8 @@ import time
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import N_ILLUMINATION, TOL
+from reference_numpy.constants import N_ILLUMINATION
+from reference_numpy.limits import TOL
 from replication.core import optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation, every
@@ -23,6 +24,7 @@ from replication.core.simulation import (
     simulate_observation,
     true_params,
 )
+from replication.core.watch import FitWatch
 from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck
 from replication.studies.sweep.timing import data_for
 
@@ -177,11 +179,13 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             setup = impl.make_setup(npix, nzern)
             gamma = objective_gamma(data, objective)
             options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
+            watch = FitWatch(trajectory=True)
             start = time.perf_counter()
             result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=gamma, objective=objective,
-                                      gradient=impl.gradient_name, **options, trajectory=True)
+                                      gradient=impl.gradient_name, **options, callback=watch)
             impl.synchronize()
             seconds = time.perf_counter() - start
+            result = watch.finish(result, setup.nparams)
             fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
                            "minimizer": impl.minimizer, "gradient": impl.gradient_name,
                            "npix": npix, "nzern": nzern, "objective": objective, "tol": tolerance,

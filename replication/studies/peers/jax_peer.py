@@ -13,7 +13,6 @@ any jax array is made.
 import dataclasses
 import functools
 import math
-import time
 
 import jax
 import numpy as np
@@ -21,8 +20,9 @@ import scipy.optimize
 
 import reference_numpy
 from reference_numpy.backend import from_fft_order, to_fft_order
-from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES, TOL
-from reference_numpy.fit import SCIPY_STOPPED, FitProgress, out_of_time_fit, trajectory_arrays
+from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES
+from reference_numpy.fit import SCIPY_STOPPED, FitProgress, stopped_by_callback
+from reference_numpy.limits import TOL
 from reference_numpy.validation import check_choice, check_data, check_params, check_positive
 
 jax.config.update("jax_enable_x64", True)
@@ -147,11 +147,10 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
 
 
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy",
-        trajectory=False, time_limit=None):
+        callback=None):
     """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
-    trees, the minimizer sees the objective without its constant, and result.fun keeps it; trajectory=True: every
-    evaluation as it happened, `result.trajectory`, as the trees record it; time_limit (seconds): stopped as the
-    trees stop it."""
+    trees, the minimizer sees the objective without its constant, and result.fun keeps it; callback(params) after
+    every evaluation, a true return stopping the fit at the end of that iteration (status STOPPED), as the trees."""
 
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
@@ -159,23 +158,16 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     p0, tol = check_params(p0, setup.nparams, "p0"), check_positive("tol", tol)
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
     shift = math.prod(data.shape) * math.log(math.pi * gamma) if objective == "cauchy" else 0.0
-
-    time_limit = None if time_limit is None else check_positive("time_limit", time_limit)
-    progress = FitProgress(trajectory=[] if trajectory else None, time_limit=time_limit)
+    progress = FitProgress(callback=callback)
 
     def unshifted(params):
         progress.evaluated(params)
         value, grad = autograd_objective(params, function)
         return value - shift, grad
 
-    progress.start = time.perf_counter()
     result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol, callback=progress.iteration)
     result.fun = float(result.fun) + shift
-    if result.status == SCIPY_STOPPED:
-        result = out_of_time_fit(result, progress)
-    if trajectory:
-        result.trajectory = trajectory_arrays(progress.trajectory, setup.nparams)
-    return result
+    return stopped_by_callback(result) if result.status == SCIPY_STOPPED else result
 
 
 def check_against_numpy(npix, nzern, objective="cauchy", seed=3):

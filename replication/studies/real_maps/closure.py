@@ -51,9 +51,14 @@ SCAN_CORRELATION = 0.9
 """Correlation of neighbouring noise samples along each scan line (the maps' columns: v varies fastest)."""
 BASELINE = 0.01
 """Each map's baseline offset, a fraction of the in-focus peak (a draw of this standard deviation)."""
+MAP_TERMS = {"pointing": 0.3, "defocus_scale": 0.02, "gains": 0.03}
+"""The standard deviations of the per-map terms each truth draws (make_setup's order): each out-of-focus map's
+pointing (a phase tilt, radians per dish radius: 0.3 is about 4 arcsec on the SRT at 22 GHz), the feed offset's
+scale d (2%) and each out-of-focus map's gain g (3%): a telescope that is not exactly as its configuration says."""
 def known_truth(setup, rng):
     """A truth: Zernike terms n = 2..max drawn at random and scaled to SURFACE_RADIANS rms over the dish (tilts
-    and piston 0), a centred illumination of amplitude 1, zero offsets (added to the maps apart)."""
+    and piston 0), a centred illumination of amplitude 1, per-map terms drawn as MAP_TERMS says, zero offsets
+    (added to the maps apart)."""
     params = np.zeros(setup.nparams)
     terms = setup.basis.shape[0]
     coefficients = rng.standard_normal(terms)
@@ -62,6 +67,9 @@ def known_truth(setup, rng):
     coefficients *= SURFACE_RADIANS / float(np.sqrt(np.mean((phase - phase.mean()) ** 2)))
     params[:terms] = coefficients
     params[setup.amp_index] = 1.0
+    spreads = [MAP_TERMS[name] for name, size in (("pointing", 4), ("defocus_scale", 1), ("gains", 2))
+               for _ in range(size)]
+    params[setup.amp_index + 1:setup.amp_index + 1 + len(spreads)] = spreads * rng.standard_normal(len(spreads))
     return params
 
 
@@ -84,7 +92,8 @@ def simulated_maps(seed, npix=NPIX, order=ORDERS[-1]):
     source = SOURCES[0]
     telescope = source.telescope
     setup = reference_numpy.make_setup(npix, order, telescope=telescope, sigma=TRUE_SIGMA, offsets=True,
-                                       oversamp=telescope.oversamp_for_sky_step(npix, STEP))
+                                       oversamp=telescope.oversamp_for_sky_step(npix, STEP),
+                                       **dict.fromkeys(MAP_TERMS, True))
     rng = np.random.default_rng(seed)
     truth = known_truth(setup, rng)
     beams = np.asarray(reference_numpy.beam_maps(truth, setup))
@@ -105,8 +114,7 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL):
     seconds = time.perf_counter() - start
     found = np.asarray(stages[-1]["x"])
     wavelength = SOURCES[0].wavelength
-    fitted_setup = reference_numpy.make_setup(npix, orders[-1], telescope=truth_setup.telescope,
-                                              sigma=observation.sigma, offsets=True, oversamp=truth_setup.oversamp)
+    fitted_setup = setup_for(reference_numpy, observation, orders[-1], npix)
     truth_surface = surface_error(truth, truth_setup, wavelength)
     error = rms(surface_error(found, fitted_setup, wavelength) - truth_surface)
     return {"seed": seed, "npix": npix, "orders": list(orders), "sigma": observation.sigma, "true_sigma": TRUE_SIGMA,
@@ -145,7 +153,8 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
             "predicted_error_um": finite_or_none(rms(predicted))}
 
 
-IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radians", "true_sigma", "step", "taper_tol")
+IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radians", "true_sigma", "step", "taper_tol",
+            "map_terms")
 """What a closure folder's seeds are made and reduced under."""
 
 
@@ -156,7 +165,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
         environment = environment_record(threads) | {
             "kind": "closure", "npix": npix, "orders": list(orders), "tol": tol, "noise": NOISE,
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
-            "step": STEP, "taper_tol": TAPER_TOL}
+            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
     identity = {key: environment[key] for key in IDENTITY}
     path = folder / CLOSURE_FILE
     measurement.check_identity(folder, identity, records=(CLOSURE_FILE,))

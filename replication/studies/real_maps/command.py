@@ -2,7 +2,7 @@
 
 import pathlib
 
-from reference_numpy.constants import MAX_NZERN
+from reference_numpy.limits import MAX_NZERN
 from replication.core import runs
 from replication.core.options import (
     RUN_HELP,

@@ -27,6 +27,13 @@ TELESCOPE_OPTIONAL = {"effective_focal_length": float}
 OBSERVATION = {"name": str, "title": str, "short": str, "frequency": float, "dz": float, "format": str,
                "folder": str, "files": list}
 """The keys of each table, with their types (a float may be written as an integer)."""
+FIT = {"pointing": bool, "defocus_scale": bool, "gains": bool}
+"""The optional [fit] table: which per-map terms of the model the fits include (make_setup's switches: each
+out-of-focus map's pointing and gain, a scale on the feed's offset), each true where the table or the key is
+absent (MAP_TERMS)."""
+MAP_TERMS = {"pointing": True, "defocus_scale": True, "gains": True}
+"""The per-map terms a real observation is fitted with unless its configuration says otherwise: on the SRT's maps
+they lower the objective by far more than their count (the report's real-maps findings give each run's)."""
 FORMATS = ("srt", "ticra")
 """The map formats read: pyoof-srt's text maps, GRASP's .grd grids (beam_files)."""
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -44,7 +51,8 @@ class Source:
     """One set of three maps, as its configuration describes them: name (used in records), title and short (for
     people), folder (under the maps folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid),
     frequency (Hz), dz (metres), dish ({radius, focal_length, effective_focal_length or None, blockage}, metres:
-    telescope.Telescope's fields) and the telescope's name."""
+    telescope.Telescope's fields), the telescope's name and terms (the per-map terms fitted: make_setup's pointing,
+    defocus_scale and gains switches)."""
 
     name: str
     title: str
@@ -56,6 +64,7 @@ class Source:
     dz: float
     dish: dict = dataclasses.field(hash=False, compare=False)
     telescope_name: str = ""
+    terms: dict = dataclasses.field(default_factory=lambda: dict(MAP_TERMS), hash=False, compare=False)
 
     @property
     def wavelength(self) -> float:
@@ -136,10 +145,11 @@ def read_config(path):
     """The Source a configuration file describes, every key checked."""
     path = pathlib.Path(path)
     content = parsed(path)
-    extra = sorted(set(content) - {"telescope", "observation"})
+    extra = sorted(set(content) - {"telescope", "observation", "fit"})
     if extra:
-        raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope] and "
-                       "[observation]")
+        raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope], "
+                       "[observation] and, optionally, [fit]")
+    terms = MAP_TERMS | (checked_table(path, content, "fit", {}, FIT) if "fit" in content else {})
     dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL)
     observation = checked_table(path, content, "observation", OBSERVATION)
     if dish["blockage"] >= dish["radius"]:
@@ -160,7 +170,8 @@ def read_config(path):
                   files=tuple(relative_path(path, "observation.files", name) for name in files),
                   reader=observation["format"], frequency=observation["frequency"], dz=observation["dz"],
                   dish={key: dish[key] for key in ("radius", "focal_length", "blockage")}
-                  | {"effective_focal_length": dish.get("effective_focal_length")}, telescope_name=dish["name"])
+                  | {"effective_focal_length": dish.get("effective_focal_length")}, telescope_name=dish["name"],
+                  terms=terms)
 
 
 def shipped_configs() -> list[pathlib.Path]:

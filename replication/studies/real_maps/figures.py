@@ -15,14 +15,16 @@ RESIDUALS = Figure("fig10_real_maps_residuals",
 
 
 def surface_map(record):
-    """The surface error (micrometres, tilts and piston removed) of a real-maps source record on the dish's block
-    of the model grid (NaN off the dish), and the block's extent in metres."""
+    """The surface error (micrometres, tilts and piston removed; along the normal where the record says so) of a
+    real-maps source record on the dish's block of the model grid (NaN off the dish), and the block's extent in
+    metres."""
     source = real_sources.source_named(record["source"])
     telescope = real_sources.fitted_telescope(record)
     setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
                                        offsets=True, oversamp=telescope.oversamp_for_sky_step(record["npix"],
                                                                                               record["step"]))
-    image, spacing = real_sources.surface_grid(record["x"], setup, source.wavelength)
+    image, spacing = real_sources.surface_grid(record["x"], setup, source.wavelength,
+                                               normal=record.get("surface_displacement") == "normal")
     rows, cols = (spacing * size / 2 for size in setup.box)
     return image, (-cols, cols, -rows, rows)
 

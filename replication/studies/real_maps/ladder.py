@@ -57,19 +57,23 @@ def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol:
 def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL,
                rescale: bool = False):
     """Fit the orders in turn, each from the last one's result, timing each stage as a user meets it (setup,
-    prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x, width} per order. rescale:
-    each stage's objective scale estimated from the residuals at its start (residual_width), not the noise's."""
-    stages, params = [], None
+    prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x, width} per order; the
+    per-map terms join at the last order (Observation.at_stage). rescale: each stage's objective scale estimated from
+    the residuals at its start (residual_width), not the noise's."""
+    stages, params, terms = [], None, {}
     for order in orders:
         impl.synchronize()
         start = time.perf_counter()
-        setup = setup_for(impl, observation, order, npix)
+        staged = observation.at_stage(order, orders[-1])
+        setup = setup_for(impl, staged, order, npix)
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
-        p0 = first_start(setup, observation) if params is None else next_start(params, setup.nparams)
+        p0 = first_start(setup, staged) if params is None else next_start(params, setup, terms)
         if rescale:
-            observation = observation.with_width(residual_width(observation, p0, order, npix))
-        result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
+            observation = observation.with_width(residual_width(staged, p0, order, npix))
+            staged = observation.at_stage(order, orders[-1])
+        result = impl.package.fit(setup, data, p0, tol=tol, gamma=staged.gamma, objective=staged.objective,
                                   gradient=impl.gradient_name, **impl.fit_options)
+        terms = staged.map_terms
         impl.synchronize()
         seconds = time.perf_counter() - start
         params = np.asarray(result.x, dtype=np.float64)

@@ -22,6 +22,7 @@ from replication.core.objectives import CAUCHY, objective_of
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
+from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
 from replication.studies.real_maps.records import (
@@ -41,6 +42,7 @@ from replication.studies.real_maps.sources import (
     TAPER_TOL,
     TAPERS,
     TAPERS_FILE,
+    TERM_SIZES,
     TOL,
     Observation,
     first_start,
@@ -82,10 +84,12 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     impl.synchronize()
     prepared = time.perf_counter()
+    watch = FitWatch(trajectory=True)
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
-                              gradient=impl.gradient_name, **impl.fit_options, trajectory=True)
+                              gradient=impl.gradient_name, **impl.fit_options, callback=watch)
     impl.synchronize()
-    return prepared - start, time.perf_counter() - start, result
+    ended = time.perf_counter()
+    return prepared - start, ended - start, watch.finish(result, setup.nparams)
 
 
 def optimum_record(best: Optimum) -> dict:
@@ -158,7 +162,8 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
             "surface_rms_um": float(np.sqrt(np.mean(surface**2))),
             "surface_peak_to_valley_um": float(surface.max() - surface.min()),
             "surface_rms_without_focus_um": float(np.sqrt(np.mean(surface_error(
-                x, setup, observation.source.wavelength, focus=False) ** 2))), "x": [float(v) for v in x]}
+                x, setup, observation.source.wavelength, focus=False) ** 2))), "x": [float(v) for v in x],
+            "surface_displacement": "normal"}
 
 
 def warm_up(impls, observation: Observation, npix: int):
@@ -179,10 +184,13 @@ def objective_of_all(observations) -> str:
     return objectives.pop()
 
 
-def config_record(source) -> dict:
-    """What identifies a source's fits besides its maps: its configuration (dish, wavelength, defocus, files)."""
+def config_record(observation) -> dict:
+    """What identifies a source's fits besides its maps: its configuration (dish, wavelength, defocus, files) and the
+    per-map terms fitted."""
+    source = observation.source
     return {"dish": dict(source.dish), "telescope": source.telescope_name, "frequency": source.frequency,
-            "dz": source.dz, "format": source.reader, "folder": source.folder, "files": list(source.files)}
+            "dz": source.dz, "format": source.reader, "folder": source.folder, "files": list(source.files),
+            "fit": observation.map_terms}
 
 
 def check_configs_recorded(folder, observations):
@@ -210,7 +218,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
-    environment |= {f"config_{o.source.name}": config_record(o.source) for o in observations}
+    environment |= {f"config_{o.source.name}": config_record(o) for o in observations}
     identity = {key: environment[key] for key in environment
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
     measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE))
@@ -244,7 +252,7 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
     if starts:
         ends = multistart.run_starts(folder, observation, order, npix, starts, stamp, bar)
         found = multistart.basins(ends, observation, order, npix, last["optimum"], threads)
-    write_source(folder, observation, last["optimum"]["x"], order, npix, stamp, found)
+    write_source(folder, observation, last["optimum"], order, npix, stamp, found)
 
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts")
@@ -274,7 +282,7 @@ def with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar
 
 def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar):
     """Every stage of one source not yet done, in order, each from the last one's optimum, each written as it
-    ends."""
+    ends; the per-map terms join at the last order (Observation.at_stage)."""
     name, previous = observation.source.name, None
     impls = [implementation_of(s) for s in SERIES]
     if any((name, order) not in done for order in orders):
@@ -284,9 +292,11 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar
         if (name, order) in done:
             previous = done[(name, order)]["optimum"]["x"]
             continue
-        setup = setup_for(impls[1], observation, order, npix)
-        p0 = first_start(setup, observation) if previous is None else next_start(np.array(previous), setup.nparams)
-        record = run_stage(observation, order, p0, impls, repeats, npix, tol, bar)
+        staged = observation.at_stage(order, orders[-1])
+        setup = setup_for(impls[1], staged, order, npix)
+        p0 = first_start(setup, staged) if previous is None else next_start(
+            np.array(previous), setup, observation.at_stage(order - 1, orders[-1]).map_terms)
+        record = run_stage(staged, order, p0, impls, repeats, npix, tol, bar)
         path = folder / STAGES_FILE
         append_record(path, as_written(path, 0, stamp | record, check_real_stage))
         previous = record["optimum"]["x"]
@@ -298,15 +308,18 @@ def read_stage(folder, observation, order):
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
-def write_source(folder, observation, x, order, npix, stamp, found=None):
-    """A source's residual maps and summary at its last stage's optimum, with what its random starts found."""
+def write_source(folder, observation, optimum_found, order, npix, stamp, found=None):
+    """A source's residual maps and summary at its last stage's optimum ({x, fun}), with what its random starts
+    found and what its per-map terms did."""
+    x = optimum_found["x"]
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     surface = write_surface_files(folder, observation, x, order, npix, residual)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
-    record = stamp | record | surface | {"config": config_record(observation.source),
-                                         "other_objective": other_objective(observation, x, order, npix)}
+    record = stamp | record | surface | {"config": config_record(observation),
+                                         "other_objective": other_objective(observation, x, order, npix),
+                                         "terms_effect": terms_effect(observation, optimum_found, order, npix)}
     if found is not None:
         record["multistart"] = found
     append_record(path, as_written(path, 0, record, check_real_source))
@@ -323,6 +336,40 @@ def other_objective(observation, x, order, npix, tol=TOL):
     difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
     return {"objective": other, "widths": [stage["width"] for stage in stages],
             "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))), "x": stages[-1]["x"]}
+
+
+def terms_effect(observation, optimum_found, order, npix, tol=TOL):
+    """What the per-map terms do (None where the observation fits none): the same ladder of orders fitted without
+    them (torch's exact adjoint, untimed, each stage from the last), how much higher its objective ends than the
+    optimum's (a likelihood ratio: under least squares in noise units, twice the difference is chi-squared with as
+    many degrees of freedom as the terms' parameters where they do nothing), how far its surface lies from the
+    optimum's, and the terms' fitted values: {terms, parameters, lower_by, surface_difference_rms_um, values}."""
+    terms = [name for name, on in observation.map_terms.items() if on]
+    if not terms:
+        return None
+    without = observation.without_terms()
+    stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), without, tuple(range(1, order + 1)), npix, tol)
+    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
+    plain = setup_for(implementation_of(series.NUMPY), without, order, npix)
+    x = np.asarray(optimum_found["x"], dtype=np.float64)
+    zernikes = setup.basis.shape[0]
+    difference = surface_error(np.asarray(stages[-1]["x"])[:zernikes] - x[:zernikes], setup,
+                               observation.source.wavelength)
+    return {"terms": terms, "parameters": setup.nparams - plain.nparams,
+            "lower_by": finite_or_none(stages[-1]["fun"] - optimum_found["fun"]),
+            "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
+            "values": term_values(x, setup, observation.map_terms)}
+
+
+def term_values(x, setup, terms) -> dict:
+    """The fitted per-map terms by name (make_setup's order: pointing (-dz map's x, y, then +dz map's), the defocus
+    scale's d, the gains' g of the -dz and +dz maps): {name: [values]}."""
+    values, place = {}, setup.amp_index + 1
+    for name, size in TERM_SIZES.items():
+        if terms.get(name):
+            values[name] = [float(v) for v in x[place:place + size]]
+            place += size
+    return values
 
 
 def write_residuals(path, residual):

@@ -12,6 +12,7 @@ import reference_numpy
 from replication.core.optimum import TARGET
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
+from replication.studies.real_maps.findings import multistart_line, plural, terms_line
 from replication.studies.real_maps.records import (
     read_pyoof,
     read_real_maps,
@@ -219,11 +220,6 @@ def same_optimum_agreement(sources):
     return len(both), max(both, default=None), max((row["distance"] for row in rows), default=None)
 
 
-def plural(count, noun):
-    """'1 stage', '2 stages'."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 OBJECTIVE_WORDS = {"gaussian": "least squares in noise units", "cauchy": "the Cauchy likelihood at the noise's scale"}
 """How a sentence names a real-maps objective."""
 
@@ -275,6 +271,8 @@ def findings(section):
                          f"correlate over {record['uncertainty_reach']} pixels.")
         if record.get("multistart"):
             lines.append(multistart_line(short, record["multistart"]))
+        if record.get("terms_effect"):
+            lines.append(terms_line(short, record["terms_effect"], record))
         if record.get("dropped"):
             offsets = [record["x"][-3 + k] * record["scale"] for k in range(3)]
             lines.append(f"{short}: the noise is not white: differences of neighbouring pixels along v are "
@@ -282,23 +280,6 @@ def findings(section):
                          f"{', '.join(f'{o:.0f}' for o in offsets)} counts (fitted); "
                          f"{plural(record['dropped'], 'dropped sample')} masked.")
     return lines
-
-
-def multistart_line(short, found):
-    """One sentence on a source's random starts (measure.finish_source): how many reached the best minimum, how
-    many minima there were, where the ladder's optimum lies against the best, and the starts read as independent
-    multi-starts of found["group"]."""
-    ladder = ("the ladder's optimum lies " + (f"{found['ladder_from_best_um']:.2g} um from it (objective "
-              f"{found['ladder_fun'] - found['best_fun']:+.3g})" if found["ladder_from_best_um"] is not None
-              else "nowhere finite"))
-    seconds = sorted(found["group_seconds"])
-    groups = (f" Read as {plural(found['groups'], 'independent multi-start')} of {found['group']} starts each: "
-              f"{found['groups_reaching']} of {found['groups']} reach it, in {statistics.median(seconds):.2g} s "
-              f"each (longest {seconds[-1]:.2g} s) on {plural(found['threads'], 'thread')}." if seconds else "")
-    minima = len(found["basins"])
-    return (f"{short}: of {found['starts']} random starts (aperture phase {found['scale']:g} rad rms), "
-            f"{found['reached_best']} ended at the best minimum found (surface within {found['same_um']:g} um of its "
-            f"own), {minima} distinct minim{'um' if minima == 1 else 'a'} in all; {ladder}.{groups}")
 
 
 PHASE_VARIANTS = {"as is": (1, False, False), "negated": (-1, False, False),

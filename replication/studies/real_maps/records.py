@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -95,8 +95,20 @@ class Lag(Record):
     v: Number
 
 
+class TermsEffect(Record):
+    """What a source's per-map terms did (measure.terms_effect): which were fitted, their parameter count, how much
+    lower the objective ends with them, how far the surface moves, and their fitted values by name."""
+
+    terms: list[str]
+    parameters: Count
+    lower_by: MaybeNumber
+    surface_difference_rms_um: Number
+    values: dict[str, Vector]
+
+
 class RealSource(Record):
-    """What the report says of one source of real maps beside its fits."""
+    """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
+    surface is the primary's displacement along its normal, None for records before, taken at normal incidence)."""
 
     source: str
     title: str
@@ -118,6 +130,8 @@ class RealSource(Record):
     uncertainty_median_um: MaybeNumber = None
     uncertainty_inflation: MaybeNumber = None
     multistart: MultiStart | None = None
+    terms_effect: TermsEffect | None = None
+    surface_displacement: Literal["normal"] | None = None
 
 
 class Basin(Record):

@@ -83,7 +83,9 @@ class Observation:
     use (dish radii); step (radians between pixels); baselines and
     noise (3,), the median and the MAD-based standard deviation of the border band, in scaled units; noise_along
     (2,): the noise of the border band from differences of neighbouring pixels along v (columns' direction) and
-    along u, which white noise makes equal; objective: what its fits minimise (OBJECTIVES)."""
+    along u, which white noise makes equal; objective: what its fits minimise (OBJECTIVES); terms: the per-map
+    terms its fits include (make_setup's switches), None for its source's (configs.MAP_TERMS unless the
+    configuration says otherwise)."""
 
     source: Source
     sigma: float
@@ -96,6 +98,7 @@ class Observation:
     noise_along: tuple
     objective: str = "gaussian"
     width: float = 1.0
+    terms: dict | None = None
 
     def with_taper(self, sigma: float) -> Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
@@ -104,6 +107,26 @@ class Observation:
     def with_objective(self, objective: str) -> Observation:
         """The same maps fitted under another objective (OBJECTIVES)."""
         return dataclasses.replace(self, objective=objective)
+
+    def with_terms(self, terms: dict) -> Observation:
+        """The same maps fitted with other per-map terms (make_setup's pointing, defocus_scale, gains)."""
+        return dataclasses.replace(self, terms=dict(terms))
+
+    @property
+    def map_terms(self) -> dict:
+        """The per-map terms its fits include: {switch: bool} for make_setup."""
+        return dict(self.source.terms if self.terms is None else self.terms)
+
+    def without_terms(self) -> Observation:
+        """The same maps fitted without per-map terms."""
+        return self.with_terms(dict.fromkeys(self.map_terms, False))
+
+    def at_stage(self, order: int, last: int) -> Observation:
+        """The observation as the ladder's stage of this order fits it: the per-map terms join at the last order
+        (from the order before's optimum); before it the surface is fitted alone, for a model that still misses
+        most of the surface misfits by so much that free per-map terms absorb it (from a cold start with them, the
+        closure test's fits run away: the feed offset doubled, gains of -60%)."""
+        return self if order == last else self.without_terms()
 
     def with_width(self, width: float) -> Observation:
         """The same maps fitted with the objective's scale `width` times the noise (residual_width)."""
@@ -182,32 +205,51 @@ local minima of its own), or the Cauchy likelihood at the noise's scale (the pap
 
 
 def setup_for(impl, observation: Observation, order: int, npix: int = NPIX):
-    """The implementation's setup of a source at one order: its telescope, the maps' sky step, offsets fitted."""
+    """The implementation's setup of a source at one order: its telescope, the maps' sky step, the maps' offsets
+    and the observation's per-map terms fitted."""
     telescope = observation.source.telescope
     return impl.make_setup(npix, order, telescope=telescope, sigma=observation.sigma, offsets=True,
-                           oversamp=telescope.oversamp_for_sky_step(npix, observation.step))
+                           oversamp=telescope.oversamp_for_sky_step(npix, observation.step), **observation.map_terms)
 
 
 def first_start(setup, observation: Observation) -> np.ndarray:
     """The first order's start: no aberration, a centred illumination, amp matching the in-focus peak, the maps'
     baselines as offsets."""
+    plain = reference_numpy.make_setup(setup.npix, setup.nzern, telescope=setup.telescope, sigma=setup.sigma,
+                                       oversamp=setup.oversamp)
+    unit = np.zeros(plain.nparams)
+    unit[plain.amp_index] = 1.0
+    flat = np.asarray(reference_numpy.beam_maps(unit, plain))
     params = np.zeros(setup.nparams)
-    params[setup.amp_index] = 1.0
-    flat = np.asarray(reference_numpy.beam_maps(params, reference_numpy.make_setup(
-        setup.npix, setup.nzern, telescope=setup.telescope, sigma=setup.sigma, offsets=True,
-        oversamp=setup.oversamp)))
     params[setup.amp_index] = 1.0 / math.sqrt(float(flat[0].max()))
     params[-N_MAPS:] = observation.baselines
     return params
 
 
-def next_start(previous: np.ndarray, nparams: int) -> np.ndarray:
-    """The next order's start from the last one's result: its Zernike coefficients, zeros for the new terms, its
-    illumination and offsets."""
-    tail = N_ILLUMINATION + N_MAPS
-    start = np.zeros(nparams)
-    start[:len(previous) - tail] = previous[:-tail]
-    start[-tail:] = previous[-tail:]
+TERM_SIZES = {"pointing": 4, "defocus_scale": 1, "gains": 2}
+"""The per-map terms' parameter counts, in make_setup's order (after amp, before the offsets)."""
+
+
+def term_count(terms: dict) -> int:
+    """How many parameters the per-map terms switched on in terms ({switch: bool}) take."""
+    return sum(size for name, size in TERM_SIZES.items() if terms.get(name))
+
+
+def next_start(previous: np.ndarray, setup, previous_terms: dict) -> np.ndarray:
+    """A start for setup (the next order's, or the same order's with other per-map terms) from a result fitted with
+    previous_terms ({switch: bool}; offsets fitted in both): its Zernike coefficients (zeros for new ones), its
+    illumination and offsets, its per-map terms where the setup fits the same ones (else zeros: terms that join
+    start at "as the telescope says")."""
+    previous = np.asarray(previous, dtype=np.float64)
+    zernikes, extra = setup.basis.shape[0], setup.nparams - setup.basis.shape[0] - N_ILLUMINATION - N_MAPS
+    before = len(previous) - N_ILLUMINATION - term_count(previous_terms) - N_MAPS
+    start = np.zeros(setup.nparams)
+    kept = min(before, zernikes)
+    start[:kept] = previous[:kept]
+    start[zernikes:zernikes + N_ILLUMINATION] = previous[before:before + N_ILLUMINATION]
+    if extra and extra == term_count(previous_terms):
+        start[zernikes + N_ILLUMINATION:-N_MAPS] = previous[before + N_ILLUMINATION:-N_MAPS]
+    start[-N_MAPS:] = previous[-N_MAPS:]
     return start
 
 
@@ -241,16 +283,26 @@ def lag_correlation(residual, axis, lag=1):
     return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else 0.0
 
 
-def surface_error(x, setup, wavelength, focus=True):
+def surface_error(x, setup, wavelength, focus=True, normal=True):
     """The surface error implied by the aperture phase at x, tilts and piston removed (and the focus term where
-    focus is False), on the dish pixels (micrometres): wavelength Phi / (4 pi), the reflector's normal displacement
-    at normal incidence."""
+    focus is False), on the dish pixels (micrometres): the primary's displacement along its normal, wavelength Phi /
+    (4 pi) sqrt(1 + (r / 2f)^2) (normal_factor); normal=False: at normal incidence, without the factor (the records
+    before 2026-12-03's model-tree change)."""
     coeffs = np.array(x, dtype=np.float64)[:setup.basis.shape[0]]
     if not focus and coeffs.size > FOCUS:
         coeffs[FOCUS] = 0.0
     phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
     phase = phase - phase.mean()
-    return 1e6 * wavelength * phase / (4 * math.pi)
+    path = 1e6 * wavelength * phase / (4 * math.pi)
+    return path * normal_factor(setup) if normal else path
+
+
+def normal_factor(setup) -> np.ndarray:
+    """sqrt(1 + (r / 2f)^2) on the dish pixels, f the primary's focal length: a displacement of a paraboloid along
+    its normal changes the path of the ray it reflects by 2 cos(theta / 2) times itself, tan(theta / 2) = r / 2f, so
+    a path error is that much larger a normal displacement (1.26 at the SRT's rim)."""
+    r = np.hypot(np.asarray(setup.x), np.asarray(setup.y)) * setup.telescope.radius
+    return np.sqrt(1 + (r / (2 * setup.telescope.focal_length)) ** 2)
 
 
 LEGACY_BLOCKAGE = 3.953 / 2
@@ -269,18 +321,18 @@ def fitted_telescope(record) -> reference_numpy.Telescope:
                                      dz=config["dz"])
 
 
-def surface_grid(x, setup, wavelength):
-    """The surface error (micrometres, tilts and piston removed) on the dish's block of the model grid, NaN off the
-    dish, as (rows: the aperture's x, pairing with the maps' v; columns: its y, pairing with u), and the grid's pixel
-    spacing on the dish (metres)."""
+def surface_grid(x, setup, wavelength, normal=True):
+    """The surface error (micrometres, tilts and piston removed; along the normal unless normal=False) on the dish's
+    block of the model grid, NaN off the dish, as (rows: the aperture's x, pairing with the maps' v; columns: its y,
+    pairing with u), and the grid's pixel spacing on the dish (metres)."""
     image = np.full(setup.box[0] * setup.box[1], np.nan)
-    image[setup.index] = surface_error(x, setup, wavelength)
+    image[setup.index] = surface_error(x, setup, wavelength, normal=normal)
     spacing = 4 * setup.oversamp / (setup.npix - 1) * setup.telescope.radius
     return image.reshape(setup.box), spacing
 
 
 SURFACE_HEADER = """surface error of {title}
-(micrometres, normal incidence: wavelength x phase / 4 pi; tilts and piston removed)
+(micrometres, along the primary's normal: wavelength x phase / 4 pi x sqrt(1 + (r / 2f)^2); tilts and piston removed)
 at Zernike order {order}, objective {objective}, illumination taper {sigma:g} dish radii; NaN off the dish.
 Rows: the aperture's x, pairing with the maps' v (their rows); columns: its y, pairing with u (their columns);
 both increase with the index, as figure 10 draws the maps. Pixel spacing {spacing:.6g} m on the dish."""

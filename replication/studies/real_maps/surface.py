@@ -15,7 +15,14 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.results import atomic_stream
 from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
-from replication.studies.real_maps.sources import SURFACE_HEADER, TILTS, Observation, setup_for, surface_grid
+from replication.studies.real_maps.sources import (
+    SURFACE_HEADER,
+    TILTS,
+    Observation,
+    normal_factor,
+    setup_for,
+    surface_grid,
+)
 
 FITS_AXES = (("DISH-Y", "aperture y (m); pairs with the maps' u"),
              ("DISH-X", "aperture x (m); pairs with the maps' v"))
@@ -30,16 +37,16 @@ def fits_available() -> bool:
 
 def surface_uncertainty(covariance: np.ndarray, setup, wavelength: float) -> np.ndarray:
     """The 1-sigma uncertainty (micrometres) of the surface error at each dish pixel of sources.surface_grid's grid
-    (NaN off the dish): the surface is linear in the Zernike coefficients, s = k (B - mean B) c with
-    k = 1e6 wavelength / 4 pi, so var(s_p) = k^2 b_p' C b_p with C the coefficients' block of the optimum's
-    covariance (tilts and piston left out, as in the surface)."""
+    (NaN off the dish): the surface is linear in the Zernike coefficients, s = k n (B - mean B) c with
+    k = 1e6 wavelength / 4 pi and n the normal's factor (sources.normal_factor), so var(s_p) = (k n_p)^2 b_p' C b_p
+    with C the coefficients' block of the optimum's covariance (tilts and piston left out, as in the surface)."""
     basis = np.asarray(setup.basis, dtype=np.float64)[TILTS:]
     centred = basis - basis.mean(axis=1, keepdims=True)
     block = np.asarray(covariance, dtype=np.float64)[TILTS:basis.shape[0] + TILTS, TILTS:basis.shape[0] + TILTS]
     variance = np.einsum("ip,ij,jp->p", centred, block, centred)
     scale = 1e6 * wavelength / (4 * math.pi)
     image = np.full(setup.box[0] * setup.box[1], np.nan)
-    image[setup.index] = scale * np.sqrt(np.clip(variance, 0.0, None))
+    image[setup.index] = scale * normal_factor(setup) * np.sqrt(np.clip(variance, 0.0, None))
     return image.reshape(setup.box)
 
 
@@ -60,8 +67,8 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
     for hdu, what in zip(hdus, whats, strict=True):
         header = hdu.header
         header["BUNIT"] = ("um", "micrometres, normal to the dish")
-        header.add_comment(f"{what} (micrometres, normal incidence: wavelength x phase / 4 pi; tilts and piston "
-                           "removed; NaN off the dish)")
+        header.add_comment(f"{what} (micrometres, along the primary's normal: wavelength x phase / 4 pi x "
+                           "sqrt(1 + (r / 2f)^2); tilts and piston removed; NaN off the dish)")
         header.add_comment("axis 1: the aperture's y, pairing with the maps' u (their columns); axis 2: its x, "
                            "pairing with the maps' v (their rows); both increase with the index, as figures 9 and "
                            "10 draw them")

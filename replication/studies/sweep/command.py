@@ -6,7 +6,8 @@ import pathlib
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import MAX_NZERN, OBJECTIVES, TOL
+from reference_numpy.constants import OBJECTIVES
+from reference_numpy.limits import MAX_NZERN, TOL
 from replication.core import registry, runs
 from replication.core.options import (
     RUN_HELP,

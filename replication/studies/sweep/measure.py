@@ -7,7 +7,6 @@ import numpy as np
 
 import reference_numpy
 import torch_impl
-from reference_numpy.fit import TIMED_OUT
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import grid_start, select, with_gradients
@@ -16,6 +15,7 @@ from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: 
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record
 from replication.core.simulation import objective_gamma
+from replication.core.watch import TIMED_OUT
 from replication.studies.sweep import trajectories
 from replication.studies.sweep.records import check_point, measured_keys, point_key, read_optima, read_points
 from replication.studies.sweep.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit

@@ -27,6 +27,7 @@ import sys
 from tqdm import tqdm
 
 from replication.core import runs
+from replication.core.allocator import keep_freed_memory
 from replication.core.environment import machine_record
 from replication.core.implementations import select, with_gradients
 from replication.core.results import write_json
@@ -87,7 +88,9 @@ def done_keys(folder, sweep_name):
 
 def run_shard(run, index, nshards, settings, points):
     """The job of one shard, run on its node: the sweep of settings over its points into <shard>/<node>/<sweep>,
-    skipping points another node of this shard already finished. Returns the number of points measured."""
+    skipping points another node of this shard already finished. Returns the number of points measured. A job
+    is a fresh process that `python -m replication` did not start: it sets the harness's allocator itself."""
+    keep_freed_memory()
     folder = shard_folder(pathlib.Path(run), index, nshards)
     node = runs.create_run(folder / node_name(), machine_record())
     sweep_name = settings.folder_name

@@ -7,7 +7,6 @@ import time
 import numpy as np
 
 import reference_numpy
-from reference_numpy.fit import TIMED_OUT
 from replication.core.simulation import (
     bfgs_standard_errors,
     convergence,
@@ -15,6 +14,7 @@ from replication.core.simulation import (
     simulate_observation,
     true_params,
 )
+from replication.core.watch import TIMED_OUT, watch_for
 
 SEED = 1
 """Seed of the simulated observation shared by every implementation at a point."""
@@ -58,12 +58,12 @@ def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=F
     setup = impl.make_setup(npix, nzern)
     impl.synchronize()
     built = time.perf_counter()
+    watch = watch_for(trajectory, time_limit)
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=gamma, objective=objective,
-                              gradient=impl.gradient_name, **options,
-                              **({"trajectory": True} if trajectory else {}),
-                              **({"time_limit": time_limit} if time_limit is not None else {}))
+                              gradient=impl.gradient_name, **options, **({"callback": watch} if watch else {}))
     impl.synchronize()
-    return built - start, time.perf_counter() - built, result
+    fitted = time.perf_counter()
+    return built - start, fitted - built, watch.finish(result, setup.nparams) if watch else result
 
 
 def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):

@@ -1,0 +1,20 @@
+"""The harness's memory allocator setting: glibc's malloc asked to reuse freed memory (the models'
+backend.keep_freed_memory, which importing them does not apply), applied once per process by `python -m replication`
+before any command runs, so that every measured run has it; OOF_MALLOC=default leaves glibc's defaults (the bench's
+default-allocator run). The environment record says which a run had."""
+
+import reference_numpy
+
+_STATE = {"kept": False}
+
+
+def keep_freed_memory() -> bool:
+    """Apply the setting to this process (once; later calls only report it): whether it is set."""
+    if not _STATE["kept"]:
+        _STATE["kept"] = reference_numpy.keep_freed_memory()
+    return _STATE["kept"]
+
+
+def freed_memory_kept() -> bool:
+    """Whether this process has the setting (keep_freed_memory was called and glibc took it)."""
+    return _STATE["kept"]

@@ -1,0 +1,64 @@
+"""Sentences of the real-maps findings that read one source record's summaries: what its random starts found and
+what its per-map terms did (read.py's findings call them)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import scipy.stats
+
+
+def plural(count, noun):
+    """'1 stage', '2 stages'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+ARCSEC = 180 * 3600 / math.pi
+"""Arcseconds a radian."""
+
+
+def terms_line(short, effect, record):
+    """One sentence on what a source's per-map terms did (measure.terms_effect): the objective's decrease as a
+    likelihood ratio against chi-squared's 99.9% point for their parameter count, the surface's shift, and the fitted
+    values (pointing as the beam's offset on the sky, from the phase tilt t: t wavelength / (2 pi R))."""
+    values = effect["values"]
+    parts = []
+    if "gains" in values:
+        parts.append("gains " + ", ".join(f"{g:+.1%}" for g in values["gains"]) + " (-dz, +dz maps)")
+    if "defocus_scale" in values:
+        parts.append(f"feed offset x {1 + values['defocus_scale'][0]:.3f}")
+    if "pointing" in values:
+        radius = record["config"]["dish"]["radius"] if record.get("config") else None
+        if radius:
+            arcsec = [t * record["wavelength"] / (2 * math.pi * radius) * ARCSEC for t in values["pointing"]]
+            parts.append("pointing (x, y) " + "; ".join(f"{a:+.2g}, {b:+.2g}" for a, b in
+                                                      (arcsec[0:2], arcsec[2:4])) + " arcsec (-dz, +dz maps)")
+    lower = effect["lower_by"]
+    if lower is None:
+        verdict = "the fit without them ended nowhere finite"
+    else:
+        critical = float(scipy.stats.chi2.ppf(0.999, effect["parameters"]))
+        verdict = (f"twice the objective's decrease, {2 * lower:.4g}, "
+                   + ("exceeds" if 2 * lower > critical else "stays below")
+                   + f" chi-squared's 99.9% point for {effect['parameters']} parameters ({critical:.3g}): they "
+                   + ("matter" if 2 * lower > critical else "are not needed"))
+    return (f"{short}: fitted with per-map terms ({', '.join(effect['terms'])}): {verdict}; without them the surface "
+            f"moves by {effect['surface_difference_rms_um']:.0f} um rms. Fitted: {'; '.join(parts)}.")
+
+
+def multistart_line(short, found):
+    """One sentence on a source's random starts (measure.finish_source): how many reached the best minimum, how
+    many minima there were, where the ladder's optimum lies against the best, and the starts read as independent
+    multi-starts of found["group"]."""
+    ladder = ("the ladder's optimum lies " + (f"{found['ladder_from_best_um']:.2g} um from it (objective "
+              f"{found['ladder_fun'] - found['best_fun']:+.3g})" if found["ladder_from_best_um"] is not None
+              else "nowhere finite"))
+    seconds = sorted(found["group_seconds"])
+    groups = (f" Read as {plural(found['groups'], 'independent multi-start')} of {found['group']} starts each: "
+              f"{found['groups_reaching']} of {found['groups']} reach it, in {statistics.median(seconds):.2g} s "
+              f"each (longest {seconds[-1]:.2g} s) on {plural(found['threads'], 'thread')}." if seconds else "")
+    minima = len(found["basins"])
+    return (f"{short}: of {found['starts']} random starts (aperture phase {found['scale']:g} rad rms), "
+            f"{found['reached_best']} ended at the best minimum found (surface within {found['same_um']:g} um of its "
+            f"own), {minima} distinct minim{'um' if minima == 1 else 'a'} in all; {ladder}.{groups}")
