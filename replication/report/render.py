@@ -30,7 +30,7 @@ from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
-from replication.studies.real_maps.read import pyoof_lines, ratio_text, simulated_beside
+from replication.studies.real_maps.read import pyoof_lines, ratio_short, ratio_text, simulated_beside
 from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import (
@@ -175,6 +175,7 @@ def real_maps_shown(all_runs, sections, figures, output):
     simulated = beside and beside[1] | {"title": beside[0].title}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
                       "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
+                      "terms": any((s["source"] or {}).get("terms_effect") for s in section["sources"]),
                       "figures": [shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)]}
 
 
@@ -221,8 +222,8 @@ def environment():
     only where the template file changed)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, slope=slope_text,
-                       share_range=share_range)
+    env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, ratio_short=ratio_short,
+                       slope=slope_text, share_range=share_range)
     return env
 
 

@@ -31,8 +31,15 @@ def closure_summary(folder):
             "taper_match": TAPER_MATCH,
             "median_s": statistics.median(r["seconds"] for r in records),
             "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
-            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records)
-            } | certification(records)
+            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
+            "map_terms": any(truth_has_terms(r) for r in records)} | certification(records)
+
+
+def truth_has_terms(record) -> bool:
+    """Whether a seed's truth holds per-map terms: more numbers than the Zernike terms of its last order, the
+    illumination and the three offsets (closure.known_truth since 2026-12-03's evening)."""
+    order = record["orders"][-1]
+    return len(record["truth"]) > (order + 1) * (order + 2) // 2 - 1 + 6
 
 
 def certification(records):

@@ -149,6 +149,11 @@ def source_summary(name, stages, source, taper):
                              for slow, fast, _ in RATIOS if slow == NUMPY]}
 
 
+def ratio_short(found):
+    """A speed-up's short cell: over all stages, the median over repeat pairs and their range (a bound marked)."""
+    return ratio_text(found).split("; ")[0].removeprefix("all stages: ")
+
+
 def ratio_text(found):
     """A speed-up's cell: over all stages, the median over repeat pairs and their range, a bound marked as one; then
     over the stages both series solved, the pooled median and range."""
