@@ -39,7 +39,9 @@ def real_maps_surface(run, sources, folder):
         axis.set(title=f"{record['title']}\nn = {record['order']}: {record['surface_rms_um']:.0f} um rms",
                  xlabel="y (m), along the maps' u", ylabel="x (m), along the maps' v")
         axis.grid(False)
-        figure.colorbar(shown, ax=axis, fraction=0.046, label="surface error (um)")
+        normal = record.get("surface_displacement") == "normal"
+        figure.colorbar(shown, ax=axis, fraction=0.046,
+                        label="surface error along the normal (um)" if normal else "surface error (um)")
     figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")
     figure.tight_layout()
     return save(figure, folder, SURFACE.stem)
