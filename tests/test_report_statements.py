@@ -532,3 +532,17 @@ def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
     assert f"which cost P + 1 evaluations each: {algorithm} in NumPy alone" in text
     screen = text[:text.index("| Claim | The paper")]
     assert "Where it comes from" in screen
+
+
+def test_two_runs_of_one_day_machine_and_profile_are_told_apart_by_their_time_of_day():
+    from replication.core.paths import REFERENCE
+
+    runs = report.load_runs([], REFERENCE)
+    titles = [run.title for run in runs]
+    assert len(set(titles)) == len(titles)
+    clocked = [run for run in runs if run.clock]
+    assert clocked  # the reference runs hold two quick-profile runs of 2026-12-03 on one thread
+    for run in clocked:
+        assert run.title.endswith(f", {run.info['created'][11:16]}")
+    (alone,) = load.tell_apart([load.load_run(clocked[0].folder, own=False)])
+    assert alone.clock == ""  # alone, nothing to tell it from

@@ -36,7 +36,7 @@ def short_name(run):
     family = next((word for word in ("EPYC", "Xeon", "Ryzen", "Core", "Apple") if word in str(machine["cpu"])),
                   str(machine["cpu"]).split()[0])
     gpu = f" + {machine['gpu'].replace('NVIDIA ', '')}" if machine.get("gpu") else ""
-    return f"{family} {machine['cpu_count']}c{gpu}, {run.info['created'][5:10]}{run.profile_label}"
+    return f"{family} {machine['cpu_count']}c{gpu}, {run.info['created'][5:10]}{run.profile_label}{run.clock}"
 
 
 def ours_cell(key, measured):

@@ -41,6 +41,8 @@ class Run:
     off_yardstick: dict = dataclasses.field(default_factory=dict)
     """{sweep folder name: points left out of it because their optimum's covariance is not the sandwich}
     (off_yardstick_points)."""
+    clock: str = ""
+    """', HH:MM' (UTC, the run's creation) where another run would otherwise read the same (tell_apart), else ''."""
 
     @property
     def retrieval_shown(self):
@@ -59,13 +61,14 @@ class Run:
         """'your run' or 'reference', its date and its machine (and its profile, where not the quick one): the
         run's name in tables and legends."""
         whose = "your run" if self.own else "reference"
-        return f"{whose} {self.info['created'][:10]}: {runs.machine_label(self.machine)}{self.profile_label}"
+        machine = runs.machine_label(self.machine)
+        return f"{whose} {self.info['created'][:10]}: {machine}{self.profile_label}{self.clock}"
 
     @property
     def short_title(self):
         """The run in a sentence: 'your run', or the reference's date and machine (and profile)."""
         return ("your run" if self.own else
-                f"{self.info['created'][:10]} {runs.machine_label(self.machine)}{self.profile_label}")
+                f"{self.info['created'][:10]} {runs.machine_label(self.machine)}{self.profile_label}{self.clock}")
 
     @property
     def profile_label(self):
@@ -153,3 +156,13 @@ def judges_claims(run):
     """Whether a run has a column in the claims tables: yours always; a reference run where it measured something
     the claims judge (a sweep, a cross-check or a bench), so that a reference run of real maps only has none."""
     return bool(run.own or run.sweeps or run.crosscheck or run.bench)
+
+
+def tell_apart(all_runs):
+    """The runs, each whose title another shares (the same day, machine and profile) marked with its creation's
+    time of day (Run.clock), so that no two runs read the same in a sentence or a legend."""
+    titles = [run.title for run in all_runs]
+    for run, title in zip(all_runs, titles, strict=True):
+        if titles.count(title) > 1:
+            run.clock = f", {run.info['created'][11:16]}"
+    return all_runs

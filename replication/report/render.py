@@ -45,7 +45,7 @@ from replication.studies.sweep.figures import (
 def load_runs(own_runs, reference=None):
     """Your runs (in the order given), then every reference run (in name order)."""
     own = [load.load_run(folder, own=True) for folder in own_runs]
-    return own + [load.load_run(folder, own=False) for folder in runs.reference_runs(reference)]
+    return load.tell_apart(own + [load.load_run(folder, own=False) for folder in runs.reference_runs(reference)])
 
 
 def main_figures(all_runs, figures, output):
