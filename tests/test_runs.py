@@ -73,8 +73,8 @@ def test_reference_runs_are_shipped_and_complete():
         info = runs.read_run(folder)
         assert info["name"] == folder.name
         assert set(runs.MACHINE_KEYS) <= set(info["machine"])
-        assert list(folder.glob("sweep-*/points.jsonl")) or (folder / "real-maps" / "stages.jsonl").is_file(), (
-            f"{folder.name}: no sweep and no real maps")
+        assert list(folder.glob("sweep-*/points.jsonl")) or (folder / "real-maps" / "stages.jsonl").is_file() or (
+            folder / "closure" / "closure.jsonl").is_file(), f"{folder.name}: no sweep, no real maps, no closure test"
     # runs of the quick profile are whole replications; a paper-profile run may hold its sweep alone
     quick = [folder for folder in references if (folder / "sweep-quick").is_dir()]
     assert len(quick) >= 2

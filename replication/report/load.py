@@ -73,11 +73,13 @@ class Run:
     @property
     def profile_label(self):
         """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
-        one thread, ', real maps' for a run of real maps and no sweep (two runs of one machine and day then read
-        apart); '' otherwise."""
+        one thread, ', real maps' for a run of real maps and no sweep, ', closure test' for one of the closure test
+        alone (two runs of one machine and day then read apart); '' otherwise."""
         name = self.judged("cauchy")[0]
         if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
+        if not self.sweeps and (self.folder / "closure").is_dir():
+            return ", closure test"
         threads = {record.get("threads") for record in self.sweeps[name][1]} if name else set()
         one = ", 1 thread" if threads == {1} else ""
         return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one
