@@ -12,8 +12,11 @@ import pytest
 
 import reference_numpy
 import torch_impl
+from replication.core.allocator import keep_freed_memory
 from replication.core.paths import FIGURES, PAPER, REFERENCE, ROOT
 from replication.studies.crosscheck.measure import relative, to_numpy
+
+keep_freed_memory()  # the harness's allocator setting, as `python -m replication` applies it (core/allocator.py)
 
 SEED = 20180518
 """Seed of every random draw in the tests (the paper's arXiv submission date)."""
