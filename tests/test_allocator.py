@@ -1,4 +1,5 @@
-"""The packages' own malloc setting (what a plain script gets), its opt-out, and the bench's step profile."""
+"""The packages' malloc setting (applied on request and by the harness, never at import), its opt-out, and the bench's step
+profile."""
 
 import subprocess
 import sys
