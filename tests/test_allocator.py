@@ -1,5 +1,5 @@
-"""The packages' malloc setting (applied on request and by the harness, never at import), its opt-out, and the bench's step
-profile."""
+"""The packages' malloc setting (applied on request and by the harness, never at import), its opt-out, and the
+bench's step profile."""
 
 import subprocess
 import sys
