@@ -28,6 +28,7 @@ from replication.studies.real_maps.sources import (
     ORDERS,
     SOURCES,
     TAPER_TOL,
+    TERM_SIZES,
     TOL,
     map_region,
     observation_of,
@@ -67,8 +68,7 @@ def known_truth(setup, rng):
     coefficients *= SURFACE_RADIANS / float(np.sqrt(np.mean((phase - phase.mean()) ** 2)))
     params[:terms] = coefficients
     params[setup.amp_index] = 1.0
-    spreads = [MAP_TERMS[name] for name, size in (("pointing", 4), ("defocus_scale", 1), ("gains", 2))
-               for _ in range(size)]
+    spreads = [MAP_TERMS[name] for name, size in TERM_SIZES.items() for _ in range(size)]
     params[setup.amp_index + 1:setup.amp_index + 1 + len(spreads)] = spreads * rng.standard_normal(len(spreads))
     return params
 
