@@ -3,7 +3,7 @@ the extras it needs, pinned by constraints.txt; the dependencies are listed once
 the installed packages, never the source tree's (PYTHONSAFEPATH keeps the current folder off sys.path), against
 this repository's results and templates (OOF_REPLICATION_ROOT).
 
-Routine sessions (lint, tests) run by default; the experiment's sessions are named explicitly.
+Routine sessions (lint, tests, end_to_end) run by default; the experiment's sessions are named explicitly.
 """
 
 import argparse
@@ -12,7 +12,7 @@ import pathlib
 
 import nox
 
-nox.options.sessions = ["lint", "tests"]
+nox.options.sessions = ["lint", "tests", "end_to_end"]
 nox.options.reuse_existing_virtualenvs = True
 
 CONSTRAINTS = ("-c", "constraints.txt")
@@ -49,9 +49,18 @@ def cuda_available(session):
 
 @nox.session
 def tests(session):
-    """Run the test suite (under 5 minutes on 2 cores)."""
+    """Run the test suite (under 5 minutes on 2 cores), less its end-to-end runs (end_to_end)."""
     install_project(session, "test")
-    session.run("python", "-m", "pytest", *session.posargs)
+    session.run("python", "-m", "pytest", "-m", "not slow", *session.posargs)
+
+
+@nox.session
+def end_to_end(session):
+    """Run the tests marked slow: small end-to-end runs of the command line (closure, real maps, sharded sweeps,
+    an interrupted cross-check, every kind of run rendered, a contributed run audited) and the standard errors'
+    coverage over repeated fits (about 2 minutes on 2 cores). CI runs them after tests."""
+    install_project(session, "test")
+    session.run("python", "-m", "pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session

@@ -44,6 +44,7 @@ def test_the_audit_recomputes_every_recorded_value(smoke_run):
     assert f"{repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
 
 
+@pytest.mark.slow
 def test_a_contributed_run_keeps_its_trajectories_and_audits_as_the_run_did(smoke_run, tmp_path):
     from replication.report.contribute import contribute
 

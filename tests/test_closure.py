@@ -27,6 +27,7 @@ def test_the_simulated_surface_and_noise_are_as_stated():
     assert noise.std() == pytest.approx(1.0, abs=0.05)
 
 
+@pytest.mark.slow
 def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_resumes(tmp_path):
     arguments = ("closure", "--seeds", 2, "--npix", 128, "--max-order", 2, "--results", tmp_path / "c", "--quiet")
     done = run_command(*arguments)

@@ -105,6 +105,7 @@ def test_an_interrupted_bench_keeps_its_rows_and_resumes(tmp_path, monkeypatch):
         bench.run_bench(tmp_path, npix=(16,), nzern=(4,), threads=(1,), repeats=1, quiet=True)
 
 
+@pytest.mark.slow
 def test_an_interrupted_crosscheck_keeps_its_points_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setitem(crosscheck.POINTS, "two", ((16, 2), (16, 3)))
     real = crosscheck.fit_checks

@@ -88,6 +88,7 @@ def test_fits_of_the_two_trees_agree_under_least_squares():
     np.testing.assert_array_less(np.abs(fits[0].x - fits[1].x) / account["stderr"], 0.1)
 
 
+@pytest.mark.slow
 def test_exact_standard_errors_cover_the_scatter_of_repeated_fits():
     """40 noise draws at npix 48, n = 2, with the model correctly specified (Gaussian noise, least squares,
     covariance 2 S / (pixels - P) times the inverse Hessian): the z-scores of the fitted parameters must have

@@ -79,6 +79,7 @@ def the_two_trees_agree_on_the_real_maps(stage, sigma):
     assert np.max(np.abs(grad_a - grad_b)) <= 1e-10 * np.max(np.abs(grad_a))
 
 
+@pytest.mark.slow
 @needs_data
 def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_path):
     arguments = ("real-maps", "--maps", DATA, "--source", "grasp-26ghz", "--npix", 128, "--max-order", 2,

@@ -93,6 +93,7 @@ def test_older_bench_steps_read_under_todays_names():
                     assert after["x_own_floor"][new] == before["x_own_floor"][old]
 
 
+@pytest.mark.slow
 def test_every_kind_of_run_the_harness_writes_reads_back_and_renders(tmp_path, monkeypatch):
     """One run of each kind of record, on grids made tiny: both objectives, the gradient variants, retrieval, the
     cross-check and the bench in one run, and a sharded sweep in a run of its own; each renders."""

@@ -347,7 +347,8 @@ def test_committed_figures_are_what_the_reference_runs_draw_and_no_tick_labels_o
 
 def test_a_source_archive_renders_the_committed_report_byte_for_byte(tmp_path):
     """`git archive HEAD | tar -x` (how releases ship) holds no git history: the runs' model code at their recorded
-    commits is read from paper/model_code.json, so the rendering there is the committed one, byte for byte."""
+    commits is read from paper/model_code.json, so the rendering there is the committed one, byte for byte; and the
+read side renders it all without loading torch."""
     import subprocess
     import sys
 
@@ -358,7 +359,12 @@ def test_a_source_archive_renders_the_committed_report_byte_for_byte(tmp_path):
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
     environment = {**os.environ, "OOF_REPLICATION_ROOT": str(tmp_path), "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
-    checked = subprocess.run([sys.executable, "-m", "replication", "report", "--reference-only", "--check"],
-                             cwd=tmp_path, env=environment, capture_output=True, text=True)
+    # `python -m replication report --reference-only --check`, then which torch modules the rendering loaded
+    script = ("import sys; from replication.cli import main; done = main(['report', '--reference-only', '--check']); "
+              "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torch_impl', 'torchmin',"
+              " 'jax'))); sys.exit(done)")
+    checked = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True,
+                             text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "DIFFERS" not in checked.stdout
+    assert "LOADED []" in checked.stdout.splitlines(), "the read side rendered the report with torch loaded"

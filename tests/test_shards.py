@@ -25,6 +25,7 @@ from replication.studies.sweep import shards
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
 
 pytest.importorskip("submitit")
+pytestmark = pytest.mark.slow  # end-to-end sweeps through submitit: nox -s end_to_end
 
 
 def keys_of(paths):
