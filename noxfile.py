@@ -190,7 +190,8 @@ dependencies)."""
 @nox.session(default=False)
 def pyoof(session):
     """pyoof 0.2.3 as a peer on the real maps (docs/real-maps.md), in an environment of its own; -- --results DIR
-    (default: pyoof/ in this machine's newest run), --maps DIR, --max-order N."""
+    (default: pyoof/ in this machine's newest run), --maps DIR, --max-order N; --closure-seeds N fits the closure
+    test's seeds 0..N-1 instead (--results <run>/closure/pyoof beside that run's closure)."""
     session.install(*PYOOF_PINS)
     session.install("--no-deps", ".")
     arguments = list(session.posargs)

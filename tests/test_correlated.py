@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import torch_impl
-from replication.studies.real_maps.closure import scan_noise
+from replication.studies.real_maps.closure_maps import scan_noise
 from replication.studies.real_maps.correlated import (
     bandwidth,
     bartlett_spectrum,

@@ -23,6 +23,7 @@ from replication.studies.real_maps.records import (
     STARTS_FILE,
     check_closure,
     read_pyoof,
+    read_pyoof_closure,
     read_real_maps,
     read_real_starts,
 )
@@ -41,7 +42,8 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "real-maps/runs.jsonl",
                 "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt",
                 "real-maps/surface-*.fits", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl",
-                "closure/runs.jsonl", "closure/settings.json")
+                "closure/runs.jsonl", "closure/settings.json", "closure/pyoof/pyoof-closure.jsonl",
+                "closure/pyoof/pyoof-phase-closure-*.npz")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -120,6 +122,7 @@ def check_record_file(path):
 READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), "*/runs.jsonl": read_run_records,
            "crosscheck/crosscheck.json": read_crosscheck, "bench*/bench.json": read_bench,
            "peers/check.json": read_peers_check, "pyoof/pyoof.jsonl": lambda path: read_pyoof(path, strict=True),
+           "closure/pyoof/pyoof-closure.jsonl": lambda path: read_pyoof_closure(path, strict=True),
            "*/settings.json": load_json}
 """The reader the report uses for each record file beside the points (a file it refuses is refused here)."""
 

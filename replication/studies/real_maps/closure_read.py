@@ -6,9 +6,19 @@ from __future__ import annotations
 import pathlib
 import statistics
 
+import numpy as np
+
 from replication.core.optimum import TARGET
 from replication.core.results import read_records
-from replication.studies.real_maps.records import CLOSURE_FILE, TAPER_MATCH, WITHIN_UM, check_closure
+from replication.studies.real_maps.read import compare_phases, our_phase
+from replication.studies.real_maps.records import (
+    CLOSURE_FILE,
+    PYOOF_CLOSURE_FILE,
+    TAPER_MATCH,
+    WITHIN_UM,
+    check_closure,
+    read_pyoof_closure,
+)
 from replication.studies.retrieval.read import wilson
 
 
@@ -32,12 +42,13 @@ def closure_summary(folder):
             "median_s": statistics.median(r["seconds"] for r in records),
             "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
             "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
-            "map_terms": any(truth_has_terms(r) for r in records)} | certification(records)
+            "map_terms": any(truth_has_terms(r) for r in records),
+            "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records)} | certification(records)
 
 
 def truth_has_terms(record) -> bool:
     """Whether a seed's truth holds per-map terms: more numbers than the Zernike terms of its last order, the
-    illumination and the three offsets (closure.known_truth since 2026-12-03's evening)."""
+    illumination and the three offsets (closure_maps.known_truth since 2026-12-03's evening)."""
     order = record["orders"][-1]
     return len(record["truth"]) > (order + 1) * (order + 2) // 2 - 1 + 6
 
@@ -57,3 +68,45 @@ def certification(records):
             "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
                                  for r in missed),
             "predicted_um": statistics.median(predicted) if predicted else None}
+
+
+def pyoof_closure(folder, records):
+    """pyoof's reductions of the seeds it shares with ours (same seed, same npix; pyoof_peer --closure-seeds), or
+    None: how many, its time against ours seed by seed (median of each, and the range of pyoof / ours), how many of
+    its orders stopped at its evaluation limit, and each one's last phase against the truth's (radians rms over the
+    dish, tilts and piston removed; pyoof's under the convention closest to the truth's, read.PHASE_VARIANTS)."""
+    path = pathlib.Path(folder) / PYOOF_CLOSURE_FILE
+    if not path.is_file():
+        return None
+    ours = {(r["seed"], r["npix"]): r for r in records}
+    pairs = [(fit, ours[fit["seed"], fit["npix"]]) for fit in read_pyoof_closure(path)
+             if (fit["seed"], fit["npix"]) in ours]
+    if not pairs:
+        return None
+    rows = [seed_beside_pyoof(pathlib.Path(folder), fit, record) for fit, record in pairs]
+    conventions = [row["closest"] for row in rows]
+    return {"seeds": len(rows), "version": pairs[0][0]["pyoof"], "order": pairs[0][0]["max_order"],
+            "seconds": statistics.median(row["theirs_s"] for row in rows),
+            "ours_s": statistics.median(row["ours_s"] for row in rows),
+            "ratio": [min(row["theirs_s"] / row["ours_s"] for row in rows),
+                      max(row["theirs_s"] / row["ours_s"] for row in rows)],
+            "limited": sum(len(fit["limited"]) for fit, _ in pairs),
+            "fitted_orders": sum(fit["max_order"] for fit, _ in pairs),
+            "theirs_rad": statistics.median(row["theirs_rad"] for row in rows),
+            "ours_rad": statistics.median(row["ours_rad"] for row in rows),
+            "truth_rad": statistics.median(row["truth_rad"] for row in rows),
+            "closest": max(set(conventions), key=conventions.count)}
+
+
+def seed_beside_pyoof(folder, fit, record):
+    """One seed: pyoof's and our times (s) and last phases against the truth's (radians rms over the dish)."""
+    with np.load(folder / f"pyoof-phase-closure-{fit['seed']}.npz") as saved:
+        theirs = saved["phase"].astype(np.float64)
+    order = record["orders"][-1]
+    truth = our_phase(record["truth"], order, theirs.shape[0])
+    ours = our_phase(record["x"], order, theirs.shape[0])
+    against_truth = compare_phases(truth, theirs)
+    closest = min(against_truth, key=against_truth.get)
+    return {"theirs_s": fit["seconds"], "ours_s": record["seconds"], "closest": closest,
+            "theirs_rad": against_truth[closest], "ours_rad": float(np.sqrt(np.nanmean((ours - truth) ** 2))),
+            "truth_rad": float(np.sqrt(np.nanmean(truth**2)))}

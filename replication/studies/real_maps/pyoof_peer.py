@@ -1,6 +1,7 @@
 """pyoof (the OOF holography package, PyPI 0.2.3) as a peer on the real maps: the same maps, its own model and fit
 (nonlinear least squares, scipy's TRF with a finite-difference Jacobian, orders 1..n each from the last), timed, and
-its retrieved phase set beside ours.
+its retrieved phase set beside ours. With --closure-seeds, on the closure test's maps instead (closure_maps: the same
+seeds, the same maps as `closure` reduces), each seed written as it ends, so that a killed run resumes.
 
 Run by `nox -s pyoof` in an environment of its own (pyoof needs astropy 5.3.4 and numpy 1.26.4); the harness is
 installed there without its dependencies, for the readers. pyoof 0.2.3 needs three things done from outside to run
@@ -20,8 +21,14 @@ import numpy as np
 
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream
+from replication.studies.real_maps import closure_maps
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import check_pyoof_fit
+from replication.studies.real_maps.records import (
+    PYOOF_CLOSURE_FILE,
+    check_pyoof_closure,
+    check_pyoof_fit,
+    read_pyoof_closure,
+)
 
 PYOOF_ILLUMINATION = "illum_pedestal"
 """pyoof's parabolic-taper illumination (its default), the taper fitted as the maps' configuration asks
@@ -114,9 +121,10 @@ def pyoof_phase(coefficients, radius):
     return np.where(np.hypot(xx, yy) <= radius, phi, np.nan)
 
 
-def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: pathlib.Path, maps: pathlib.Path):
+def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: pathlib.Path,
+                   config: pathlib.Path | None):
     """pyoof's fits of one source, orders 1..max_order: per order its time, evaluations, how it ended and its
-    phase map."""
+    phase map; config: the pyoof_opt_vars.yaml saying what it fits (None: pyoof's defaults)."""
     from astropy.io import ascii
     from pyoof import aperture, extract_data_pyoof, telgeometry
 
@@ -128,11 +136,10 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
     telescope = [telgeometry.block_manual(pr=dish["radius"], sr=dish["blockage"], a=0.0, L=0.0),
                  telgeometry.opd_manual(Fp=dish["focal_length"], F=dish["effective_focal_length"]),
                  float(dish["radius"]), "SRT"]
-    config = maps / "pyoof_opt_vars.yaml"
     module.fit_beam(data_info=data_info, data_obs=data_obs, method="trf", order_max=max_order,
                     illum_func=getattr(aperture, PYOOF_ILLUMINATION), telescope=telescope, resolution=RESOLUTION,
-                    box_factor=BOX_FACTOR, fit_previous=True, config_params_file=str(config) if config.is_file()
-                    else None, make_plots=False, verbose=0)
+                    box_factor=BOX_FACTOR, fit_previous=True,
+                    config_params_file=None if config is None else str(config), make_plots=False, verbose=0)
     output = sorted((work / "pyoof_out").glob(f"{observation.source.name}-*"))[-1]
     records = []
     for order, call in zip(range(1, max_order + 1), module.optimize.calls, strict=True):
@@ -141,6 +148,12 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
         records.append({"source": observation.source.name, "order": order, **call,
                         "params": [float(v) for v in params], "phase": pyoof_phase(params[4:], dish["radius"])})
     return records
+
+
+def options_file(maps: pathlib.Path) -> pathlib.Path | None:
+    """The maps folder's pyoof_opt_vars.yaml (what pyoof fits, as pyoof-srt fitted these maps), None where absent."""
+    path = maps / "pyoof_opt_vars.yaml"
+    return path if path.is_file() else None
 
 
 def run(maps, folder: pathlib.Path, max_order: int):
@@ -153,7 +166,7 @@ def run(maps, folder: pathlib.Path, max_order: int):
     with tempfile.TemporaryDirectory() as scratch:
         for source in real_sources.SOURCES:
             observation = real_sources.read_observation(source, maps)
-            records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), maps)
+            records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), options_file(maps))
             phases = np.stack([record.pop("phase") for record in records])
             with atomic_stream(folder / f"pyoof-phase-{source.name}.npz") as stream:
                 np.savez_compressed(stream, phase=phases.astype(np.float32))
@@ -164,14 +177,53 @@ def run(maps, folder: pathlib.Path, max_order: int):
                   f"{sum(r['seconds'] for r in records):.1f} s", flush=True)
 
 
+def closure_record(seed, npix, records, version):
+    """One closure seed's record from pyoof's per-order records (fit_with_pyoof's)."""
+    return {"seed": seed, "npix": npix, "max_order": records[-1]["order"],
+            "seconds": sum(r["seconds"] for r in records), "nfev": sum(r["nfev"] for r in records),
+            "limited": [r["order"] for r in records if r["status"] == 0],
+            "success": all(r["success"] for r in records), "params": records[-1]["params"], "pyoof": version}
+
+
+def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: int = real_sources.NPIX):
+    """Fit the closure test's seeds 0..seeds-1 not yet in folder with pyoof, each written as it ends: its phase
+    (pyoof-phase-closure-<seed>.npz), then its record (pyoof-closure.jsonl). The maps' pyoof_opt_vars.yaml, where
+    the --maps folder holds one, sets what pyoof fits, as on the real maps."""
+    import pyoof
+
+    config = options_file(real_sources.maps_folder(maps)) if maps is not None else None
+    path = folder / PYOOF_CLOSURE_FILE
+    done = {r["seed"] for r in read_pyoof_closure(path, repair=True) if r["npix"] == npix} if path.is_file() else set()
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed in (seed for seed in range(seeds) if seed not in done):
+        power, _, _ = closure_maps.simulated_maps(seed, npix, real_sources.ORDERS[-1])
+        observation = real_sources.observation_of(real_sources.SOURCES[0], power, closure_maps.STEP)
+        with tempfile.TemporaryDirectory() as scratch:
+            records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), config)
+        with atomic_stream(folder / f"pyoof-phase-closure-{seed}.npz") as stream:
+            np.savez_compressed(stream, phase=records[-1]["phase"].astype(np.float32))
+        record = closure_record(seed, npix, records, pyoof.__version__)
+        append_record(path, as_written(path, 0, record, check_pyoof_closure))
+        print(f"closure seed {seed}: pyoof fitted n = 1..{max_order} in {record['seconds']:.1f} s", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m replication.studies.real_maps.pyoof_peer",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
     parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
     parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
+    parser.add_argument("--closure-seeds", type=int, default=None, metavar="N",
+                        help="fit the closure test's seeds 0..N-1 instead of the real maps (resumes where stopped)")
+    parser.add_argument("--npix", type=int, default=real_sources.NPIX,
+                        help="the closure maps' model grid (as closure --npix; default %(default)s)")
     args = parser.parse_args(argv)
     try:
+        if args.closure_seeds is not None:
+            if args.closure_seeds < 1:
+                raise RunError(f"--closure-seeds {args.closure_seeds}: give a positive number of seeds")
+            run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix)
+            return 0
         if (args.results / "pyoof.jsonl").exists():
             raise RunError(f"--results {args.results}: holds pyoof.jsonl already; choose another folder")
         run(args.maps, args.results, args.max_order)
@@ -183,5 +235,3 @@ def main(argv=None):
 
 if __name__ == "__main__":
     sys.exit(main())
-
-

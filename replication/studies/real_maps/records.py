@@ -297,6 +297,37 @@ def read_pyoof(path: pathlib.Path, repair: bool = False, strict: bool = False) -
     return read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", repair, strict)
 
 
+PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
+"""pyoof's fits of the closure test's maps: one line per seed as it ends (pyoof_peer --closure-seeds)."""
+
+
+class PyoofClosureFit(Record):
+    """pyoof's reduction of one closure seed's maps (closure_maps.simulated_maps at npix), orders 1..max_order each
+    from the last: its time to stop and evaluations over the orders, the orders stopped by its evaluation limit
+    (status 0), whether every order succeeded, and the last order's parameters (its phase beside it, .npz)."""
+
+    seed: Annotated[int, msgspec.Meta(ge=0)]
+    npix: Annotated[int, msgspec.Meta(ge=1)]
+    max_order: Annotated[int, msgspec.Meta(ge=1)]
+    seconds: Seconds
+    nfev: Count
+    limited: list[int]
+    success: bool
+    params: Vector
+    pyoof: str
+
+
+def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> None:
+    """Validate a pyoof closure record as read."""
+    check_typed(path, number, record, PyoofClosureFit)
+    check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
+
+
+def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """pyoof's reductions of the closure seeds, one per seed and grid (another grid makes other maps)."""
+    return read_keyed(path, check_pyoof_closure, lambda r: (r["seed"], r["npix"]), "seed and grid", repair, strict)
+
+
 WITHIN_UM = 10.0
 """A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
 TAPER_MATCH = 0.02
