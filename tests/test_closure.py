@@ -11,7 +11,7 @@ from reference_numpy import beam_maps
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.paths import REFERENCE
-from replication.core.results import read_records
+from replication.core.results import RunError, read_records
 from replication.studies.real_maps import closure_maps, measure, pyoof_peer, surface
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.pyoof_peer import PHASE_PIXELS
@@ -111,6 +111,9 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
     assert peer["closest"] == "point-reflected"
     assert peer["theirs_rad"] < 1e-6 < peer["ours_rad"] < peer["truth_rad"]
     assert (fits[0]["nfev"], fits[0]["limited"], fits[0]["success"]) == (30, [1], False)
+    (folder / "pyoof" / f"pyoof-phase-closure-{ours[1]['seed']}.npz").unlink()
+    with pytest.raises(RunError, match=f"seed {ours[1]['seed']} has no phase file of its own"):
+        closure_summary(folder)
 
 
 def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds(capsys):

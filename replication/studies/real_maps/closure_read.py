@@ -9,7 +9,7 @@ import statistics
 import numpy as np
 
 from replication.core.optimum import TARGET
-from replication.core.results import read_records
+from replication.core.results import RunError, read_records
 from replication.studies.real_maps.read import compare_phases, our_phase
 from replication.studies.real_maps.records import (
     CLOSURE_FILE,
@@ -100,8 +100,14 @@ def pyoof_closure(folder, records):
 
 def seed_beside_pyoof(folder, fit, record):
     """One seed: pyoof's and our times (s) and last phases against the truth's (radians rms over the dish)."""
-    with np.load(folder / f"pyoof-phase-closure-{fit['seed']}.npz") as saved:
+    path = folder / f"pyoof-phase-closure-{fit['seed']}.npz"
+    if not path.is_file() or path.is_symlink():
+        raise RunError(f"{folder / PYOOF_CLOSURE_FILE}: seed {fit['seed']} has no phase file of its own ({path.name}); "
+                       "re-run pyoof_peer --closure-seeds into a new folder")
+    with np.load(path) as saved:
         theirs = saved["phase"].astype(np.float64)
+    if theirs.ndim != 2 or theirs.shape[0] != theirs.shape[1]:
+        raise RunError(f"{path}: pyoof's phase is not a square grid (shape {theirs.shape})")
     order = record["orders"][-1]
     truth = our_phase(record["truth"], order, theirs.shape[0])
     ours = our_phase(record["x"], order, theirs.shape[0])
