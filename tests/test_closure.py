@@ -12,6 +12,8 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.paths import REFERENCE
 from replication.core.results import RunError, read_records
+from replication.report.load import run_environments
+from replication.report.render import load_runs
 from replication.studies.real_maps import closure_maps, measure, pyoof_peer, surface
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.pyoof_peer import PHASE_PIXELS
@@ -77,7 +79,7 @@ def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_g
     assert np.sqrt(np.mean(surface_error(truth, setup, SOURCES[0].wavelength) ** 2)) > 100
 
 
-REFERENCE_CLOSURE = REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-2_closure" / "closure" / CLOSURE_FILE
+REFERENCE_CLOSURE = REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-3_closure" / "closure" / CLOSURE_FILE
 
 
 def point_reflected(phase):
@@ -119,3 +121,9 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
 def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds(capsys):
     assert pyoof_peer.main(["--closure-seeds", "0", "--results", "nowhere"]) == 2
     assert capsys.readouterr().err.strip().endswith("--closure-seeds 0: give a positive number of seeds")
+
+
+def test_a_closure_run_says_which_model_code_made_it():
+    """A reference run of the closure test alone records its commit (closure/runs.jsonl), read as any other run's."""
+    run = next(run for run in load_runs([]) if run.folder.name == REFERENCE_CLOSURE.parents[1].name)
+    assert [environment["git_commit"][:7] for environment in run_environments(run)] == ["26d7367"]

@@ -144,12 +144,13 @@ def load_run(folder, own):
 
 
 def run_environments(run):
-    """Every session record of a run (sweeps, shards, cross-check, benches, retrievals, real maps): what each found of
-    the machine, the software and the code."""
+    """Every session record of a run (sweeps, shards, cross-check, benches, retrievals, real maps, closure test): what
+    each found of the machine, the software and the code."""
     found = [environment for _, environments in run.sweeps.values() for environment in environments]
     found += [content["environment"] for content in (run.crosscheck, run.bench, run.bench_default, run.bench_compile,
                                                      run.bench_peers) if content and content.get("environment")]
-    for path in sorted(run.folder.glob("retrieval-*/runs.jsonl")) + sorted(run.folder.glob("real-maps/runs.jsonl")):
+    for path in [*sorted(run.folder.glob("retrieval-*/runs.jsonl")), *run.folder.glob("real-maps/runs.jsonl"),
+                 *run.folder.glob("closure/runs.jsonl")]:
         found += read_run_records(path)
     return found
 
