@@ -118,9 +118,26 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
         closure_summary(folder)
 
 
-def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds(capsys):
+def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds_and_a_grid_without_one(capsys):
     assert pyoof_peer.main(["--closure-seeds", "0", "--results", "nowhere"]) == 2
     assert capsys.readouterr().err.strip().endswith("--closure-seeds 0: give a positive number of seeds")
+    assert pyoof_peer.main(["--npix", "128", "--results", "nowhere"]) == 2
+    assert "--npix 128: applies to --closure-seeds only" in capsys.readouterr().err
+
+
+def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(tmp_path, capsys):
+    path = tmp_path / PYOOF_CLOSURE_FILE
+    record = pyoof_peer.closure_record(0, 128, [{"order": 1, "seconds": 1.0, "nfev": 3, "status": 2, "success": True,
+                                                 "params": [1.0]}], "0.2.3")
+    path.write_text(json.dumps(record | {"schema": 2}) + "\n")
+    assert [r["seed"] for r in pyoof_peer.closure_records_like(path, 128, 1)] == [0]
+    for npix, order in ((256, 1), (128, 5)):
+        assert pyoof_peer.main(["--closure-seeds", "2", "--npix", str(npix), "--max-order", str(order),
+                                "--results", str(tmp_path)]) == 2
+        error = capsys.readouterr().err.strip()
+        assert error.startswith(f"python -m replication.studies.real_maps.pyoof_peer: error: {path}: holds seeds "
+                                "fitted at npix 128, n = 1..1;")
+        assert len(error.splitlines()) == 1
 
 
 def test_a_closure_run_says_which_model_code_made_it():

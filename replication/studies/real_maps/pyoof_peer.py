@@ -185,15 +185,26 @@ def closure_record(seed, npix, records, version):
             "success": all(r["success"] for r in records), "params": records[-1]["params"], "pyoof": version}
 
 
+def closure_records_like(path: pathlib.Path, npix: int, max_order: int) -> list[dict]:
+    """The closure records already in path (none where it does not exist), all made under these settings: a resume
+    under another grid or highest order is refused, naming the file, rather than mixing two kinds of fits."""
+    records = read_pyoof_closure(path, repair=True) if path.is_file() else []
+    other = [r for r in records if (r["npix"], r["max_order"]) != (npix, max_order)]
+    if other:
+        raise RunError(f"{path}: holds seeds fitted at npix {other[0]['npix']}, n = 1..{other[0]['max_order']}; this "
+                       f"run asks npix {npix}, n = 1..{max_order}: resume with those settings or choose another folder")
+    return records
+
+
 def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: int = real_sources.NPIX):
     """Fit the closure test's seeds 0..seeds-1 not yet in folder with pyoof, each written as it ends: its phase
     (pyoof-phase-closure-<seed>.npz), then its record (pyoof-closure.jsonl). The maps' pyoof_opt_vars.yaml, where
     the --maps folder holds one, sets what pyoof fits, as on the real maps."""
+    path = folder / PYOOF_CLOSURE_FILE
+    done = {r["seed"] for r in closure_records_like(path, npix, max_order)}  # refused before pyoof is looked for
+    config = options_file(real_sources.maps_folder(maps)) if maps is not None else None
     import pyoof
 
-    config = options_file(real_sources.maps_folder(maps)) if maps is not None else None
-    path = folder / PYOOF_CLOSURE_FILE
-    done = {r["seed"] for r in read_pyoof_closure(path, repair=True) if r["npix"] == npix} if path.is_file() else set()
     folder.mkdir(parents=True, exist_ok=True)
     for seed in (seed for seed in range(seeds) if seed not in done):
         power, _, _ = closure_maps.simulated_maps(seed, npix, real_sources.ORDERS[-1])
@@ -215,15 +226,18 @@ def main(argv=None):
     parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
     parser.add_argument("--closure-seeds", type=int, default=None, metavar="N",
                         help="fit the closure test's seeds 0..N-1 instead of the real maps (resumes where stopped)")
-    parser.add_argument("--npix", type=int, default=real_sources.NPIX,
-                        help="the closure maps' model grid (as closure --npix; default %(default)s)")
+    parser.add_argument("--npix", type=int, default=None,
+                        help=f"with --closure-seeds: the closure maps' model grid (as closure --npix; default "
+                             f"{real_sources.NPIX})")
     args = parser.parse_args(argv)
     try:
         if args.closure_seeds is not None:
             if args.closure_seeds < 1:
                 raise RunError(f"--closure-seeds {args.closure_seeds}: give a positive number of seeds")
-            run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix)
+            run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix or real_sources.NPIX)
             return 0
+        if args.npix is not None:
+            raise RunError(f"--npix {args.npix}: applies to --closure-seeds only (pyoof fits the real maps as read)")
         if (args.results / "pyoof.jsonl").exists():
             raise RunError(f"--results {args.results}: holds pyoof.jsonl already; choose another folder")
         run(args.maps, args.results, args.max_order)
