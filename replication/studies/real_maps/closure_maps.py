@@ -30,6 +30,8 @@ MAP_TERMS = {"pointing": 0.3, "defocus_scale": 0.02, "gains": 0.03}
 """The standard deviations of the per-map terms each truth draws (make_setup's order): each out-of-focus map's
 pointing (a phase tilt, radians per dish radius: 0.3 is about 4 arcsec on the SRT at 22 GHz), the feed offset's
 scale d (2%) and each out-of-focus map's gain g (3%): a telescope that is not exactly as its configuration says."""
+
+
 def known_truth(setup, rng):
     """A truth: Zernike terms n = 2..max drawn at random and scaled to SURFACE_RADIANS rms over the dish (tilts
     and piston 0), a centred illumination of amplitude 1, per-map terms drawn as MAP_TERMS says, zero offsets

@@ -75,7 +75,8 @@ def pyoof_closure(folder, records):
     None: how many, its time against ours seed by seed (median of each, and the range of pyoof / ours), how many of
     its orders stopped at its evaluation limit, and each one's last phase against the truth's (radians rms over the
     dish, tilts and piston removed; pyoof's under the convention closest to the truth's, read.PHASE_VARIANTS)."""
-    path = pathlib.Path(folder) / PYOOF_CLOSURE_FILE
+    folder = pathlib.Path(folder)
+    path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():
         return None
     ours = {(r["seed"], r["npix"]): r for r in records}
@@ -83,13 +84,13 @@ def pyoof_closure(folder, records):
              if (fit["seed"], fit["npix"]) in ours]
     if not pairs:
         return None
-    rows = [seed_beside_pyoof(pathlib.Path(folder), fit, record) for fit, record in pairs]
+    rows = [seed_beside_pyoof(folder, fit, record) for fit, record in pairs]
     conventions = [row["closest"] for row in rows]
+    ratios = [row["theirs_s"] / row["ours_s"] for row in rows]
     return {"seeds": len(rows), "version": pairs[0][0]["pyoof"], "order": pairs[0][0]["max_order"],
             "seconds": statistics.median(row["theirs_s"] for row in rows),
             "ours_s": statistics.median(row["ours_s"] for row in rows),
-            "ratio": [min(row["theirs_s"] / row["ours_s"] for row in rows),
-                      max(row["theirs_s"] / row["ours_s"] for row in rows)],
+            "ratio": [min(ratios), max(ratios)],
             "limited": sum(len(fit["limited"]) for fit, _ in pairs),
             "fitted_orders": sum(fit["max_order"] for fit, _ in pairs),
             "theirs_rad": statistics.median(row["theirs_rad"] for row in rows),

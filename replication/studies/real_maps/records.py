@@ -334,6 +334,8 @@ TAPER_MATCH = 0.02
 """A closure seed's taper is found where the fitted one lies within this of the maps' (dish radii)."""
 CLOSURE_FILE = "closure.jsonl"
 """A closure folder's records: one line per seed as it ends."""
+
+
 class Closure(Record):
     """One seed of the closure test: the surface found against the known one (micrometres rms), the time the
     reduction took, the taper chosen against the one the maps were made with; since 2026-12-03 (later), the optimum a
