@@ -27,6 +27,7 @@ from replication.studies.real_maps.closure_maps import (
     STEP,
     SURFACE_RADIANS,
     TRUE_SIGMA,
+    check_noise,
     simulated_maps,
 )
 from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
@@ -45,10 +46,10 @@ from replication.studies.real_maps.sources import (
 from replication.studies.real_maps.surface import surface_uncertainty
 
 
-def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL):
-    """One seed made and reduced as the real maps are (taper by likelihood, then the ladder of orders with torch's
-    exact adjoint, from a cold start), timed: its record."""
-    maps, truth, truth_setup = simulated_maps(seed, npix, orders[-1])
+def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE):
+    """One seed made (at that noise, a fraction of the in-focus peak) and reduced as the real maps are (taper by
+    likelihood, then the ladder of orders with torch's exact adjoint, from a cold start), timed: its record."""
+    maps, truth, truth_setup = simulated_maps(seed, npix, orders[-1], noise)
     observation = observation_of(SOURCES[0], maps, STEP)
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
@@ -101,11 +102,13 @@ IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radia
 
 
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
-                tol: float = TOL, quiet: bool = False) -> int:
-    """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends; returns how many now."""
+                tol: float = TOL, quiet: bool = False, noise: float = NOISE) -> int:
+    """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
+    fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
+    noise = check_noise(noise)
     with thread_limits(threads):
         environment = environment_record(threads) | {
-            "kind": "closure", "npix": npix, "orders": list(orders), "tol": tol, "noise": NOISE,
+            "kind": "closure", "npix": npix, "orders": list(orders), "tol": tol, "noise": noise,
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
             "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
     identity = {key: environment[key] for key in IDENTITY}
@@ -119,7 +122,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, len(todo), "closure", "seed", quiet) as (run_id, bar):
         for seed in todo:
-            record = reduce_seed(seed, npix, orders, tol) | {"run_id": run_id, **identity}
+            record = reduce_seed(seed, npix, orders, tol, noise) | {"run_id": run_id, **identity}
             append_record(path, as_written(path, 0, record, check_closure))
             bar.update()
     return len(todo)

@@ -21,7 +21,10 @@ TRUE_SIGMA = 0.73
 """The illumination taper the maps are made with (dish radii): between two of the grid's widths, so that the
 reduction must fit it, not pick it."""
 NOISE = 0.002
-"""The noise's standard deviation, a fraction of the in-focus peak (the SRT maps': about 0.0019)."""
+"""The noise's standard deviation by default, a fraction of the in-focus peak (the SRT maps': about 0.0019)."""
+NOISE_RANGE = (1e-6, 0.1)
+"""The noise levels a closure may ask (fractions of the in-focus peak): above 0, for the reduction's objective is in
+units of the noise it estimates, and at most 0.1, where the out-of-focus beams (0.1-0.2 of the peak) drown."""
 SCAN_CORRELATION = 0.9
 """Correlation of neighbouring noise samples along each scan line (the maps' columns: v varies fastest)."""
 BASELINE = 0.01
@@ -61,10 +64,21 @@ def scan_noise(rng, shape):
     return noise
 
 
-def simulated_maps(seed, npix=NPIX, order=ORDERS[-1]):
+def check_noise(noise: float) -> float:
+    """The noise level (a fraction of the in-focus peak), or a ValueError naming the range."""
+    low, high = NOISE_RANGE
+    if not isinstance(noise, (int, float)) or isinstance(noise, bool) or not low <= noise <= high:
+        raise ValueError(f"noise: must be a number between {low:g} and {high:g} (a fraction of the in-focus peak), "
+                         f"got {noise!r}")
+    return float(noise)
+
+
+def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE):
     """(maps (3, rows, cols) in units of the in-focus peak, the truth's parameters, its setup) of one seed: the
     SRT's telescope (the shipped configuration), the maps' step and size, the known surface, baselines and
-    scan-correlated noise."""
+    scan-correlated noise of standard deviation `noise` (a fraction of the peak). The draws do not depend on the
+    noise level: a seed at another level has the same surface, baselines and noise pattern, scaled."""
+    noise = check_noise(noise)
     source = SOURCES[0]
     telescope = source.telescope
     setup = reference_numpy.make_setup(npix, order, telescope=telescope, sigma=TRUE_SIGMA, offsets=True,
@@ -75,5 +89,5 @@ def simulated_maps(seed, npix=NPIX, order=ORDERS[-1]):
     beams = np.asarray(reference_numpy.beam_maps(truth, setup))
     rows, cols = map_region(npix, SHAPE)
     maps = beams[:, rows, cols] / beams[0].max()
-    maps += BASELINE * rng.standard_normal(3)[:, None, None] + NOISE * scan_noise(rng, maps.shape)
+    maps += BASELINE * rng.standard_normal(3)[:, None, None] + noise * scan_noise(rng, maps.shape)
     return maps, truth, setup

@@ -1,5 +1,6 @@
 """The real-maps command: the SRT's maps and a GRASP simulation fitted in both trees."""
 
+import argparse
 import pathlib
 
 from reference_numpy.limits import MAX_NZERN
@@ -13,7 +14,7 @@ from replication.core.options import (
     positive_int,
 )
 from replication.core.writers import writer_folder
-from replication.studies.real_maps import closure, multistart
+from replication.studies.real_maps import closure, closure_maps, multistart
 from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
@@ -82,9 +83,25 @@ def add_closure_command(closure):
     closure.add_argument("--max-order", type=integer_in(2, MAX_NZERN, "Zernike order"),
                          default=real_sources.ORDERS[-1],
                          help=f"the known surface's and the ladder's highest order (default {real_sources.ORDERS[-1]})")
+    closure.add_argument("--noise", type=noise_level, default=closure_maps.NOISE,
+                         help="the noise's standard deviation, a fraction of the in-focus peak (default "
+                              f"{closure_maps.NOISE:g}, the SRT maps'); the seeds' draws do not depend on it, so a "
+                              "lower level makes the same maps with the noise scaled")
     add_run_options(closure, "closure")
     add_measuring_options(closure)
     closure.set_defaults(func=run_closure_command)
+
+
+def noise_level(text):
+    """An argparse type: a noise level closure_maps.check_noise admits."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = text
+    try:
+        return closure_maps.check_noise(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("noise: ")) from None
 
 
 CLOSURE_SEEDS = 100
@@ -95,7 +112,7 @@ def run_closure_command(args):
     results, lock = writer_folder(args, "closure")
     with runs.exclusive(lock):
         count = closure.run_closure(results, args.seeds, args.npix, tuple(range(1, args.max_order + 1)),
-                                    args.threads, quiet=args.quiet)
+                                    args.threads, quiet=args.quiet, noise=args.noise)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     return 0
 
