@@ -2,6 +2,7 @@
 
 import json
 import statistics
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from replication.core.implementations import of
 from replication.core.paths import REFERENCE
 from replication.core.results import RunError, read_records
 from replication.report.load import run_environments
-from replication.report.render import load_runs
+from replication.report.render import closure_shown, load_runs
 from replication.studies.real_maps import closure_maps, measure, pyoof_peer, surface
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.pyoof_peer import PHASE_PIXELS
@@ -33,6 +34,31 @@ def test_the_simulated_surface_and_noise_are_as_stated():
     assert along_scan == pytest.approx(closure_maps.SCAN_CORRELATION, abs=0.02)
     assert abs(across) < 0.05
     assert noise.std() == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_seed_at_another_noise_is_the_same_draw_with_the_noise_scaled():
+    maps, truth, _ = closure_maps.simulated_maps(3, npix=128, order=3)
+    quieter, same_truth, _ = closure_maps.simulated_maps(3, npix=128, order=3, noise=closure_maps.NOISE / 4)
+    np.testing.assert_array_equal(truth, same_truth)
+    pattern = (maps - quieter) / (closure_maps.NOISE * 3 / 4)  # the unit-variance scan noise, baselines cancelled
+    assert pattern.std() == pytest.approx(1.0, abs=0.05)
+    assert np.corrcoef(pattern[:, 1:].ravel(), pattern[:, :-1].ravel())[0, 1] == pytest.approx(
+        closure_maps.SCAN_CORRELATION, abs=0.03)
+
+
+@pytest.mark.parametrize("noise", [0, -0.001, 0.5, float("nan"), float("inf"), True, "0.001"])
+def test_a_noise_level_out_of_range_is_refused_naming_it(noise):
+    with pytest.raises(ValueError, match=r"^noise: must be a number between 1e-06 and 0.1"):
+        closure_maps.check_noise(noise)
+
+
+@pytest.mark.parametrize("text", ["0", "abc", "0.2", "nan"])
+def test_the_closure_command_refuses_a_noise_out_of_range_in_one_line(text, tmp_path):
+    done = run_command("closure", "--noise", text, "--results", tmp_path / "c", "--quiet")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("python -m replication closure: error: argument --noise: "
+                                                           "must be a number between")
+    assert not (tmp_path / "c").exists()
 
 
 @pytest.mark.slow
@@ -55,6 +81,10 @@ def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_re
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout
+    other_noise = run_command(*arguments, "--noise", "0.001")
+    assert other_noise.returncode == 2
+    assert "started with noise = 0.002, this command has noise = 0.001" in other_noise.stderr
+    assert len(read_records(tmp_path / "c" / CLOSURE_FILE, check=check_closure)) == 2
 
 
 def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_grid(tmp_path):
@@ -100,16 +130,20 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
         np.savez(folder / "pyoof" / f"pyoof-phase-closure-{record['seed']}.npz", phase=point_reflected(truth) + shift)
         fits.append(pyoof_peer.closure_record(record["seed"], record["npix"], [
             {"order": 1, "seconds": 4 * record["seconds"], "nfev": 10, "status": 0, "success": False, "params": [1.0]},
-            {"order": 2, "seconds": 6 * record["seconds"], "nfev": 20, "status": 2, "success": True,
-             "params": [1.0, 2.0]}], "0.2.3"))
+            {"order": record["orders"][-1], "seconds": 6 * record["seconds"], "nfev": 20, "status": 2,
+             "success": True, "params": [1.0, 2.0]}], "0.2.3"))
     fits.append(fits[0] | {"npix": ours[0]["npix"] // 2})  # another grid: other maps, not paired
     fits.append(fits[0] | {"seed": 999})  # a seed we did not reduce
-    (folder / "pyoof" / PYOOF_CLOSURE_FILE).write_text("".join(json.dumps(f | {"schema": 2}) + "\n" for f in fits))
+    pyoof_file = folder / "pyoof" / PYOOF_CLOSURE_FILE
+    for other_maps in ({"max_order": 3}, {"noise": closure_maps.NOISE / 2}):  # the same seeds' maps made otherwise
+        pyoof_file.write_text("".join(json.dumps(f | other_maps | {"schema": 2}) + "\n" for f in fits))
+        assert closure_summary(folder)["pyoof"] is None
+    pyoof_file.write_text("".join(json.dumps(f | {"schema": 2}) + "\n" for f in fits))
     peer = closure_summary(folder)["pyoof"]
-    assert (peer["seeds"], peer["order"], peer["version"]) == (2, 2, "0.2.3")
+    assert (peer["seeds"], peer["order"], peer["version"]) == (2, ours[0]["orders"][-1], "0.2.3")
     assert peer["ratio"] == pytest.approx([10.0, 10.0])
     assert peer["seconds"] == pytest.approx(10 * statistics.median(r["seconds"] for r in ours))
-    assert (peer["limited"], peer["fitted_orders"]) == (2, 4)
+    assert (peer["limited"], peer["fitted_orders"]) == (2, 2 * ours[0]["orders"][-1])
     assert peer["closest"] == "point-reflected"
     assert peer["theirs_rad"] < 1e-6 < peer["ours_rad"] < peer["truth_rad"]
     assert (fits[0]["nfev"], fits[0]["limited"], fits[0]["success"]) == (30, [1], False)
@@ -123,6 +157,10 @@ def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds_and_a_grid_without_one
     assert capsys.readouterr().err.strip().endswith("--closure-seeds 0: give a positive number of seeds")
     assert pyoof_peer.main(["--npix", "128", "--results", "nowhere"]) == 2
     assert "--npix 128: applies to --closure-seeds only" in capsys.readouterr().err
+    assert pyoof_peer.main(["--noise", "0.001", "--results", "nowhere"]) == 2
+    assert "--noise 0.001: applies to --closure-seeds only" in capsys.readouterr().err
+    assert pyoof_peer.main(["--closure-seeds", "1", "--noise", "0", "--results", "nowhere"]) == 2
+    assert "noise: must be a number between" in capsys.readouterr().err
 
 
 def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(tmp_path, capsys):
@@ -131,12 +169,12 @@ def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(
                                                  "params": [1.0]}], "0.2.3")
     path.write_text(json.dumps(record | {"schema": 2}) + "\n")
     assert [r["seed"] for r in pyoof_peer.closure_records_like(path, 128, 1)] == [0]
-    for npix, order in ((256, 1), (128, 5)):
+    for npix, order, noise in ((256, 1, "0.002"), (128, 5, "0.002"), (128, 1, "0.001")):
         assert pyoof_peer.main(["--closure-seeds", "2", "--npix", str(npix), "--max-order", str(order),
-                                "--results", str(tmp_path)]) == 2
+                                "--noise", noise, "--results", str(tmp_path)]) == 2
         error = capsys.readouterr().err.strip()
         assert error.startswith(f"python -m replication.studies.real_maps.pyoof_peer: error: {path}: holds seeds "
-                                "fitted at npix 128, n = 1..1;")
+                                "fitted at npix 128, n = 1..1, noise 0.002;")
         assert len(error.splitlines()) == 1
 
 
@@ -144,3 +182,29 @@ def test_a_closure_run_says_which_model_code_made_it():
     """A reference run of the closure test alone records its commit (closure/runs.jsonl), read as any other run's."""
     run = next(run for run in load_runs([]) if run.folder.name == REFERENCE_CLOSURE.parents[1].name)
     assert [environment["git_commit"][:7] for environment in run_environments(run)] == ["26d7367"]
+
+
+def closure_run(folder, records, created, own=False):
+    (folder / "closure").mkdir(parents=True)
+    (folder / "closure" / CLOSURE_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return SimpleNamespace(folder=folder, own=own, info={"created": created}, title=folder.name,
+                           appendix_name=folder.name)
+
+
+def test_the_report_tells_the_closure_at_the_srt_noise_and_lists_every_level(tmp_path):
+    """The closure told in full is the one at the SRT's noise even where a newer run is at another; each level is
+    listed once (your own run's where you have one), the noisiest first, with whether it meets the goal."""
+    ours = [json.loads(line) for line in REFERENCE_CLOSURE.read_text().splitlines()[:4]]
+    quarter = [r | {"noise": closure_maps.NOISE / 4, "surface_error_um": 2.0} for r in ours]
+    runs = [closure_run(tmp_path / "srt", ours, "2026-12-03"),
+            closure_run(tmp_path / "quarter", quarter, "2026-12-04"),
+            closure_run(tmp_path / "quarter-older", quarter[:2], "2026-12-02"),
+            closure_run(tmp_path / "empty", [], "2026-12-05")]
+    shown = closure_shown(runs)
+    assert (shown["title"], shown["noise"]) == ("srt", closure_maps.NOISE)
+    assert [(level["title"], level["noise"], level["meets_goal"]) for level in shown["levels"]] == [
+        ("srt", closure_maps.NOISE, shown["within"] == 4), ("quarter", closure_maps.NOISE / 4, True)]
+    mine = closure_run(tmp_path / "mine", quarter[:3], "2026-12-01", own=True)
+    assert [level["title"] for level in closure_shown([*runs, mine])["levels"]] == ["srt", "mine"]
+    assert closure_shown(runs[1:])["title"] == "quarter"
+    assert closure_shown(runs[3:]) is None

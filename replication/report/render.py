@@ -27,6 +27,7 @@ from replication.report.first_screen import answer, claim_table, first_screen, m
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
+from replication.studies.real_maps.closure_maps import NOISE
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
@@ -140,6 +141,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         "against_jax": [line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
         "against_scipy": [line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
         "closure": closure_shown(all_runs),
+        "srt_noise": NOISE,
         "jax_points": JAX_POINTS,
         "retrieval_figure": retrieval_figure(all_runs, figures, output),
         "real_maps": real_maps_shown(all_runs, sections, figures, output),
@@ -192,12 +194,18 @@ def machine_kinds(all_runs):
 
 
 def closure_shown(all_runs):
-    """The closure test the report shows: your newest run's that has one, else the newest reference run's; None."""
+    """The closure test the report shows, or None: at each noise level, your newest run's that has one, else the newest
+    reference run's; the one at the SRT's noise (closure_maps.NOISE) told in full where there is one, else the first
+    found, with every level's summary in `levels` (the noisiest first)."""
+    levels = {}
     for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
         summary = closure_summary(run.folder / "closure")
-        if summary:
-            return summary | {"title": run.title, "appendix": f"runs/{run.appendix_name}.md"}
-    return None
+        if summary and summary["noise"] not in levels:
+            levels[summary["noise"]] = summary | {"title": run.title, "appendix": f"runs/{run.appendix_name}.md"}
+    if not levels:
+        return None
+    main = levels.get(NOISE, next(iter(levels.values())))
+    return main | {"levels": sorted(levels.values(), key=lambda level: -level["noise"])}
 
 
 def answer_figure_shown(all_runs, figures, output):

@@ -13,10 +13,12 @@ from replication.core.results import RunError, read_records
 from replication.studies.real_maps.read import compare_phases, our_phase
 from replication.studies.real_maps.records import (
     CLOSURE_FILE,
+    GOAL_SHARE,
     PYOOF_CLOSURE_FILE,
     TAPER_MATCH,
     WITHIN_UM,
     check_closure,
+    maps_noise,
     read_pyoof_closure,
 )
 from replication.studies.retrieval.read import wilson
@@ -24,8 +26,9 @@ from replication.studies.retrieval.read import wilson
 
 def closure_summary(folder):
     """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
-    WITHIN_UM (with the 95% Wilson interval of the fraction), the median and worst surface errors, how often the
-    taper was chosen right, the median time of a reduction, and how many fits ended without scipy's success."""
+    WITHIN_UM (with the 95% Wilson interval of the fraction, and whether that is at least GOAL_SHARE of them), the
+    median and worst surface errors, how often the taper was chosen right, the median time of a reduction, and how
+    many fits ended without scipy's success."""
     path = pathlib.Path(folder) / CLOSURE_FILE
     if not path.is_file():
         return {}
@@ -36,11 +39,13 @@ def closure_summary(folder):
     finite = [e for e in errors if e is not None]
     within = sum(e is not None and e <= WITHIN_UM for e in errors)
     return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
+            "goal": GOAL_SHARE, "meets_goal": within >= GOAL_SHARE * len(records),
             "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
             "taper_right": sum(abs(r["sigma"] - r["true_sigma"]) <= TAPER_MATCH + 1e-12 for r in records),
             "taper_match": TAPER_MATCH,
             "median_s": statistics.median(r["seconds"] for r in records),
             "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
+            "noise": maps_noise(records[0]),
             "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
             "map_terms": any(truth_has_terms(r) for r in records),
             "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records)} | certification(records)
@@ -71,17 +76,18 @@ def certification(records):
 
 
 def pyoof_closure(folder, records):
-    """pyoof's reductions of the seeds it shares with ours (same seed, same npix; pyoof_peer --closure-seeds), or
-    None: how many, its time against ours seed by seed (median of each, and the range of pyoof / ours), how many of
-    its orders stopped at its evaluation limit, and each one's last phase against the truth's (radians rms over the
-    dish, tilts and piston removed; pyoof's under the convention closest to the truth's, read.PHASE_VARIANTS)."""
+    """pyoof's reductions of the seeds it shares with ours (the same maps: seed, npix, highest order and noise;
+    pyoof_peer --closure-seeds), or None: how many, its time against ours seed by seed (median of each, and the range
+    of pyoof / ours), how many of its orders stopped at its evaluation limit, and each one's last phase against the
+    truth's (radians rms over the dish, tilts and piston removed; pyoof's under the convention closest to the
+    truth's, read.PHASE_VARIANTS)."""
     folder = pathlib.Path(folder)
     path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():
         return None
-    ours = {(r["seed"], r["npix"]): r for r in records}
-    pairs = [(fit, ours[fit["seed"], fit["npix"]]) for fit in read_pyoof_closure(path)
-             if (fit["seed"], fit["npix"]) in ours]
+    ours = {maps_of(r, r["orders"][-1]): r for r in records}
+    pairs = [(fit, ours[maps_of(fit, fit["max_order"])]) for fit in read_pyoof_closure(path)
+             if maps_of(fit, fit["max_order"]) in ours]
     if not pairs:
         return None
     rows = [seed_beside_pyoof(folder, fit, record) for fit, record in pairs]
@@ -97,6 +103,11 @@ def pyoof_closure(folder, records):
             "ours_rad": statistics.median(row["ours_rad"] for row in rows),
             "truth_rad": statistics.median(row["truth_rad"] for row in rows),
             "closest": max(set(conventions), key=conventions.count)}
+
+
+def maps_of(record, order) -> tuple:
+    """What makes a closure seed's maps (closure_maps.simulated_maps): seed, grid, highest order, noise."""
+    return record["seed"], record["npix"], order, maps_noise(record)
 
 
 def seed_beside_pyoof(folder, fit, record):

@@ -27,6 +27,7 @@ from replication.studies.real_maps.records import (
     PYOOF_CLOSURE_FILE,
     check_pyoof_closure,
     check_pyoof_fit,
+    maps_noise,
     read_pyoof_closure,
 )
 
@@ -177,43 +178,49 @@ def run(maps, folder: pathlib.Path, max_order: int):
                   f"{sum(r['seconds'] for r in records):.1f} s", flush=True)
 
 
-def closure_record(seed, npix, records, version):
-    """One closure seed's record from pyoof's per-order records (fit_with_pyoof's)."""
-    return {"seed": seed, "npix": npix, "max_order": records[-1]["order"],
+def closure_record(seed, npix, records, version, noise=closure_maps.NOISE):
+    """One closure seed's record from pyoof's per-order records (fit_with_pyoof's), its maps made at that noise."""
+    return {"seed": seed, "npix": npix, "max_order": records[-1]["order"], "noise": noise,
             "seconds": sum(r["seconds"] for r in records), "nfev": sum(r["nfev"] for r in records),
             "limited": [r["order"] for r in records if r["status"] == 0],
             "success": all(r["success"] for r in records), "params": records[-1]["params"], "pyoof": version}
 
 
-def closure_records_like(path: pathlib.Path, npix: int, max_order: int) -> list[dict]:
+def closure_records_like(path: pathlib.Path, npix: int, max_order: int,
+                         noise: float = closure_maps.NOISE) -> list[dict]:
     """The closure records already in path (none where it does not exist), all made under these settings: a resume
-    under another grid or highest order is refused, naming the file, rather than mixing two kinds of fits."""
+    under another grid, highest order or noise is refused, naming the file, rather than mixing two kinds of fits."""
     records = read_pyoof_closure(path, repair=True) if path.is_file() else []
-    other = [r for r in records if (r["npix"], r["max_order"]) != (npix, max_order)]
+    other = [r for r in records if (r["npix"], r["max_order"], maps_noise(r)) != (npix, max_order, noise)]
     if other:
-        raise RunError(f"{path}: holds seeds fitted at npix {other[0]['npix']}, n = 1..{other[0]['max_order']}; this "
-                       f"run asks npix {npix}, n = 1..{max_order}: resume with those settings or choose another folder")
+        first = other[0]
+        raise RunError(f"{path}: holds seeds fitted at npix {first['npix']}, n = 1..{first['max_order']}, noise "
+                       f"{maps_noise(first):g}; this run asks npix {npix}, n = 1..{max_order}, noise {noise:g}: "
+                       "resume with those settings or choose another folder")
     return records
 
 
-def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: int = real_sources.NPIX):
+def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: int = real_sources.NPIX,
+                noise: float = closure_maps.NOISE):
     """Fit the closure test's seeds 0..seeds-1 not yet in folder with pyoof, each written as it ends: its phase
-    (pyoof-phase-closure-<seed>.npz), then its record (pyoof-closure.jsonl). The maps' pyoof_opt_vars.yaml, where
-    the --maps folder holds one, sets what pyoof fits, as on the real maps."""
+    (pyoof-phase-closure-<seed>.npz), then its record (pyoof-closure.jsonl). The maps are closure's at the same
+    grid, highest order and noise. The maps' pyoof_opt_vars.yaml, where the --maps folder holds one, sets what pyoof
+    fits, as on the real maps."""
+    noise = closure_maps.check_noise(noise)
     path = folder / PYOOF_CLOSURE_FILE
-    done = {r["seed"] for r in closure_records_like(path, npix, max_order)}  # refused before pyoof is looked for
+    done = {r["seed"] for r in closure_records_like(path, npix, max_order, noise)}  # refused before pyoof is looked for
     config = options_file(real_sources.maps_folder(maps)) if maps is not None else None
     import pyoof
 
     folder.mkdir(parents=True, exist_ok=True)
     for seed in (seed for seed in range(seeds) if seed not in done):
-        power, _, _ = closure_maps.simulated_maps(seed, npix, real_sources.ORDERS[-1])
+        power, _, _ = closure_maps.simulated_maps(seed, npix, max_order, noise)
         observation = real_sources.observation_of(real_sources.SOURCES[0], power, closure_maps.STEP)
         with tempfile.TemporaryDirectory() as scratch:
             records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), config)
         with atomic_stream(folder / f"pyoof-phase-closure-{seed}.npz") as stream:
             np.savez_compressed(stream, phase=records[-1]["phase"].astype(np.float32))
-        record = closure_record(seed, npix, records, pyoof.__version__)
+        record = closure_record(seed, npix, records, pyoof.__version__, noise)
         append_record(path, as_written(path, 0, record, check_pyoof_closure))
         print(f"closure seed {seed}: pyoof fitted n = 1..{max_order} in {record['seconds']:.1f} s", flush=True)
 
@@ -229,15 +236,22 @@ def main(argv=None):
     parser.add_argument("--npix", type=int, default=None,
                         help=f"with --closure-seeds: the closure maps' model grid (as closure --npix; default "
                              f"{real_sources.NPIX})")
+    parser.add_argument("--noise", type=float, default=None,
+                        help="with --closure-seeds: the closure maps' noise, a fraction of the in-focus peak (as "
+                             f"closure --noise; default {closure_maps.NOISE:g})")
     args = parser.parse_args(argv)
     try:
         if args.closure_seeds is not None:
             if args.closure_seeds < 1:
                 raise RunError(f"--closure-seeds {args.closure_seeds}: give a positive number of seeds")
-            run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix or real_sources.NPIX)
+            noise = closure_maps.NOISE if args.noise is None else args.noise
+            run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix or real_sources.NPIX,
+                        noise)
             return 0
-        if args.npix is not None:
-            raise RunError(f"--npix {args.npix}: applies to --closure-seeds only (pyoof fits the real maps as read)")
+        for name in ("npix", "noise"):
+            if getattr(args, name) is not None:
+                raise RunError(f"--{name} {getattr(args, name):g}: applies to --closure-seeds only (pyoof fits the "
+                               "real maps as read)")
         if (args.results / "pyoof.jsonl").exists():
             raise RunError(f"--results {args.results}: holds pyoof.jsonl already; choose another folder")
         run(args.maps, args.results, args.max_order)

@@ -21,6 +21,7 @@ from replication.core.records import (
     read_keyed,
 )
 from replication.core.results import RunError
+from replication.studies.real_maps.closure_maps import NOISE
 from replication.studies.sweep.records import series_of
 
 
@@ -315,6 +316,14 @@ class PyoofClosureFit(Record):
     success: bool
     params: Vector
     pyoof: str
+    noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
+    """The maps' noise (a fraction of the in-focus peak); records before 2026-12-04 were all made at NOISE."""
+
+
+def maps_noise(record) -> float:
+    """The noise a closure record's maps were made at (a fraction of the in-focus peak): NOISE before it was recorded
+    (pyoof's closure records before 2026-12-04)."""
+    return record.get("noise", NOISE)
 
 
 def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> None:
@@ -330,6 +339,8 @@ def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = 
 
 WITHIN_UM = 10.0
 """A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
+GOAL_SHARE = 0.99
+"""The share of closure seeds that should recover the surface within WITHIN_UM: the reduction's goal."""
 TAPER_MATCH = 0.02
 """A closure seed's taper is found where the fitted one lies within this of the maps' (dish radii)."""
 CLOSURE_FILE = "closure.jsonl"
