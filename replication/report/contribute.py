@@ -22,6 +22,7 @@ from replication.studies.real_maps.records import (
     CLOSURE_FILE,
     STARTS_FILE,
     check_closure,
+    read_bound,
     read_pyoof,
     read_pyoof_closure,
     read_real_maps,
@@ -43,7 +44,7 @@ RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.
                 "real-maps/settings.json", "real-maps/residuals-*.npz", "real-maps/surface-*.txt",
                 "real-maps/surface-*.fits", "pyoof/pyoof.jsonl", "pyoof/pyoof-phase-*.npz", "closure/closure.jsonl",
                 "closure/runs.jsonl", "closure/settings.json", "closure/pyoof/pyoof-closure.jsonl",
-                "closure/pyoof/pyoof-phase-closure-*.npz")
+                "closure/pyoof/pyoof-phase-closure-*.npz", "closure/bound.jsonl")
 """What a run contributes as a reference run: its records, not what was rendered from them."""
 
 
@@ -123,6 +124,7 @@ READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), 
            "crosscheck/crosscheck.json": read_crosscheck, "bench*/bench.json": read_bench,
            "peers/check.json": read_peers_check, "pyoof/pyoof.jsonl": lambda path: read_pyoof(path, strict=True),
            "closure/pyoof/pyoof-closure.jsonl": lambda path: read_pyoof_closure(path, strict=True),
+           "closure/bound.jsonl": lambda path: read_bound(path, strict=True),
            "*/settings.json": load_json}
 """The reader the report uses for each record file beside the points (a file it refuses is refused here)."""
 

@@ -101,17 +101,20 @@ IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radia
 """What a closure folder's seeds are made and reduced under."""
 
 
+def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE) -> dict:
+    """What a closure folder's seeds are made and reduced under (IDENTITY's keys)."""
+    return {"npix": npix, "orders": list(orders), "tol": tol, "noise": check_noise(noise),
+            "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
+            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
+
+
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
                 tol: float = TOL, quiet: bool = False, noise: float = NOISE) -> int:
     """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
     fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
-    noise = check_noise(noise)
+    identity = closure_identity(npix, orders, tol, noise)
     with thread_limits(threads):
-        environment = environment_record(threads) | {
-            "kind": "closure", "npix": npix, "orders": list(orders), "tol": tol, "noise": noise,
-            "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
-            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
-    identity = {key: environment[key] for key in IDENTITY}
+        environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
     measurement.check_identity(folder, identity, records=(CLOSURE_FILE,))
     done = {record["seed"] for record in read_records(path, repair=True, check=check_closure)}

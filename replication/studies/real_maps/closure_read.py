@@ -12,6 +12,7 @@ from replication.core.optimum import TARGET
 from replication.core.results import RunError, read_records
 from replication.studies.real_maps.read import compare_phases, our_phase
 from replication.studies.real_maps.records import (
+    BOUND_FILE,
     CLOSURE_FILE,
     GOAL_SHARE,
     PYOOF_CLOSURE_FILE,
@@ -19,6 +20,7 @@ from replication.studies.real_maps.records import (
     WITHIN_UM,
     check_closure,
     maps_noise,
+    read_bound,
     read_pyoof_closure,
 )
 from replication.studies.retrieval.read import wilson
@@ -48,7 +50,8 @@ def closure_summary(folder):
             "noise": maps_noise(records[0]),
             "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
             "map_terms": any(truth_has_terms(r) for r in records),
-            "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records)} | certification(records)
+            "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
+            "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)} | certification(records)
 
 
 def truth_has_terms(record) -> bool:
@@ -73,6 +76,25 @@ def certification(records):
             "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
                                  for r in missed),
             "predicted_um": statistics.median(predicted) if predicted else None}
+
+
+def fisher_bound(path, records):
+    """What the Fisher information predicts for the seeds reduced (bound.py's records made from the same maps), or
+    None: over those seeds, the mean share within WITHIN_UM it predicts for our least squares and for the efficient
+    estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions reached."""
+    if not path.is_file():
+        return None
+    ours = {(r["seed"], r["npix"], r["orders"][-1], maps_noise(r)): r for r in records}
+    pairs = [(fit, ours[key]) for fit in read_bound(path)
+             if (key := (fit["seed"], fit["npix"], fit["order"], fit["noise"])) in ours]
+    if not pairs:
+        return None
+    reached = [r["surface_error_um"] is not None and r["surface_error_um"] <= WITHIN_UM for _, r in pairs]
+    return {"seeds": len(pairs), "reached": sum(reached) / len(pairs),
+            "ls_share": statistics.fmean(fit["ls_share"] for fit, _ in pairs),
+            "bound_share": statistics.fmean(fit["bound_share"] for fit, _ in pairs),
+            "ls_um": statistics.median(fit["ls_rms_um"] for fit, _ in pairs),
+            "bound_um": statistics.median(fit["bound_rms_um"] for fit, _ in pairs)}
 
 
 def pyoof_closure(folder, records):

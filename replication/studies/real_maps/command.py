@@ -14,11 +14,11 @@ from replication.core.options import (
     positive_int,
 )
 from replication.core.writers import writer_folder
-from replication.studies.real_maps import closure, closure_maps, multistart
+from replication.studies.real_maps import bound, closure, closure_maps, multistart
 from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import CLOSURE_FILE, WITHIN_UM
+from replication.studies.real_maps.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM
 
 
 def add_real_maps_command(fits):
@@ -87,6 +87,10 @@ def add_closure_command(closure):
                          help="the noise's standard deviation, a fraction of the in-focus peak (default "
                               f"{closure_maps.NOISE:g}, the SRT maps'); the seeds' draws do not depend on it, so a "
                               "lower level makes the same maps with the noise scaled")
+    closure.add_argument("--bound", action="store_true",
+                         help="instead of reducing, write for the same seeds the surface error the Fisher information "
+                              "at each truth predicts for the reduction's least squares and for the efficient "
+                              "estimator (the Cramer-Rao bound; untimed, resumable)")
     add_run_options(closure, "closure")
     add_measuring_options(closure)
     closure.set_defaults(func=run_closure_command)
@@ -109,10 +113,16 @@ CLOSURE_SEEDS = 100
 
 
 def run_closure_command(args):
+    orders = tuple(range(1, args.max_order + 1))
     results, lock = writer_folder(args, "closure")
     with runs.exclusive(lock):
-        count = closure.run_closure(results, args.seeds, args.npix, tuple(range(1, args.max_order + 1)),
-                                    args.threads, quiet=args.quiet, noise=args.noise)
+        if args.bound:
+            identity = closure.closure_identity(args.npix, orders, noise=args.noise)
+            count = bound.run_bound(results, args.seeds, identity, args.threads, args.quiet)
+            print(f"{results / BOUND_FILE}: {count} seed(s) bounded in this run")
+            return 0
+        count = closure.run_closure(results, args.seeds, args.npix, orders, args.threads, quiet=args.quiet,
+                                    noise=args.noise)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     return 0
 

@@ -370,6 +370,37 @@ class Closure(Record):
     predicted_error_um: MaybeNumber = None
 
 
+BOUND_FILE = "bound.jsonl"
+"""A closure folder's Fisher predictions (studies.real_maps.bound): one line per seed as it ends."""
+
+
+class ClosureBound(Record):
+    """One closure seed's surface error as the Fisher information at its truth predicts it (bound.seed_bound): the
+    rms (micrometres) and the share of draws within WITHIN_UM for least squares with white weights under the scan
+    noise (ls) and for least squares prewhitened along the scans (bound: the Cramer-Rao bound)."""
+
+    seed: Annotated[int, msgspec.Meta(ge=0)]
+    npix: Annotated[int, msgspec.Meta(ge=1)]
+    noise: Annotated[float, msgspec.Meta(gt=0)]
+    order: Annotated[int, msgspec.Meta(ge=1)]
+    parameters: Annotated[int, msgspec.Meta(ge=1)]
+    ls_rms_um: Annotated[float, msgspec.Meta(ge=0)]
+    ls_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    bound_rms_um: Annotated[float, msgspec.Meta(ge=0)]
+    bound_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    git_commit: str | None = None
+
+
+def check_bound(path, number, record):
+    """Validate one bound record as read."""
+    check_typed(path, number, record, ClosureBound)
+
+
+def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The Fisher predictions of a closure folder, one per seed."""
+    return read_keyed(path, check_bound, lambda r: r["seed"], "seed", repair, strict)
+
+
 def check_closure(path, number, record):
     """Validate one closure record as read: an error names the file, the line and the key."""
     check_typed(path, number, record, Closure)

@@ -1,0 +1,66 @@
+"""What the closure test's maps allow at best (studies.real_maps.bound): the scan noise's whitening and correlation,
+the Fisher predictions of one seed, the command that writes them and the report's reading of them."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import run_command
+from test_closure import REFERENCE_CLOSURE
+
+from replication.studies.real_maps import bound, closure_maps
+from replication.studies.real_maps.closure_read import fisher_bound
+from replication.studies.real_maps.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
+
+
+def test_prewhitening_along_the_scans_inverts_the_scan_noise_correlation():
+    shape = (2, 7, 3)
+    identity = np.eye(np.prod(shape))
+    whitening = bound.scan_whitened(identity, shape)  # W: white = W noise
+    correlation = bound.scan_correlated(identity, shape)  # Sigma
+    np.testing.assert_allclose(whitening @ correlation @ whitening.T, identity, atol=1e-12)
+    noise = closure_maps.scan_noise(np.random.default_rng(2), (3, 400, 40))
+    white = bound.scan_whitened(noise.reshape(-1, 1), noise.shape).reshape(noise.shape)
+    assert abs(np.corrcoef(white[:, 1:].ravel(), white[:, :-1].ravel())[0, 1]) < 0.03
+    assert white.std() == pytest.approx(1.0, abs=0.03)
+
+
+def test_a_seeds_predicted_error_scales_with_the_noise_and_the_bound_is_below_least_squares():
+    srt = bound.seed_bound(1, 128, 2, closure_maps.NOISE)
+    quarter = bound.seed_bound(1, 128, 2, closure_maps.NOISE / 4)
+    for name in ("ls_rms_um", "bound_rms_um"):
+        assert quarter[name] == pytest.approx(srt[name] / 4, rel=1e-6)
+    assert 0 < srt["bound_rms_um"] < srt["ls_rms_um"]
+    assert srt["ls_share"] <= srt["bound_share"] <= quarter["bound_share"]
+    assert srt["parameters"] > 6
+
+
+def test_the_bound_command_writes_each_seed_resumes_and_refuses_other_settings(tmp_path):
+    arguments = ("closure", "--bound", "--seeds", 2, "--npix", 128, "--max-order", 2, "--results", tmp_path / "c",
+                 "--quiet")
+    done = run_command(*arguments)
+    assert done.returncode == 0, done.stderr
+    records = read_bound(tmp_path / "c" / BOUND_FILE, strict=True)
+    assert [(r["seed"], r["npix"], r["order"], r["noise"]) for r in records] == [(0, 128, 2, 0.002), (1, 128, 2, 0.002)]
+    assert "0 seed(s) bounded" in run_command(*arguments).stdout
+    other = run_command(*arguments, "--noise", "0.001")
+    assert other.returncode == 2
+    assert "started with noise = 0.002, this command has noise = 0.001" in other.stderr
+
+
+def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_path):
+    ours = [json.loads(line) for line in REFERENCE_CLOSURE.read_text().splitlines()[:3]]
+    (tmp_path / CLOSURE_FILE).write_text("".join(json.dumps(r) + "\n" for r in ours))
+    fits = [{"seed": r["seed"], "npix": r["npix"], "noise": r["noise"], "order": r["orders"][-1], "parameters": 33,
+             "ls_rms_um": 8.0 + index, "ls_share": 0.5, "bound_rms_um": 5.0, "bound_share": 0.9 + 0.05 * index}
+            for index, r in enumerate(ours)]
+    fits.append(fits[0] | {"seed": 999})  # a seed we did not reduce
+    path = tmp_path / BOUND_FILE
+    path.write_text("".join(json.dumps(f) + "\n" for f in fits))
+    read = fisher_bound(path, ours)
+    reached = sum(r["surface_error_um"] <= WITHIN_UM for r in ours) / 3
+    assert read == pytest.approx({"seeds": 3, "reached": reached, "ls_share": 0.5, "bound_share": 0.95, "ls_um": 9.0,
+                                  "bound_um": 5.0})
+    path.write_text("".join(json.dumps(f | {"noise": 0.001}) + "\n" for f in fits))  # other maps: not paired
+    assert fisher_bound(path, ours) is None
+    assert fisher_bound(tmp_path / "none.jsonl", ours) is None
