@@ -2,14 +2,16 @@
 the Fisher predictions of one seed, the command that writes them and the report's reading of them."""
 
 import json
+import math
 
 import numpy as np
 import pytest
 from conftest import run_command
 from test_closure import REFERENCE_CLOSURE
 
+from replication.core.paths import REFERENCE
 from replication.studies.real_maps import bound, closure_maps
-from replication.studies.real_maps.closure_read import fisher_bound
+from replication.studies.real_maps.closure_read import closure_noise, closure_summary, fisher_bound
 from replication.studies.real_maps.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
 
 
@@ -64,3 +66,26 @@ def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_
     path.write_text("".join(json.dumps(f | {"noise": 0.001}) + "\n" for f in fits))  # other maps: not paired
     assert fisher_bound(path, ours) is None
     assert fisher_bound(tmp_path / "none.jsonl", ours) is None
+
+
+@pytest.mark.parametrize("folder", sorted(path.parent for path in REFERENCE.glob(f"*/closure/{BOUND_FILE}")),
+                         ids=lambda path: path.parent.name)
+def test_the_fisher_prediction_of_least_squares_matches_the_reductions_of_the_committed_runs(folder):
+    """A physics check of the bound: the share within 10 um and the median error the Fisher information predicts for
+    the reduction's own estimator are those its 100 cold-start reductions reached (within the binomial error and 25%),
+    so that what it predicts for the efficient estimator can be trusted as far."""
+    summary = closure_summary(folder)
+    fisher = summary["bound"]
+    assert fisher["seeds"] == summary["seeds"] >= 100
+    spread = math.sqrt(fisher["ls_share"] * (1 - fisher["ls_share"]) / fisher["seeds"]) + 1 / fisher["seeds"]
+    assert abs(fisher["reached"] - fisher["ls_share"]) <= 3 * spread
+    assert 0.8 <= summary["median_um"] / fisher["ls_um"] <= 1.25
+    assert fisher["bound_um"] < fisher["ls_um"]
+    assert fisher["bound_share"] >= fisher["ls_share"]
+
+
+def test_a_closure_folders_noise_is_read_from_its_settings_or_none(tmp_path):
+    assert closure_noise(tmp_path) is None
+    for text, noise in (('{"noise": 0.0005}', 0.0005), ('{"noise": "x"}', None), ("[1]", None), ("{", None)):
+        (tmp_path / "settings.json").write_text(text)
+        assert closure_noise(tmp_path) == noise

@@ -10,6 +10,8 @@ from replication.core.results import refuse_links_inside
 from replication.studies.bench.records import read_bench
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
+from replication.studies.real_maps.closure_maps import NOISE
+from replication.studies.real_maps.closure_read import closure_noise
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.read import load_sharded_sweeps, load_sweep, off_yardstick_points
 from replication.studies.sweep.records import read_optima
@@ -74,12 +76,13 @@ class Run:
     def profile_label(self):
         """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
         one thread, ', real maps' for a run of real maps and no sweep, ', closure test' for one of the closure test
-        alone (two runs of one machine and day then read apart); '' otherwise."""
+        alone (' at noise F' where not at the SRT's; two runs of one machine and day then read apart); '' otherwise."""
         name = self.judged("cauchy")[0]
         if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
         if not self.sweeps and (self.folder / "closure").is_dir():
-            return ", closure test"
+            noise = closure_noise(self.folder / "closure")
+            return ", closure test" + ("" if noise in (None, NOISE) else f" at noise {noise:g}")
         threads = {record.get("threads") for record in self.sweeps[name][1]} if name else set()
         one = ", 1 thread" if threads == {1} else ""
         return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one

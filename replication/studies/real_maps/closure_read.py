@@ -3,6 +3,7 @@ and whether the misses are the optimizer's or the noise's. Read side: no torch."
 
 from __future__ import annotations
 
+import json
 import pathlib
 import statistics
 
@@ -52,6 +53,17 @@ def closure_summary(folder):
             "map_terms": any(truth_has_terms(r) for r in records),
             "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
             "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)} | certification(records)
+
+
+def closure_noise(folder) -> float | None:
+    """The noise a closure folder's maps were made at, as its settings.json says (None where it says none: the
+    report then reads the folder's records, and refuses a damaged one there)."""
+    path = pathlib.Path(folder) / "settings.json"
+    try:
+        noise = json.loads(path.read_text()).get("noise") if path.is_file() and not path.is_symlink() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return noise if isinstance(noise, (int, float)) and not isinstance(noise, bool) else None
 
 
 def truth_has_terms(record) -> bool:
