@@ -17,9 +17,9 @@ from replication.report.load import run_environments
 from replication.report.render import closure_shown, load_runs
 from replication.studies.real_maps import closure_maps, measure, pyoof_peer, surface
 from replication.studies.real_maps.closure_read import closure_summary
+from replication.studies.real_maps.closure_records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
 from replication.studies.real_maps.pyoof_peer import PHASE_PIXELS
 from replication.studies.real_maps.read import our_phase
-from replication.studies.real_maps.records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
 from replication.studies.real_maps.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
 
 

@@ -23,7 +23,7 @@ from replication.core.environment import git_commit, thread_limits
 from replication.core.records import as_written
 from replication.core.results import append_record
 from replication.studies.real_maps.closure_maps import SCAN_CORRELATION, check_noise, simulated_maps
-from replication.studies.real_maps.records import BOUND_FILE, WITHIN_UM, check_bound, read_bound
+from replication.studies.real_maps.closure_records import BOUND_FILE, WITHIN_UM, check_bound, read_bound
 from replication.studies.real_maps.sources import SOURCES, map_region, surface_error
 from torch_impl.beams import from_fft_order, model_power
 

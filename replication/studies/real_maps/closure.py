@@ -30,9 +30,9 @@ from replication.studies.real_maps.closure_maps import (
     check_noise,
     simulated_maps,
 )
+from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_closure
 from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
 from replication.studies.real_maps.ladder import choose_taper, fit_ladder, residual_maps
-from replication.studies.real_maps.records import CLOSURE_FILE, check_closure
 from replication.studies.real_maps.sources import (
     NPIX,
     ORDERS,

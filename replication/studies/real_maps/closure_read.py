@@ -11,8 +11,7 @@ import numpy as np
 
 from replication.core.optimum import TARGET
 from replication.core.results import RunError, read_records
-from replication.studies.real_maps.read import compare_phases, our_phase
-from replication.studies.real_maps.records import (
+from replication.studies.real_maps.closure_records import (
     BOUND_FILE,
     CLOSURE_FILE,
     GOAL_SHARE,
@@ -24,6 +23,7 @@ from replication.studies.real_maps.records import (
     read_bound,
     read_pyoof_closure,
 )
+from replication.studies.real_maps.read import compare_phases, our_phase
 from replication.studies.retrieval.read import wilson
 
 

@@ -18,7 +18,7 @@ from replication.studies.real_maps import bound, closure, closure_maps, multista
 from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM
+from replication.studies.real_maps.closure_records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM
 
 
 def add_real_maps_command(fits):

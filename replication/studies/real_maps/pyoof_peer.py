@@ -23,13 +23,13 @@ from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream
 from replication.studies.real_maps import closure_maps
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.records import (
+from replication.studies.real_maps.closure_records import (
     PYOOF_CLOSURE_FILE,
     check_pyoof_closure,
-    check_pyoof_fit,
     maps_noise,
     read_pyoof_closure,
 )
+from replication.studies.real_maps.records import check_pyoof_fit
 
 PYOOF_ILLUMINATION = "illum_pedestal"
 """pyoof's parabolic-taper illumination (its default), the taper fitted as the maps' configuration asks

@@ -1,0 +1,130 @@
+"""The closure test's records (studies.real_maps.closure, bound and pyoof_peer --closure-seeds): one typed model
+per kind, each checked as it is read and before it is written, and the read side's thresholds (10 um, 99%)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Annotated
+
+import msgspec
+
+from replication.core.records import (
+    Count,
+    MaybeNumber,
+    Number,
+    Record,
+    Seconds,
+    Vector,
+    check_typed,
+    check_vectors,
+    read_keyed,
+)
+from replication.studies.real_maps.closure_maps import NOISE
+
+PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
+"""pyoof's fits of the closure test's maps: one line per seed as it ends (pyoof_peer --closure-seeds)."""
+
+
+class PyoofClosureFit(Record):
+    """pyoof's reduction of one closure seed's maps (closure_maps.simulated_maps at npix), orders 1..max_order each
+    from the last: its time to stop and evaluations over the orders, the orders stopped by its evaluation limit
+    (status 0), whether every order succeeded, and the last order's parameters (its phase beside it, .npz)."""
+
+    seed: Annotated[int, msgspec.Meta(ge=0)]
+    npix: Annotated[int, msgspec.Meta(ge=1)]
+    max_order: Annotated[int, msgspec.Meta(ge=1)]
+    seconds: Seconds
+    nfev: Count
+    limited: list[int]
+    success: bool
+    params: Vector
+    pyoof: str
+    noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
+    """The maps' noise (a fraction of the in-focus peak); records before 2026-12-04 were all made at NOISE."""
+
+
+def maps_noise(record) -> float:
+    """The noise a closure record's maps were made at (a fraction of the in-focus peak): NOISE before it was recorded
+    (pyoof's closure records before 2026-12-04)."""
+    return record.get("noise", NOISE)
+
+
+def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> None:
+    """Validate a pyoof closure record as read."""
+    check_typed(path, number, record, PyoofClosureFit)
+    check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
+
+
+def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """pyoof's reductions of the closure seeds, one per seed and grid (another grid makes other maps)."""
+    return read_keyed(path, check_pyoof_closure, lambda r: (r["seed"], r["npix"]), "seed and grid", repair, strict)
+
+
+WITHIN_UM = 10.0
+"""A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
+GOAL_SHARE = 0.99
+"""The share of closure seeds that should recover the surface within WITHIN_UM: the reduction's goal."""
+TAPER_MATCH = 0.02
+"""A closure seed's taper is found where the fitted one lies within this of the maps' (dish radii)."""
+CLOSURE_FILE = "closure.jsonl"
+"""A closure folder's records: one line per seed as it ends."""
+
+
+class Closure(Record):
+    """One seed of the closure test: the surface found against the known one (micrometres rms), the time the
+    reduction took, the taper chosen against the one the maps were made with; since 2026-12-03 (later), the optimum a
+    start at the truth reaches: the reduction's distance from it, how much lower its objective is, its own surface
+    error, and the error the fit's covariance predicts (closure.certified)."""
+
+    seed: int
+    npix: int
+    orders: list[int]
+    sigma: Number
+    true_sigma: Number
+    seconds: Seconds
+    success: bool
+    surface_error_um: MaybeNumber
+    truth_surface_um: Number
+    x: Vector
+    truth: Vector
+    optimum_distance_se: MaybeNumber = None
+    optimum_lower_by: MaybeNumber = None
+    truth_start_error_um: MaybeNumber = None
+    predicted_error_um: MaybeNumber = None
+
+
+BOUND_FILE = "bound.jsonl"
+"""A closure folder's Fisher predictions (studies.real_maps.bound): one line per seed as it ends."""
+
+
+class ClosureBound(Record):
+    """One closure seed's surface error as the Fisher information at its truth predicts it (bound.seed_bound): the
+    rms (micrometres) and the share of draws within WITHIN_UM for least squares with white weights under the scan
+    noise (ls) and for least squares prewhitened along the scans (bound: the Cramer-Rao bound)."""
+
+    seed: Annotated[int, msgspec.Meta(ge=0)]
+    npix: Annotated[int, msgspec.Meta(ge=1)]
+    noise: Annotated[float, msgspec.Meta(gt=0)]
+    order: Annotated[int, msgspec.Meta(ge=1)]
+    parameters: Annotated[int, msgspec.Meta(ge=1)]
+    ls_rms_um: Annotated[float, msgspec.Meta(ge=0)]
+    ls_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    bound_rms_um: Annotated[float, msgspec.Meta(ge=0)]
+    bound_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    git_commit: str | None = None
+
+
+def check_bound(path, number, record):
+    """Validate one bound record as read."""
+    check_typed(path, number, record, ClosureBound)
+
+
+def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
+    """The Fisher predictions of a closure folder, one per seed."""
+    return read_keyed(path, check_bound, lambda r: r["seed"], "seed", repair, strict)
+
+
+def check_closure(path, number, record):
+    """Validate one closure record as read: an error names the file, the line and the key."""
+    check_typed(path, number, record, Closure)
+    check_vectors(path, number, {"x": record["x"]}, len(record["truth"]))
