@@ -173,9 +173,11 @@ def real_maps(session):
 @nox.session(default=False)
 def closure(session):
     """The closure test of the real-maps reduction: 100 seeds of simulated SRT-like maps with a known surface,
-    reduced from a cold start (resumable; -- --seeds N, --npix, --threads), into your run, then figures and report."""
+    reduced from a cold start, and what the maps allow at best (the Fisher information at each truth) (resumable;
+    -- --seeds N, --npix, --noise F, --threads), into your run, then figures and report."""
     install_project(session)
     replication(session, "closure", *session.posargs)
+    replication(session, "closure", "--bound", *session.posargs)
     replication(session, "figures")
     replication(session, "report")
 
