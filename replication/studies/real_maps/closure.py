@@ -96,13 +96,8 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
             "predicted_error_um": finite_or_none(rms(predicted))}
 
 
-IDENTITY = ("npix", "orders", "tol", "noise", "scan_correlation", "surface_radians", "true_sigma", "step", "taper_tol",
-            "map_terms")
-"""What a closure folder's seeds are made and reduced under."""
-
-
 def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE) -> dict:
-    """What a closure folder's seeds are made and reduced under (IDENTITY's keys)."""
+    """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused."""
     return {"npix": npix, "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
             "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}

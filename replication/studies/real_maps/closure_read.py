@@ -96,9 +96,7 @@ def fisher_bound(path, records):
     estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions reached."""
     if not path.is_file():
         return None
-    ours = {(r["seed"], r["npix"], r["orders"][-1], maps_noise(r)): r for r in records}
-    pairs = [(fit, ours[key]) for fit in read_bound(path)
-             if (key := (fit["seed"], fit["npix"], fit["order"], fit["noise"])) in ours]
+    pairs = same_maps(read_bound(path), "order", records)
     if not pairs:
         return None
     reached = [r["surface_error_um"] is not None and r["surface_error_um"] <= WITHIN_UM for _, r in pairs]
@@ -119,9 +117,7 @@ def pyoof_closure(folder, records):
     path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():
         return None
-    ours = {maps_of(r, r["orders"][-1]): r for r in records}
-    pairs = [(fit, ours[maps_of(fit, fit["max_order"])]) for fit in read_pyoof_closure(path)
-             if maps_of(fit, fit["max_order"]) in ours]
+    pairs = same_maps(read_pyoof_closure(path), "max_order", records)
     if not pairs:
         return None
     rows = [seed_beside_pyoof(folder, fit, record) for fit, record in pairs]
@@ -142,6 +138,13 @@ def pyoof_closure(folder, records):
 def maps_of(record, order) -> tuple:
     """What makes a closure seed's maps (closure_maps.simulated_maps): seed, grid, highest order, noise."""
     return record["seed"], record["npix"], order, maps_noise(record)
+
+
+def same_maps(fits, order_key, records) -> list[tuple]:
+    """(fit, our record) for each fit made from the very maps one of our records reduced (maps_of; a fit's highest
+    order under order_key); the others left out."""
+    ours = {maps_of(r, r["orders"][-1]): r for r in records}
+    return [(fit, ours[key]) for fit in fits if (key := maps_of(fit, fit[order_key])) in ours]
 
 
 def seed_beside_pyoof(folder, fit, record):
