@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.fft
 
+from oof_common.validation import ArrayLike, check_params
+
 from .aperture import aperture_field, aperture_phase, illumination, map_screens
 from .backend import Array, as_model_array, from_fft_order
 from .setup import Setup, check_setup, map_gains, map_terms, parameter_parts
-from .validation import ArrayLike, check_params
 
 
 def place_on_grid(values, index, box):

@@ -1,26 +1,29 @@
 """The Gauss-Newton matrix of the objective: the curvature a BFGS fit may start from (fit's start_hessian).
 
 For an objective L = sum over pixels of rho(e), e = P - data the excess power, the matrix is
-G = sum over pixels of c(e) J J^T, J = dP/dparams the beams' Jacobian and c the objective's curvature in e: 2 for
-least squares, 1 / gamma^2 for the Gaussian, and the weight of iteratively-reweighted least squares,
-rho'(e) / e = 2 / (gamma^2 + e^2), for the Cauchy likelihood (positive where its second derivative is not). G is
+G = sum over pixels of c(e) J J^T, J = dP/dparams the beams' Jacobian and c(e) = rho'(e) / e the loss's curvature weight
+(losses.py): 2 for least squares, 1 / gamma^2 for the Gaussian, and for the Cauchy likelihood the weight of
+iteratively-reweighted least squares, 2 / (gamma^2 + e^2) (positive where its second derivative is not). G is
 the Hessian without the terms in the model's second derivative: exact for a model that fits, and positive
 semi-definite always. It is summed on the sky window that holds the beams (beam_window), where J is taken here as
-a NumPy user would: by forward differences of the beams, one model evaluation per parameter.
+a NumPy user would: by forward differences of the beams, one model evaluation per parameter
+(forward_difference_jacobian; torch_impl takes it exactly, by forward mode).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from oof_common.constants import GAMMA
+from oof_common.limits import WINDOW_POWER_LOSS
+from oof_common.validation import ArrayLike, check_matrix, check_params, check_positive
+
 from .backend import as_model_array, difference_step, to_numpy
 from .beams import far_field, model_power, place_on_grid
-from .constants import GAMMA, OBJECTIVES
 from .gradient import dish_field, model_power_of_beam
 from .likelihood import ObservedMaps, observed_maps
-from .limits import WINDOW_POWER_LOSS
+from .losses import Loss, loss_of
 from .setup import Setup, check_setup
-from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 WINDOW_STEP = 8
 """The window's half-width is a multiple of this many pixels."""
@@ -42,14 +45,7 @@ def beam_window(power, loss):
     return np.arange(npix)
 
 
-def curvature_weights(excess, gamma, objective):
-    """c(e) per pixel: the objective's curvature in the excess power e = P - data (see the module's docstring)."""
-    if objective == "cauchy":
-        return 2 / (gamma**2 + excess * excess)
-    return np.full_like(excess, 2.0 if objective == "least-squares" else 1 / gamma**2)
-
-
-def _window_jacobian(params, setup, power, rows):
+def forward_difference_jacobian(params, setup, power, rows):
     """J = dP/dparams at the window's pixels by forward differences of the beams (every parameter but the offsets,
     whose are offset_rows'), as (parameters, window pixels of the 3 maps)."""
     step = difference_step(setup)
@@ -71,14 +67,14 @@ def offset_rows(weights, jacobian, windowed_weights, setup):
 
 
 def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                        objective: str = "cauchy", window_loss: float = WINDOW_POWER_LOSS) -> np.ndarray:
+                        objective: str | Loss = "cauchy", window_loss: float = WINDOW_POWER_LOSS) -> np.ndarray:
     """The (P, P) Gauss-Newton matrix of the objective at params (the module's docstring), a float64 NumPy array
     (objective per parameter^2), summed on the sky window that leaves at most window_loss of each map's power out
     (0: the whole grid)."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
     window_loss = float(window_loss)
     if not 0 <= window_loss < 1:
         raise ValueError(f"window_loss must be in [0, 1), got {window_loss}")
@@ -86,11 +82,11 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
     power, model = model_power_of_beam(far_field(place_on_grid(field, setup.index, setup.box), setup.npix), params,
                                        setup)
     rows = beam_window(power, window_loss)
-    weights = curvature_weights(model - data.fft_order, gamma, objective)
+    weights = loss.curvature(model - data.fft_order, gamma)
     if data.weights is not None:
         weights = weights * data.weights
     windowed = weights[:, rows][:, :, rows]
-    jacobian = _window_jacobian(params, setup, model, rows)
+    jacobian = forward_difference_jacobian(params, setup, model, rows)
     matrix = (jacobian * windowed.reshape(1, -1)) @ jacobian.T
     if setup.n_offsets:
         diagonal, cross = offset_rows(weights, jacobian, windowed, setup)

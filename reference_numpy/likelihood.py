@@ -1,4 +1,5 @@
-"""The objective of a fit: the robust (Cauchy) negative log-likelihood of the beam maps, or least squares."""
+"""The objective of a fit: a loss (losses.py; the robust Cauchy negative log-likelihood by default) of the model's
+beam maps against the observed ones."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import math
 
 import numpy as np
 
+from oof_common.constants import GAMMA
+from oof_common.validation import ArrayLike, check_data, check_params, check_positive
+
 from .backend import as_model_array, to_fft_order
 from .beams import model_power
-from .constants import GAMMA, OBJECTIVES
+from .losses import Loss, loss_of
 from .setup import Setup, check_setup
-from .validation import ArrayLike, check_choice, check_data, check_params, check_positive
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -59,63 +62,36 @@ def pixel_count(data, weights):
     return math.prod(data.shape) if weights is None else weights.sum(dtype=np.float64)
 
 
-def cauchy_nll(power, data, gamma, weights=None):
-    """Sum over pixels of -log(gamma / (pi (resid^2 + gamma^2))), resid = data - power, over the pixels of
-    weight 1 where weights (0 or 1 per pixel) are given.
-
-    Written as npixels * log(pi gamma) + sum log1p((resid / gamma)^2): the large constant is added
-    once instead of per pixel (a fit's minimizer does not see it: objective_constant). Summed in float64.
-    """
-    scaled = (power - data) / gamma
-    if weights is None:
-        return np.log1p(scaled**2).sum(dtype=np.float64) + math.prod(data.shape) * math.log(math.pi * gamma)
-    scaled = scaled * weights
-    pixels = pixel_count(data, weights)
-    return np.log1p(scaled**2).sum(dtype=np.float64) + pixels * math.log(math.pi * gamma)
+def compared_excess(power, data, weights=None):
+    """e = P - data per pixel (beam-power units), 0 on the pixels of weight 0 where weights (0 or 1) are given."""
+    excess = power - data
+    return excess if weights is None else excess * weights
 
 
-def least_squares(power, data, weights=None):
-    """Sum over pixels of (data - power)^2 (beam-power units squared), summed in float64, over the pixels of weight
-    1 where weights are given: the objective of the author's timing code."""
-    if weights is None:
-        return ((power - data) ** 2).sum(dtype=np.float64)
-    return (((power - data) * weights) ** 2).sum(dtype=np.float64)
+def objective_value(power, data, gamma, loss: Loss):
+    """The loss of model power beams (FFT order) against data (ObservedMaps), its constant included: a float64
+    scalar. The constant (Cauchy: compared pixels times log(pi gamma)) is added once, not per pixel."""
+    value = loss.value(compared_excess(power, data.fft_order, data.weights), gamma)
+    return value + loss.constant(pixel_count(data.fft_order, data.weights), gamma)
 
 
-def gaussian_nll(power, data, gamma, weights=None):
-    """Least squares in units of the noise: the sum over pixels of (data - power)^2 / (2 gamma^2), gamma the noise's
-    standard deviation (beam-power units); the Gaussian negative log-likelihood without its constant."""
-    return least_squares(power, data, weights) / (2 * gamma**2)
-
-
-def objective_value(power, data, gamma, objective):
-    """The chosen objective of model power beams (FFT order) against data (ObservedMaps)."""
-    if objective == "cauchy":
-        return cauchy_nll(power, data.fft_order, gamma, data.weights)
-    if objective == "gaussian":
-        return gaussian_nll(power, data.fft_order, gamma, data.weights)
-    return least_squares(power, data.fft_order, data.weights)
-
-
-def objective_constant(data, gamma, objective):
+def objective_constant(data, gamma, loss: Loss):
     """The part of the objective that depends on no parameter (Cauchy: compared pixels times log(pi gamma); none
     for the others), which a fit's minimizer does not see: left in, it is 150-180 times the rest at npix 512, and the
     minimizer's tests of progress and finite-difference steps, all relative to |objective|, lose that much."""
-    if objective != "cauchy":
-        return 0.0
-    return float(pixel_count(data.fft_order, data.weights)) * math.log(math.pi * gamma)
+    return float(loss.constant(float(pixel_count(data.fft_order, data.weights)), gamma))
 
 
-def prepared_nll(params, setup, data, gamma, objective="cauchy"):
-    """The objective of params (the model's array type) for data already prepared (ObservedMaps)."""
-    return objective_value(model_power(params, setup), data, gamma, objective)
+def prepared_nll(params, setup, data, gamma, loss: Loss):
+    """The objective of params (the model's array type) for data already prepared (ObservedMaps), loss a Loss."""
+    return objective_value(model_power(params, setup), data, gamma, loss)
 
 
 def negative_log_likelihood(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                            objective: str = "cauchy") -> float:
-    """The objective (Cauchy negative log-likelihood by default) of the observed (3, npix, npix) maps, a float."""
+                            objective: str | Loss = "cauchy") -> float:
+    """The objective (Cauchy negative log-likelihood by default; a loss's name or the loss) of the observed
+    (3, npix, npix) maps, a float."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    return float(prepared_nll(params, setup, data, gamma, objective))
+    return float(prepared_nll(params, setup, data, check_positive("gamma", gamma), loss_of(objective)))

@@ -6,11 +6,10 @@ import dataclasses
 
 import numpy as np
 
-from .aperture import aperture_grid, defocus_screens, dish_mask, map_phase_terms
-from .constants import DIFF, MAP_POINTED, N_ILLUMINATION, N_MAPS, OVERSAMP, RHO, SIGMA
-from .limits import ILLUMINATION_REACH
-from .telescope import AUTHOR_TELESCOPE, Telescope
-from .validation import (
+from oof_common.constants import DIFF, MAP_POINTED, N_ILLUMINATION, N_MAPS, OVERSAMP, RHO, SIGMA
+from oof_common.limits import ILLUMINATION_REACH
+from oof_common.telescope import AUTHOR_TELESCOPE, Telescope
+from oof_common.validation import (
     check_coverage,
     check_finite_values,
     check_flag,
@@ -21,6 +20,8 @@ from .validation import (
     check_positive,
     check_telescope,
 )
+
+from .aperture import aperture_grid, defocus_screens, dish_mask, map_phase_terms
 from .zernike import zernike_basis, zernike_indices
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from oof_common.constants import GAMMA
+from oof_common.validation import ArrayLike, check_matrix, check_params, check_positive
+
 from .backend import as_model_array, to_numpy
-from .constants import GAMMA, OBJECTIVES
 from .gradient import score_context, scores_of, value_and_gradient
 from .likelihood import ObservedMaps, observed_maps
+from .losses import Loss, loss_of
 from .setup import Setup, check_setup
-from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 SCORES_MAX_BYTES = 2**30
 """Most memory the per-pixel scores of score_covariance take at once (bytes): above it J is summed by blocks."""
@@ -19,7 +21,7 @@ HESSIAN_STEP = 1e-5
 
 
 def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-            objective: str = "cauchy") -> np.ndarray:
+            objective: str | Loss = "cauchy") -> np.ndarray:
     """The (P, P) Hessian of the objective at params, a float64 NumPy array (units: objective per parameter^2).
 
     Central differences of the exact (adjoint) gradient, symmetrised: truncation ~ step^2, rounding ~ eps / step.
@@ -27,18 +29,18 @@ def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gam
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
     columns = []
     for shift in HESSIAN_STEP * np.eye(setup.nparams):
-        _, ahead = value_and_gradient(params + shift, setup, data, gamma, objective)
-        _, behind = value_and_gradient(params - shift, setup, data, gamma, objective)
+        _, ahead = value_and_gradient(params + shift, setup, data, gamma, loss)
+        _, behind = value_and_gradient(params - shift, setup, data, gamma, loss)
         columns.append(to_numpy(ahead - behind) / (2 * HESSIAN_STEP))
     matrix = np.stack(columns, axis=1)
     return check_matrix("the Hessian at params", (matrix + matrix.T) / 2)
 
 
 def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                     objective: str = "cauchy", max_bytes: float = SCORES_MAX_BYTES) -> np.ndarray:
+                     objective: str | Loss = "cauchy", max_bytes: float = SCORES_MAX_BYTES) -> np.ndarray:
     """J = sum over pixels of s s^T, s a pixel's score dL_pixel/dparams (gradient.power_scores): the spread of
     the per-pixel contributions to the gradient, the middle of the sandwich covariance (objective^2 per
     parameter^2), a (P, P) float64 NumPy array. The scores take 3 npix^2 float64 values per parameter; where all P
@@ -47,8 +49,8 @@ def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | Observed
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    context = score_context(params, setup, data, gamma, objective)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
+    context = score_context(params, setup, data, gamma, loss)
     covariance = np.empty((setup.nparams, setup.nparams))
     for block in score_blocks(setup.nparams, setup.npix, check_positive("max_bytes", max_bytes)):
         held = scores_of(context, setup, block).reshape(len(block), -1)

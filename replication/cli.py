@@ -53,7 +53,7 @@ def build_parser(command=None):
     return parser
 
 
-OWN_PACKAGES = ("replication", "reference_numpy", "torch_impl")
+OWN_PACKAGES = ("replication", "reference_numpy", "torch_impl", "oof_common")
 
 
 def is_refusal(error):

@@ -30,7 +30,8 @@ def test_the_compiled_likelihood_and_its_gradient_equal_the_uncompiled_ones(npix
     setup = torch_impl.make_setup(npix, 3)
     observed = torch_impl.prepare_data(data, setup)
     start = truth + 0.01  # off the truth, where the gradient is not small
-    compiled_value, compiled_grad = bench.compiled_value_and_grad(setup, observed, bench.GAMMA)(start)
+    compiled_value, compiled_grad = bench.compiled_value_and_grad(setup, observed, bench.GAMMA,
+                                                                   torch_impl.losses.loss_of("cauchy"))(start)
     for gradient in ("autograd", "adjoint"):
         value, grad = torch_impl.value_and_grad(start, setup, observed, bench.GAMMA, gradient=gradient)
         assert compiled_value == pytest.approx(value, rel=1e-12), gradient

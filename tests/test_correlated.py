@@ -32,7 +32,7 @@ def test_with_no_window_it_is_the_plain_score_covariance(problem):
     setup, truth, beams, white = problem
     data = torch_impl.prepare_data(beams + white, setup)
     scores = torch_impl.gradient.power_scores(torch_impl.backend.as_model_array(truth, setup), setup, data, 0.01,
-                                              "cauchy").numpy()
+                                              torch_impl.losses.loss_of("cauchy")).numpy()
     plain = torch_impl.score_covariance(truth, setup, data, 0.01, "cauchy")
     np.testing.assert_allclose(windowed_score_covariance(scores, 0), plain, rtol=1e-10, atol=1e-12 * np.abs(
         plain).max())

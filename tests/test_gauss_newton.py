@@ -10,8 +10,9 @@ from conftest import SEED
 
 import reference_numpy
 import torch_impl
-from reference_numpy.fit import START_HESSIANS, start_inverse_hessian
-from reference_numpy.gauss_newton import beam_window, curvature_weights
+from oof_common.bfgs import START_HESSIANS, start_inverse_hessian
+from reference_numpy.gauss_newton import beam_window
+from reference_numpy.losses import loss_of
 from replication.core.simulation import aberrated_params, simulate_observation, true_params
 
 
@@ -51,7 +52,7 @@ def test_the_torch_matrix_is_the_sum_of_c_J_J_over_the_window_with_an_independen
     rows = beam_window(power - (start[-3:, None, None] if offsets else 0), 0.01)
     assert len(rows) < 128  # the window is a part of the grid here
     jacobian = window_jacobian_by_autograd(start, setup, torch.as_tensor(rows))
-    weights = curvature_weights(power - reference_numpy.backend.to_fft_order(data), gamma, objective)
+    weights = loss_of(objective).curvature(power - reference_numpy.backend.to_fft_order(data), gamma)
     fitted = setup.nparams - setup.n_offsets
     expected = (jacobian[:fitted] * weights[:, rows][:, :, rows].reshape(-1)) @ jacobian[:fitted].T
     np.testing.assert_allclose(matrix[:fitted, :fitted], expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
@@ -131,7 +132,7 @@ def test_the_start_inverse_of_a_singular_matrix_is_symmetric_and_positive_defini
     inverse = start_inverse_hessian(singular)
     assert np.array_equal(inverse, inverse.T)
     np.linalg.cholesky(inverse)
-    assert torch_impl.fit.__globals__["START_HESSIANS"] == START_HESSIANS
+    assert torch_impl.fitting.START_HESSIANS == START_HESSIANS
 
 
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])

@@ -10,7 +10,8 @@ import torch_impl
 from replication.core.simulation import simulate_observation
 from torch_impl.backend import to_fft_order
 from torch_impl.beams import model_power
-from torch_impl.likelihood import cauchy_nll
+from torch_impl.likelihood import compared_excess
+from torch_impl.losses import Cauchy
 
 
 @pytest.mark.parametrize(("npix", "nzern"), [(16, 2), (33, 4)])
@@ -38,4 +39,5 @@ def test_gradcheck_passes():
     data = to_fft_order(torch.as_tensor(simulate_observation(reference_numpy.make_setup(16, 2),
                                                              random_params(rng, setup), seed=5)))
     # gamma near the residuals keeps the check's finite differences well inside the smooth region.
-    assert torch.autograd.gradcheck(lambda p: cauchy_nll(model_power(p, setup), data, 1e-3), (params,))
+    assert torch.autograd.gradcheck(lambda p: Cauchy().value(compared_excess(model_power(p, setup), data), 1e-3),
+                                    (params,))

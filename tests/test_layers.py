@@ -14,7 +14,7 @@ from replication import cli
 from replication.core.paths import ROOT
 
 PACKAGE = ROOT / "replication"
-PROJECT = ("replication", "reference_numpy", "torch_impl")
+PROJECT = ("replication", "oof_common", "reference_numpy", "torch_impl")
 READ_ROLES = ("records", "read", "figures")
 """A study's modules on the read side; its measure module writes records; any other module of a study is a helper
 that the read side may use where it loads neither torch nor a measure module."""

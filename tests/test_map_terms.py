@@ -93,7 +93,8 @@ def test_the_adjoints_agree_with_each_other_with_autograd_and_with_the_scores(op
     for value, grad in values.values():
         assert value == pytest.approx(numpy_value, rel=1e-12)
         np.testing.assert_allclose(grad, numpy_grad, rtol=0, atol=1e-12 * scale)
-    scores = power_scores(torch.as_tensor(params), torch_setup, prepare_data(data, torch_setup), 1e-3, objective)
+    scores = power_scores(torch.as_tensor(params), torch_setup, prepare_data(data, torch_setup), 1e-3,
+                          torch_impl.losses.loss_of(objective))
     np.testing.assert_allclose(scores.sum(dim=(-3, -2, -1)).numpy(), numpy_grad, rtol=0, atol=1e-12 * scale)
     values, grads = torch_impl.batched_value_and_grad(np.stack([params, truth]), torch_setup, data, 1e-3, objective)
     assert values[0] == pytest.approx(numpy_value, rel=1e-12)

@@ -23,5 +23,5 @@ def test_model_md_names_every_option(function):
 
 def test_model_md_names_the_minimizers_and_gradients():
     text = (PAPER / "MODEL.md").read_text()
-    for choice in (*torch_impl.fit.__globals__["MINIMIZERS"], *torch_impl.fit.__globals__["GRADIENTS"]):
+    for choice in (*torch_impl.fitting.MINIMIZERS, *torch_impl.fitting.GRADIENTS):
         assert f'"{choice}"' in text, choice

@@ -53,7 +53,8 @@ def test_adjoint_gradient_equals_autograd_and_central_differences(objective, npi
     from torch_impl.gradient import value_and_gradient  # the same adjoint, in torch
 
     data_t = torch_impl.prepare_data(data, setup_t)
-    _, adjoint_t = value_and_gradient(torch.as_tensor(params), setup_t, data_t, 1e-4, objective)
+    _, adjoint_t = value_and_gradient(torch.as_tensor(params), setup_t, data_t, 1e-4,
+                                     torch_impl.losses.loss_of(objective))
     assert np.linalg.norm(adjoint_t.numpy() - autograd) <= 1e-10 * np.linalg.norm(autograd)
     step = 1e-6
     numeric = np.array([(reference_numpy.negative_log_likelihood(params + e, setup_np, data, objective=objective)
@@ -144,7 +145,8 @@ def test_prepared_objectives_differ_and_are_finite(rng):
     params, data = observation(32, 2, rng)
     setup = torch_impl.make_setup(32, 2)
     data_t = torch_impl.prepare_data(data, setup)
-    values = {objective: float(prepared_nll(torch.as_tensor(params), setup, data_t, 1e-4, objective))
+    values = {objective: float(prepared_nll(torch.as_tensor(params), setup, data_t, 1e-4,
+                                                   torch_impl.losses.loss_of(objective)))
               for objective in OBJECTIVES}
     assert all(np.isfinite(v) for v in values.values())
     assert values["cauchy"] != values["least-squares"]
@@ -240,7 +242,8 @@ def test_the_pixel_scores_sum_to_the_exact_gradient(package):
     setup = package.make_setup(npix, nzern)
     params = truth + 0.05 * np.random.default_rng(6).standard_normal(truth.size)
     scores = package.gradient.power_scores(package.backend.as_model_array(params, setup), setup,
-                                           package.prepare_data(data, setup), 1e-4, "cauchy")
+                                           package.prepare_data(data, setup), 1e-4,
+                                           package.losses.loss_of("cauchy"))
     _, grad = package.value_and_grad(params, setup, data, gradient="adjoint")
     total = np.asarray(scores.reshape(setup.nparams, -1).sum(1))
     np.testing.assert_allclose(total, grad, rtol=1e-10, atol=1e-10 * np.max(np.abs(grad)))

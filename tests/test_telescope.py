@@ -138,7 +138,7 @@ def test_the_pixel_scores_sum_to_the_gradient_with_a_mask_and_offsets(package):
     observed = package.prepare_data(data, setup, mask)
     params = params_of(setup, seed=7)
     scores = package.gradient.power_scores(package.backend.as_model_array(params, setup), setup, observed, 1e-4,
-                                           "cauchy")
+                                           package.losses.loss_of("cauchy"))
     _, grad = package.value_and_grad(params, setup, observed, gradient="adjoint")
     total = np.asarray(scores.reshape(setup.nparams, -1).sum(1))
     np.testing.assert_allclose(total, grad, rtol=1e-10, atol=1e-10 * np.max(np.abs(grad)))

@@ -2,8 +2,8 @@
 
 import torch
 
-from .constants import DEFOCUS_ORDER, MAP_POINTED
-from .telescope import defocus_path_factor
+from oof_common.constants import DEFOCUS_ORDER, MAP_POINTED
+from oof_common.telescope import defocus_path_factor
 
 
 def aperture_grid(npix, oversamp, device="cpu"):

@@ -1,13 +1,14 @@
 """The Gauss-Newton matrix of the objective: the curvature a BFGS fit may start from (fit's start_hessian).
 
 For an objective L = sum over pixels of rho(e), e = P - data the excess power, the matrix is
-G = sum over pixels of c(e) J J^T, J = dP/dparams the beams' Jacobian and c the objective's curvature in e: 2 for
-least squares, 1 / gamma^2 for the Gaussian, and the weight of iteratively-reweighted least squares,
-rho'(e) / e = 2 / (gamma^2 + e^2), for the Cauchy likelihood (positive where its second derivative is not). G is
+G = sum over pixels of c(e) J J^T, J = dP/dparams the beams' Jacobian and c(e) = rho'(e) / e the loss's curvature weight
+(losses.py): 2 for least squares, 1 / gamma^2 for the Gaussian, and for the Cauchy likelihood the weight of
+iteratively-reweighted least squares, 2 / (gamma^2 + e^2) (positive where its second derivative is not). G is
 the Hessian without the terms in the model's second derivative: exact for a model that fits, and positive
 semi-definite always. It is summed on the sky window that holds the beams (beam_window), where J is computed here
 exactly, by forward mode through the model: the field's derivative per parameter, taken to the window's pixels by
-two small DFT matrices (every parameter in one batched product), not by a full transform each.
+two small DFT matrices (every parameter in one batched product), not by a full transform each
+(forward_mode_jacobian; reference_numpy takes forward differences of the beams).
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ import math
 import numpy as np
 import torch
 
+from oof_common.constants import GAMMA, MAP_POINTED
+from oof_common.limits import WINDOW_POWER_LOSS
+from oof_common.validation import ArrayLike, check_matrix, check_params, check_positive
+
 from .backend import as_model_array, to_numpy
 from .beams import far_field, place_on_grid
-from .constants import GAMMA, MAP_POINTED, OBJECTIVES
 from .gradient import dish_field, illumination_derivatives, model_power_of_beam
 from .likelihood import ObservedMaps, observed_maps
-from .limits import WINDOW_POWER_LOSS
+from .losses import Loss, loss_of
 from .setup import Setup, check_setup, map_gains, map_terms, parameter_parts
-from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 WINDOW_STEP = 8
 """The window's half-width is a multiple of this many pixels."""
@@ -64,13 +67,6 @@ def _dft_matrix(angles):
     return torch.polar(torch.ones_like(angles), angles)
 
 
-def curvature_weights(excess, gamma, objective):
-    """c(e) per pixel: the objective's curvature in the excess power e = P - data (see the module's docstring)."""
-    if objective == "cauchy":
-        return 2 / (gamma**2 + excess * excess)
-    return torch.full_like(excess, 2.0 if objective == "least-squares" else 1 / gamma**2)
-
-
 def _field_derivatives(params, setup, field, phasor, taper, amplitude):
     """dE/dparams on the dish for the Zernike coefficients (i Z_k E), the illumination's x0, y0, amp (dA/dp phasor)
     and the per-map phase terms where fitted (i T_k E), as (parameters, 3, dish pixels)."""
@@ -90,7 +86,7 @@ def _gain_rows(window_power):
     return rows.reshape(len(MAP_POINTED), -1)
 
 
-def _window_jacobian(d_fields, beam, rows, setup):
+def forward_mode_jacobian(d_fields, beam, rows, setup):
     """J = dP/dparams = 2 Re(conj(b) db) at the window's pixels, as (parameters, window pixels of the 3 maps),
     the placed derivative fields made a block of parameters at a time."""
     per_parameter = 3 * setup.box[0] * setup.box[1] * d_fields.element_size()
@@ -112,14 +108,14 @@ def offset_rows(weights, jacobian, windowed_weights, setup):
 
 
 def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                        objective: str = "cauchy", window_loss: float = WINDOW_POWER_LOSS) -> np.ndarray:
+                        objective: str | Loss = "cauchy", window_loss: float = WINDOW_POWER_LOSS) -> np.ndarray:
     """The (P, P) Gauss-Newton matrix of the objective at params (the module's docstring), a float64 NumPy array
     (objective per parameter^2), summed on the sky window that leaves at most window_loss of each map's power out
     (0: the whole grid)."""
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
     window_loss = float(window_loss)
     if not 0 <= window_loss < 1:
         raise ValueError(f"window_loss must be in [0, 1), got {window_loss}")
@@ -127,11 +123,11 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)
     rows = beam_window(power, window_loss)
-    weights = curvature_weights(model - data.fft_order, gamma, objective)
+    weights = loss.curvature(model - data.fft_order, gamma)
     if data.weights is not None:
         weights = weights * data.weights
     windowed = weights[:, rows][:, :, rows]
-    jacobian = _window_jacobian(_field_derivatives(params, setup, field, phasor, taper, amplitude),
+    jacobian = forward_mode_jacobian(_field_derivatives(params, setup, field, phasor, taper, amplitude),
                                beam[:, rows][:, :, rows], rows, setup)
     if setup.n_gains:  # every other parameter's J on map k times its gain; then the gains' own rows
         gains = map_gains(map_terms(params, setup)[1], setup)

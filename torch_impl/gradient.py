@@ -5,42 +5,29 @@ beam b_k = ifft2(E_k on the grid) -> power P_k = |b_k|^2 -> objective. Backward,
 complex quantity z, the gradient g_z is the one with dL = Re(conj(g_z) dz).
 """
 
-import math
-
 import torch
+
+from oof_common.constants import MAP_POINTED
 
 from .aperture import aperture_phase, illumination, map_screens
 from .beams import add_offsets, beam_power, far_field, place_on_grid, scale_maps
-from .constants import MAP_POINTED
 from .likelihood import pixel_count
 from .setup import map_gains, map_terms, parameter_parts
 
 
-def objective_and_power_adjoint(power, data, gamma, objective, weights=None):
-    """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, sharing the excess e = P - data
+def objective_and_power_adjoint(power, data, gamma, loss, weights=None):
+    """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, from the excess e = P - data
     (beam-power units), computed in place over `power` (which it overwrites: every full-grid pass then writes into
     memory already in use). The constant factor is left for the far-field adjoint to apply on the small box.
-
-    Where weights (0 or 1 per pixel) are given, a pixel of weight 0 adds nothing to L and has W = 0.
-
-    Cauchy: L = sum log(1 + (e / gamma)^2) + npixels log(pi gamma), W = 2 e / (gamma^2 + e^2), written with
-    s = e / gamma as (2 / gamma) s / (1 + s^2). Least squares: L = sum e^2, W = 2 e. Gaussian (least squares in
-    noise units): L = sum e^2 / (2 gamma^2), W = e / gamma^2. Sums in float64, as in
-    likelihood.py, whose values these equal.
+    Where weights (0 or 1 per pixel) are given, a pixel of weight 0 has e = 0: it adds nothing to L and has W = 0.
+    Each loss's W is its value_and_weights' (losses.py); the values equal likelihood.py's.
     """
     excess = power
     excess -= data
     if weights is not None:
         excess *= weights
-    if objective != "cauchy":
-        value = (excess * excess).sum(dtype=torch.float64)
-        return (value, excess, 2.0) if objective == "least-squares" else (value / (2 * gamma**2), excess, 1 / gamma**2)
-    excess /= gamma
-    squared = excess * excess
-    squared += 1  # then log, not log1p, as in likelihood.cauchy_nll, which says why
-    value = torch.log(squared).sum(dtype=torch.float64) + pixel_count(data, weights) * math.log(math.pi * gamma)
-    excess /= squared
-    return value, excess, 2 / gamma
+    value, excess_weights, factor = loss.value_and_weights(excess, gamma)
+    return value + loss.constant(pixel_count(data, weights), gamma), excess_weights, factor
 
 
 def far_field_adjoint(weights, factor, beam, box):
@@ -124,8 +111,9 @@ STEPS = ("dish field", "far field (pruned ifft2)", "power |b|^2", "objective + d
 """The steps of value_and_gradient, in order: the names its lap calls report (the bench's step profile)."""
 
 
-def value_and_gradient(params, setup, data, gamma, objective, lap=None):
-    """The objective and its exact gradient for params (the model's array type), data prepared (ObservedMaps). lap,
+def value_and_gradient(params, setup, data, gamma, loss, lap=None):
+    """The objective and its exact gradient for params (the model's array type), data prepared (ObservedMaps), loss
+    a Loss (losses.py). lap,
     where given, is called with each step's name (STEPS) as that step ends: the bench times the steps with it."""
     lap = lap or (lambda step: None)
     taper, amplitude, phasor, field = dish_field(params, setup)
@@ -134,7 +122,7 @@ def value_and_gradient(params, setup, data, gamma, objective, lap=None):
     lap(STEPS[1])
     power, model = model_power_of_beam(beam, params, setup)
     lap(STEPS[2])
-    value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, objective, data.weights)
+    value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights)
     lap(STEPS[3])
     beam_weights = power_weights
     if setup.n_gains:  # |b_k|^2 enters map k times its gain
@@ -147,22 +135,22 @@ def value_and_gradient(params, setup, data, gamma, objective, lap=None):
     return value, grad
 
 
-def power_scores(params, setup, data, gamma, objective):
+def power_scores(params, setup, data, gamma, loss):
     """Each pixel's score, s = dL_pixel/dparams = W dP/dparams with W = dL/dP, as (P, 3, npix, npix) in FFT
     order (data prepared, ObservedMaps): the power's derivative by forward mode through the model
     (dE = i dPhi E + dA phasor,
     db = far_field(dE), dP = 2 Re(conj(b) db)), one transform of the three maps per parameter. Their sum over
     pixels is the gradient; their spread is the middle of the sandwich covariance."""
-    return scores_of(score_context(params, setup, data, gamma, objective), setup, range(setup.nparams))
+    return scores_of(score_context(params, setup, data, gamma, loss), setup, range(setup.nparams))
 
 
-def score_context(params, setup, data, gamma, objective):
+def score_context(params, setup, data, gamma, loss):
     """What every parameter's score needs, computed once: (field, phasor, the amplitude's derivatives, the beams,
     W = dL/dP and the objective's factor); scores_of takes it."""
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)  # the adjoint overwrites model, not power, where gains
-    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, objective, data.weights)
+    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights)
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)

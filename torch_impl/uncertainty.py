@@ -5,19 +5,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from oof_common.constants import GAMMA
+from oof_common.validation import ArrayLike, check_matrix, check_params, check_positive
+
 from .backend import as_model_array, to_numpy
-from .constants import GAMMA, OBJECTIVES
 from .gradient import score_context, scores_of
 from .likelihood import ObservedMaps, observed_maps, prepared_nll
+from .losses import Loss, loss_of
 from .setup import Setup, check_setup
-from .validation import ArrayLike, check_choice, check_matrix, check_params, check_positive
 
 SCORES_MAX_BYTES = 2**30
 """Most memory the per-pixel scores of score_covariance take at once (bytes): above it J is summed by blocks."""
 
 
 def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-            objective: str = "cauchy") -> np.ndarray:
+            objective: str | Loss = "cauchy") -> np.ndarray:
     """The (P, P) Hessian of the objective at params, a float64 NumPy array (units: objective per parameter^2).
 
     By autograd: a second reverse pass through the model, exact to rounding; symmetrised.
@@ -25,14 +27,14 @@ def hessian(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gam
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
     matrix = to_numpy(torch.autograd.functional.hessian(
-        lambda p: prepared_nll(p, setup, data, gamma, objective), params))
+        lambda p: prepared_nll(p, setup, data, gamma, loss), params))
     return check_matrix("the Hessian at params", (matrix + matrix.T) / 2)
 
 
 def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
-                     objective: str = "cauchy", max_bytes: float = SCORES_MAX_BYTES) -> np.ndarray:
+                     objective: str | Loss = "cauchy", max_bytes: float = SCORES_MAX_BYTES) -> np.ndarray:
     """J = sum over pixels of s s^T, s a pixel's score dL_pixel/dparams (gradient.power_scores): the spread of
     the per-pixel contributions to the gradient, the middle of the sandwich covariance (objective^2 per
     parameter^2), a (P, P) float64 NumPy array. The scores take 3 npix^2 float64 values per parameter; where all P
@@ -41,8 +43,8 @@ def score_covariance(params: ArrayLike, setup: Setup, data: ArrayLike | Observed
     setup = check_setup(setup)
     params = as_model_array(check_params(params, setup.nparams), setup)
     data = observed_maps(data, setup)
-    gamma, objective = check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
-    context = score_context(params, setup, data, gamma, objective)
+    gamma, loss = check_positive("gamma", gamma), loss_of(objective)
+    context = score_context(params, setup, data, gamma, loss)
     covariance = np.empty((setup.nparams, setup.nparams))
     for block in score_blocks(setup.nparams, setup.npix, check_positive("max_bytes", max_bytes)):
         held = scores_of(context, setup, block).reshape(len(block), -1)

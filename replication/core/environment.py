@@ -31,8 +31,8 @@ def git_commit():
         return os.environ["REPLICATION_COMMIT"] + " (given by the caller)"
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        status = subprocess.run(["git", "status", "--porcelain", "--", "reference_numpy", "torch_impl", "replication",
-                                 ":!replication/results"],
+        status = subprocess.run(["git", "status", "--porcelain", "--", "oof_common", "reference_numpy", "torch_impl",
+                                 "replication", ":!replication/results"],
                                 cwd=ROOT, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None

@@ -4,17 +4,22 @@ import difflib
 import html
 import re
 
-from replication.core.paths import NUMPY_TREE, ROOT, TORCH_TREE
+from replication.core.paths import COMMON_TREE, NUMPY_TREE, ROOT, TORCH_TREE
 from replication.core.results import write_text_if_changed
 
 LIBRARY_NAMES = re.compile(r"\b(numpy|np|torch|scipy)\b")
 """Library names folded to one token before lines are compared."""
 
 
+MODEL_FOLDERS = (NUMPY_TREE.name, TORCH_TREE.name, COMMON_TREE.name)
+"""The model code's folders: the two trees and what they share (which the mirror, a comparison of the trees, leaves
+out)."""
+
+
 def working_sources(root=ROOT):
-    """{path in the repository: source} of the model trees' modules in the working tree."""
+    """{path in the repository: source} of the model code's modules (MODEL_FOLDERS) in the working tree."""
     return {f"{tree}/{path.name}": path.read_text(encoding="utf-8")
-            for tree in (NUMPY_TREE.name, TORCH_TREE.name) for path in sorted((root / tree).glob("*.py"))}
+            for tree in MODEL_FOLDERS for path in sorted((root / tree).glob("*.py"))}
 
 
 def folded_lines(source):

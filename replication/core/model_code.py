@@ -10,8 +10,8 @@ import hashlib
 import json
 import subprocess
 
-from replication.core.mirror import mirror_table, working_sources
-from replication.core.paths import NUMPY_TREE, PAPER, ROOT, TORCH_TREE
+from replication.core.mirror import MODEL_FOLDERS, mirror_table, working_sources
+from replication.core.paths import PAPER, ROOT
 
 CACHE_NAME = "model_code.json"
 """Beside the committed report: {"identities": {commit: identity and mirror}} of every commit a shown run recorded
@@ -19,8 +19,8 @@ without its model code, and {"sources": {commit: {path: source}}} of the commit 
 shows, as git showed them when the committed report was rendered (written by that rendering, read where git
 cannot)."""
 
-TREES = (NUMPY_TREE.name, TORCH_TREE.name)
-"""The model trees, as folders of the repository."""
+TREES = MODEL_FOLDERS
+"""The model code's folders of the repository: the two trees and what they share."""
 
 
 def without_docstrings(tree):

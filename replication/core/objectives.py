@@ -1,12 +1,14 @@
 """The objectives a fit minimises, each a value: its name as the trees spell it (and records store), its title for
-people, how its gamma is chosen, whether it is a likelihood, and the sweep folder that holds its fits. Code compares
-these values; a record's string becomes one through objective_of."""
+people, how its gamma is chosen, whether it is a likelihood, and the sweep folder that holds its fits. Each is made
+from a loss the trees register (reference_numpy.losses; its rule in oof_common.losses), so a loss registered there
+is an objective here too. Code compares these values; a record's string becomes one through objective_of."""
 
 import dataclasses
 
 import numpy as np
 
-from reference_numpy.constants import GAMMA, OBJECTIVES
+from oof_common.constants import GAMMA
+from reference_numpy import losses
 
 BORDER = 8
 """The band along each map's edges (a grid's eighth, at least this many pixels) whose spread gives the noise of
@@ -40,13 +42,20 @@ def noise_sigma(data) -> float:
 class Objective:
     """One objective: name (the trees' `objective=`), title (the report's), gamma_from_noise (its gamma is the maps'
     noise, else constants.GAMMA), likelihood (its inverse Hessian is the covariance; else the plain least squares,
-    scaled by the residual variance), folder_suffix (of its sweep folders)."""
+    scaled by the residual variance), folder_suffix (of its sweep folders). Made from a loss (of_loss)."""
 
     name: str
     title: str
     gamma_from_noise: bool = False
     likelihood: bool = True
     folder_suffix: str = ""
+
+    @classmethod
+    def of_loss(cls, loss) -> "Objective":
+        """The objective of a registered loss: its rule's name, title, scale rule and likelihood; its sweep folders
+        end in -<name>, the default loss's in nothing."""
+        suffix = "" if loss.name == DEFAULT else f"-{loss.name}"
+        return cls(loss.name, loss.title, loss.gamma_from_noise, loss.likelihood, suffix)
 
     def __str__(self) -> str:
         return self.name
@@ -67,22 +76,29 @@ class Objective:
         return f"sweep-{profile}{self.folder_suffix}"
 
 
-CAUCHY = Objective("cauchy", "the Cauchy likelihood (our default)")
-GAUSSIAN = Objective("gaussian", "least squares in noise units", gamma_from_noise=True, folder_suffix="-gaussian")
-LEAST_SQUARES = Objective("least-squares", "least squares as published (the author's unscaled sum)", likelihood=False,
-                          folder_suffix="-least-squares")
+DEFAULT = "cauchy"
+"""The trees' default loss: the Cauchy likelihood."""
+CAUCHY, GAUSSIAN, LEAST_SQUARES = (Objective.of_loss(losses.loss_of(name))
+                                   for name in ("cauchy", "gaussian", "least-squares"))
 BY_NAME = {objective.name: objective for objective in (CAUCHY, GAUSSIAN, LEAST_SQUARES)}
-"""Every objective, in the report's order, by its name."""
-assert set(BY_NAME) == set(OBJECTIVES), "an objective of the trees has no Objective here"
+"""The built-in objectives, in the report's order, by name."""
+
+
+def objective_names() -> tuple[str, ...]:
+    """Every objective's name, in the trees' registry's order (the command line's choices, a cross-check's
+    default): the built-in ones and any loss registered since."""
+    return tuple(losses.LOSSES)
 
 
 def objective_of(name: "str | Objective") -> Objective:
     """The Objective a record's (or an option's) name stands for; a ValueError naming it where it is none."""
     if isinstance(name, Objective):
         return name
-    if name not in BY_NAME:
-        raise ValueError(f"objective: {name!r} is not one of {', '.join(BY_NAME)}")
-    return BY_NAME[name]
+    if name in BY_NAME:
+        return BY_NAME[name]
+    if name not in losses.LOSSES:
+        raise ValueError(f"objective: {name!r} is not one of {', '.join(objective_names())}")
+    return Objective.of_loss(losses.LOSSES[name])
 
 
 def of_sweep_folder(folder_name: str) -> Objective:

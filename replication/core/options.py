@@ -5,7 +5,7 @@ import argparse
 import os
 import pathlib
 
-from reference_numpy.limits import MAX_NPIX, MAX_NZERN, MIN_NPIX
+from oof_common.limits import MAX_NPIX, MAX_NZERN, MIN_NPIX
 from replication.core.paths import REFERENCE, RUNS
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "

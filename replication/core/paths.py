@@ -25,6 +25,8 @@ ROOT = project_root()
 """The repository root (project_root)."""
 NUMPY_TREE = ROOT / "reference_numpy"
 TORCH_TREE = ROOT / "torch_impl"
+COMMON_TREE = ROOT / "oof_common"
+"""What the two trees share (constants, limits, telescope, checks, the losses' rules, the BFGS glue): model code too."""
 RESULTS = ROOT / "results"
 """Every run's results: results/reference/ (committed) and results/runs/ (your own, not committed)."""
 REFERENCE = RESULTS / "reference"

@@ -3,7 +3,7 @@ budgets, the sweep's settings and folder names."""
 
 import dataclasses
 
-from reference_numpy.limits import TOL
+from oof_common.limits import TOL
 from replication.core.objectives import GAUSSIAN, LEAST_SQUARES, objective_of
 from replication.core.simulation import identifiable
 

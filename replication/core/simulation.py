@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 import reference_numpy
-from reference_numpy.validation import NotIdentifiable
+from oof_common.validation import NotIdentifiable
 from replication.core.objectives import objective_of
 
 MULTIPLICATIVE_NOISE = 0.01

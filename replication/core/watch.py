@@ -10,9 +10,9 @@ import time
 
 import numpy as np
 
-from reference_numpy.fit import STOPPED
+from oof_common.bfgs import FitStatus
 
-TIMED_OUT = STOPPED
+TIMED_OUT = FitStatus.STOPPED
 """The status of a fit its time limit stopped: the models' status for a stop their callback asked."""
 
 

@@ -15,8 +15,8 @@ import torch
 
 import reference_numpy
 import torch_impl
-from reference_numpy.constants import GAMMA
-from reference_numpy.limits import FORWARD_DIFFERENCE_STEP
+from oof_common.constants import GAMMA
+from oof_common.limits import FORWARD_DIFFERENCE_STEP
 from replication.core import registry, runs
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation
@@ -28,13 +28,11 @@ from replication.studies.bench.records import AUTOGRAD_PARTS, read_bench
 from replication.studies.sweep.timing import data_for
 
 THREADS = (1, 2)
-# The packages re-export a function named fit, so their fit and likelihood modules are fetched by name.
-NUMPY_FIT, TORCH_FIT = (importlib.import_module(f"{package}.fit") for package in ("reference_numpy", "torch_impl"))
-TORCH_LIKELIHOOD = importlib.import_module("torch_impl.likelihood")
+NUMPY_FIT, TORCH_FIT = reference_numpy.fitting, torch_impl.fitting
+TORCH_LIKELIHOOD = torch_impl.likelihood
 TORCH_AUTOGRAD = TORCH_FIT.GRADIENTS["autograd"][0]
 """torch's value-and-gradient by autograd, as a fit calls it."""
-NUMPY_GRADIENT, TORCH_GRADIENT = (importlib.import_module(f"{package}.gradient")
-                                  for package in ("reference_numpy", "torch_impl"))
+NUMPY_GRADIENT, TORCH_GRADIENT = reference_numpy.gradient, torch_impl.gradient
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
 
@@ -50,23 +48,24 @@ def median_seconds(function, repeats):
     return statistics.median(times)
 
 
-def adjoint_walk(gradient, params, setup, data, gamma, objective):
-    """One gradient.value_and_gradient, each of its steps (gradient.STEPS) timed as it ends: {step: seconds}."""
+def adjoint_walk(gradient, params, setup, data, gamma, loss):
+    """One gradient.value_and_gradient, each of its steps (gradient.STEPS) timed as it ends: {step: seconds}. loss:
+    that tree's Loss."""
     times, clock = {}, [time.perf_counter()]
 
     def lap(step):
         now = time.perf_counter()
         times[step], clock[0] = now - clock[0], now
 
-    gradient.value_and_gradient(params, setup, data, gamma, objective, lap=lap)
+    gradient.value_and_gradient(params, setup, data, gamma, loss, lap=lap)
     return times
 
 
-def autograd_walk(params, setup, data, gamma, objective):
+def autograd_walk(params, setup, data, gamma, loss):
     """One torch autograd value-and-gradient, split into the forward pass and backward(): {part: seconds}."""
     start = time.perf_counter()
     params = torch.as_tensor(params).requires_grad_()
-    nll = TORCH_LIKELIHOOD.prepared_nll(params, setup, data, gamma, objective)
+    nll = TORCH_LIKELIHOOD.prepared_nll(params, setup, data, gamma, loss)
     forward = time.perf_counter()
     nll.backward()
     return dict(zip(AUTOGRAD_PARTS, (forward - start, time.perf_counter() - forward), strict=True))
@@ -91,10 +90,11 @@ def profiles(npix, nzern, repeats, objective="cauchy"):
     data_np = reference_numpy.prepare_data(data, setup_np)
     data_t = torch_impl.prepare_data(data, setup_t)
     truth_t = torch.as_tensor(truth)
+    numpy_loss, torch_loss = reference_numpy.losses.loss_of(objective), torch_impl.losses.loss_of(objective)
     return step_profile({
-        "numpy adjoint": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, objective),
-        "torch adjoint": lambda: adjoint_walk(TORCH_GRADIENT, truth_t, setup_t, data_t, GAMMA, objective),
-        "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, objective)}, repeats)
+        "numpy adjoint": lambda: adjoint_walk(NUMPY_GRADIENT, truth, setup_np, data_np, GAMMA, numpy_loss),
+        "torch adjoint": lambda: adjoint_walk(TORCH_GRADIENT, truth_t, setup_t, data_t, GAMMA, torch_loss),
+        "torch autograd": lambda: autograd_walk(truth, setup_t, data_t, GAMMA, torch_loss)}, repeats)
 
 
 def cpp_compiler():
@@ -102,15 +102,16 @@ def cpp_compiler():
     return shutil.which(os.environ.get("CXX", "g++"))
 
 
-def compiled_value_and_grad(setup, data, gamma):
-    """torch.compile of the likelihood, differentiated by autograd: a callable of the parameters. Compiled for the
+def compiled_value_and_grad(setup, data, gamma, loss):
+    """torch.compile of the likelihood (loss: torch_impl's Loss), differentiated by autograd: a callable of the
+    parameters. Compiled for the
     point's shapes (dynamic=False): on the second grid size torch would otherwise recompile with symbolic shapes,
     whose backward of the FFTs' zero padding inductor (torch 2.13) gets wrong (a stride assertion at npix 512)."""
     compiled = torch.compile(TORCH_LIKELIHOOD.prepared_nll, dynamic=False)
 
     def value_and_grad(params):
         params = torch.as_tensor(params).requires_grad_()
-        nll = compiled(params, setup, data, gamma)
+        nll = compiled(params, setup, data, gamma, loss)
         nll.backward()
         return float(nll.detach()), params.grad.numpy()
 
@@ -142,14 +143,13 @@ def numpy_steps(point):
     scipy's finite-difference gradient."""
     setup = reference_numpy.make_setup(point.npix, point.nzern)
     data = reference_numpy.prepare_data(point.data, setup)
-    truth, objective, field = point.truth, point.objective, fft_field(point.npix, np.asarray)
+    truth, loss, field = point.truth, reference_numpy.losses.loss_of(point.objective), fft_field(point.npix, np.asarray)
     return {
         "floor_numpy": lambda: scipy.fft.ifft2(field),
-        "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup, data, GAMMA, objective),
-        "numpy_adjoint_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup, data, GAMMA,
-                                                                                   objective),
+        "numpy_nll": lambda: NUMPY_FIT.value_objective(truth, setup, data, GAMMA, loss),
+        "numpy_adjoint_value_and_grad": lambda: NUMPY_GRADIENT.value_and_gradient(truth, setup, data, GAMMA, loss),
         "numpy_fd_grad": lambda: scipy.optimize.approx_fprime(truth, NUMPY_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
-                                                              setup, data, GAMMA, objective),
+                                                              setup, data, GAMMA, loss),
     }
 
 
@@ -174,32 +174,32 @@ def torch_steps(point):
     observed = torch_impl.prepare_data(point.data, setup)
     data, raw = observed, point.data
     truth, truth_t, objective = point.truth, torch.as_tensor(point.truth), point.objective
+    loss = torch_impl.losses.loss_of(objective)
     field = fft_field(point.npix, torch.as_tensor)
     starts = start_vectors(truth, batch_starts(point.npix))
 
     def torch_nll():
         with torch.no_grad():
-            return float(TORCH_LIKELIHOOD.prepared_nll(truth_t, setup, data, GAMMA, objective))
+            return float(TORCH_LIKELIHOOD.prepared_nll(truth_t, setup, data, GAMMA, loss))
 
     steps = {
         "floor_torch": lambda: torch.fft.ifft2(field),
         "torch_nll": torch_nll,
-        "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup, data, GAMMA, objective),
-        "torch_adjoint_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup, data, GAMMA,
-                                                                                   objective),
+        "torch_value_and_grad": lambda: TORCH_AUTOGRAD(truth, setup, data, GAMMA, loss),
+        "torch_adjoint_value_and_grad": lambda: TORCH_GRADIENT.value_and_gradient(truth_t, setup, data, GAMMA, loss),
         "torch_public_adjoint": lambda: torch_impl.value_and_grad(truth, setup, raw, GAMMA, objective, "adjoint"),
         "torch_public_adjoint_prepared": lambda: torch_impl.value_and_grad(truth, setup, observed, GAMMA, objective,
                                                                            "adjoint"),
         "torch_public_autograd_prepared": lambda: torch_impl.value_and_grad(truth, setup, observed, GAMMA, objective,
                                                                             "autograd"),
         "torch_fd_grad": lambda: scipy.optimize.approx_fprime(truth, TORCH_FIT.value_objective, FORWARD_DIFFERENCE_STEP,
-                                                              setup, data, GAMMA, objective),
+                                                              setup, data, GAMMA, loss),
         "torch_gauss_newton": lambda: torch_impl.gauss_newton_matrix(truth, setup, observed, GAMMA, objective),
         "torch_batch_value_and_grad": lambda: torch_impl.batched_value_and_grad(starts, setup, observed, GAMMA,
                                                                                 objective),
     }
     if point.compile_torch:
-        compiled = compiled_value_and_grad(setup, data, GAMMA)
+        compiled = compiled_value_and_grad(setup, data, GAMMA, loss)
         steps["torch_compiled_value_and_grad"] = lambda: compiled(truth)
     return steps
 

@@ -1,7 +1,7 @@
 """The crosscheck command: the implementations against each other."""
 
-from reference_numpy.constants import OBJECTIVES
 from replication.core import runs
+from replication.core.objectives import objective_names
 from replication.core.options import RUN_HELP, add_run_options, default_threads, once, threads
 from replication.core.writers import already_done, writer_folder
 from replication.studies.crosscheck.measure import POINTS, run_crosscheck
@@ -15,7 +15,7 @@ def add_crosscheck_command(crosscheck):
                             help="; ".join(f"{name}: {', '.join(map(str, points))}" for name, points in POINTS.items())
                             + " ((npix, nzern) checked; smoke for tests)")
     add_run_options(crosscheck, "crosscheck")
-    crosscheck.add_argument("--objective", choices=OBJECTIVES, action="append", default=None,
+    crosscheck.add_argument("--objective", choices=objective_names(), action="append", default=None,
                             help="objective to check, repeatable (default: both)")
     crosscheck.add_argument("--threads", type=threads, default=default_threads(),
                             help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
@@ -28,13 +28,13 @@ def run_crosscheck_command(args):
         previous = read_crosscheck(results / "crosscheck.json")
         if previous is not None:
             runs.check_same_settings(results, previous, {"points": args.points,
-                                                         "objectives": list(once(args.objective) or OBJECTIVES)},
+                                                         "objectives": list(once(args.objective) or objective_names())},
                                      keys=("points", "objectives"))
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
         content = run_crosscheck(results, points=args.points, threads=args.threads,
-                                 objectives=once(args.objective) or OBJECTIVES)
+                                 objectives=once(args.objective) or objective_names())
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
         print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "

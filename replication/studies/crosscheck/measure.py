@@ -6,8 +6,8 @@ import time
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import N_ILLUMINATION
-from reference_numpy.limits import TOL
+from oof_common.constants import N_ILLUMINATION
+from oof_common.limits import TOL
 from replication.core import optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation, every

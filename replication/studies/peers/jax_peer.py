@@ -2,7 +2,8 @@
 
 A peer, not a third implementation tree: it answers "would JAX have done better?". It takes the geometry
 (dish pixels, Zernike basis, defocus screens) from the NumPy reference's make_setup and re-implements only
-what an evaluation computes, step for step as reference_numpy does, in float64. Its fit hands scipy's BFGS
+what an evaluation computes, step for step as reference_numpy does, in float64; the loss is reference_numpy's own
+object, its value written in jax.numpy (Loss.on). Its fit hands scipy's BFGS
 the jitted value and gradient (jac=True), as torch_impl.fit does with autograd. Installed only by the nox
 sessions that measure it (`nox -s peers`); `check_against_numpy` is its gate before any timing.
 
@@ -19,11 +20,12 @@ import numpy as np
 import scipy.optimize
 
 import reference_numpy
+from oof_common.bfgs import FitProgress, FitStatus, stopped_by_callback
+from oof_common.constants import GAMMA, N_ILLUMINATION
+from oof_common.limits import TOL
+from oof_common.validation import check_choice, check_data, check_params, check_positive
 from reference_numpy.backend import from_fft_order, to_fft_order
-from reference_numpy.constants import GAMMA, N_ILLUMINATION, OBJECTIVES
-from reference_numpy.fit import SCIPY_STOPPED, FitProgress, stopped_by_callback
-from reference_numpy.limits import TOL
-from reference_numpy.validation import check_choice, check_data, check_params, check_positive
+from reference_numpy.losses import loss_of
 
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402  (after float64 is enabled)
@@ -77,15 +79,11 @@ def model_power(params, arrays, npix, box, sigma, rho, diff):
 
 
 def objective_value(params, arrays, data, gamma, npix, box, sigma, rho, diff, objective):
-    """The Cauchy negative log-likelihood (or least squares, or least squares in noise units) of params against data
-    in FFT order."""
+    """The loss named objective (reference_numpy's, in jax.numpy) of params against data in FFT order, its constant
+    included."""
     power = model_power(params, arrays, npix, box, sigma, rho, diff)
-    if objective == "least-squares":
-        return ((data - power) ** 2).sum()
-    if objective == "gaussian":
-        return ((data - power) ** 2).sum() / (2 * gamma**2)
-    scaled = (data - power) / gamma
-    return jnp.log1p(scaled**2).sum() + math.prod(data.shape) * math.log(math.pi * gamma)
+    loss = loss_of(objective).on(jnp)
+    return loss.value(power - data, gamma) + loss.constant(math.prod(data.shape), gamma)
 
 
 STATIC = ("gamma", "npix", "box", "sigma", "rho", "diff", "objective")
@@ -108,7 +106,7 @@ def prepared(setup, data, gamma, objective):
         raise ValueError("data: the JAX peer compares every pixel of full (3, npix, npix) maps; it takes no mask and "
                          "no smaller maps")
     data = jnp.asarray(to_fft_order(maps))
-    return data, check_positive("gamma", gamma), check_choice("objective", objective, OBJECTIVES)
+    return data, check_positive("gamma", gamma), loss_of(objective).name
 
 
 def beam_maps(params, setup):
@@ -157,7 +155,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     check_choice("minimizer", minimizer, ("scipy",))
     p0, tol = check_params(p0, setup.nparams, "p0"), check_positive("tol", tol)
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
-    shift = math.prod(data.shape) * math.log(math.pi * gamma) if objective == "cauchy" else 0.0
+    shift = loss_of(objective).constant(math.prod(data.shape), gamma)
     progress = FitProgress(callback=callback)
 
     def unshifted(params):
@@ -167,7 +165,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
 
     result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol, callback=progress.iteration)
     result.fun = float(result.fun) + shift
-    return stopped_by_callback(result) if result.status == SCIPY_STOPPED else result
+    return stopped_by_callback(result) if result.status == FitStatus.SCIPY_STOPPED else result
 
 
 def check_against_numpy(npix, nzern, objective="cauchy", seed=3):

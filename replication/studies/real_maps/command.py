@@ -3,7 +3,7 @@
 import argparse
 import pathlib
 
-from reference_numpy.limits import MAX_NZERN
+from oof_common.limits import MAX_NZERN
 from replication.core import runs
 from replication.core.options import (
     RUN_HELP,

@@ -54,6 +54,7 @@ def correlated_covariance(x, setup, data, gamma: float, objective: str, *reaches
     over each of reaches pixels (windowed_score_covariance; reach 0: the pixels independent), one per reach, from
     one Hessian and one set of scores."""
     data = torch_impl.prepare_data(data, setup) if not isinstance(data, torch_impl.ObservedMaps) else data
-    scores = power_scores(torch.as_tensor(np.asarray(x, dtype=np.float64)), setup, data, gamma, objective).numpy()
+    scores = power_scores(torch.as_tensor(np.asarray(x, dtype=np.float64)), setup, data, gamma,
+                          torch_impl.losses.loss_of(objective)).numpy()
     inverse = np.linalg.inv(torch_impl.hessian(x, setup, data, gamma, objective))
     return [inverse @ windowed_score_covariance(scores, reach) @ inverse for reach in reaches]

@@ -13,7 +13,7 @@ import pathlib
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import N_ILLUMINATION, N_MAPS
+from oof_common.constants import N_ILLUMINATION, N_MAPS
 from replication.core.objectives import border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.results import RunError

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import GAMMA, N_ILLUMINATION
-from reference_numpy.limits import TOL
+from oof_common.constants import GAMMA, N_ILLUMINATION
+from oof_common.limits import TOL
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of as implementation

@@ -6,9 +6,9 @@ import pathlib
 import numpy as np
 
 import reference_numpy
-from reference_numpy.constants import OBJECTIVES
-from reference_numpy.limits import MAX_NZERN, TOL
+from oof_common.limits import MAX_NZERN, TOL
 from replication.core import registry, runs
+from replication.core.objectives import objective_names
 from replication.core.options import (
     RUN_HELP,
     add_run_options,
@@ -52,7 +52,7 @@ def add_sweep_command(sweep):
     sweep.add_argument("--threads", type=threads, default=default_threads(),
                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
     sweep.add_argument("--tol", type=float, default=TOL, help=f"BFGS tolerance (default {TOL:g}, as in the paper)")
-    sweep.add_argument("--objective", choices=OBJECTIVES, default="cauchy",
+    sweep.add_argument("--objective", choices=objective_names(), default="cauchy",
                        help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
                             "into <run>/sweep-<profile>-least-squares)")
     sweep.add_argument("--gradient", action="append", choices=GRADIENTS, default=None,

@@ -1,7 +1,7 @@
 """The telescope and its OOF observation as data: dish, optics, wavelength and defocus, in metres.
 
-The same file stands in both implementation trees (no array library is used here). The default is the
-paper's small telescope; a real telescope's values come from its documentation (e.g. replication/real_maps.py).
+Both implementation trees import it from here (no array library is used). The default is the paper's small
+telescope; a real telescope's values come from its documentation (the real-maps study's configurations).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Constants of the OOF problem, with their units: the telescope, the observation and the model's fixed terms; values
 from the paper's code (bnikolic/oof, oofpy). The software's own settings and limits are in limits.py.
 
-The same file stands in both implementation trees, so that both fit the identical model.
+Both implementation trees import them from here, so that both fit the identical model.
 """
 
 OVERSAMP = 2.0
@@ -22,11 +22,6 @@ DIFF = 0.0
 """Ellipticity term diff*(dx^2 - dy^2) of the illumination, dimensionless (fixed at 0)."""
 GAMMA = 1e-4
 """Width of the Cauchy likelihood, beam-power units (the beams' own units)."""
-OBJECTIVES = ("cauchy", "least-squares", "gaussian")
-"""The objectives a fit can minimise: the Cauchy negative log-likelihood (the default); the plain sum of squared
-residuals (beam-power units squared) that the author's timing code fitted; or least squares in units of the noise,
-S / (2 gamma^2) with gamma the noise's standard deviation, the Gaussian negative log-likelihood without its
-constant."""
 DEFOCUS_ORDER = (0.0, -1.0, 1.0)
 """The three maps' feed offsets in units of DZ: in focus, then -DZ, then +DZ."""
 
