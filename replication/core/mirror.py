@@ -48,8 +48,8 @@ def mirror_counts(name, sources=None):
 
 
 def identical_files(name, sources=None):
-    """Whether a module is the same text in both trees (no library call differs: shared by construction, like
-    constants.py)."""
+    """Whether a module is the same text in both trees (no library call differs: such a module belongs in
+    oof_common, as constants.py now does; runs made before it was hold some)."""
     a, b = pair(name, working_sources() if sources is None else sources)
     return a == b
 
