@@ -9,8 +9,8 @@ import pytest
 from test_harness import cli
 
 import torch_impl
+from replication.core.timing import data_for
 from replication.studies.bench import measure as bench
-from replication.studies.sweep.timing import data_for
 
 needs_a_compiler = pytest.mark.skipif(bench.cpp_compiler() is None, reason="torch.compile's CPU backend needs a "
                                       "C++ compiler (g++); none here, so the compiled variant is not offered")

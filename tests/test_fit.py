@@ -9,8 +9,8 @@ import scipy.optimize
 import reference_numpy
 import torch_impl
 from replication.core.simulation import aberrated_params, simulate_observation, true_params
+from replication.core.timing import data_for
 from replication.core.watch import TIMED_OUT, host_copy, watched_fit
-from replication.studies.sweep.timing import data_for
 
 
 def standard_errors(result, setup, data):

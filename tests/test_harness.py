@@ -12,7 +12,7 @@ import pytest
 import torch
 from conftest import run_command
 
-from replication.core import judging
+from replication.core import judging, point_times, timing
 from replication.core.implementations import Implementation, select
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
@@ -22,7 +22,6 @@ from replication.core.watch import TIMED_OUT
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read
-from replication.studies.sweep import timing
 
 SMOKE_POINTS = 2 * 2 * 6  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start
 #                           at the start and per grid)
@@ -156,8 +155,8 @@ def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_
         assert "time limit" in record["outcome"]["message"]
         assert not record["outcome"]["success"]
     series, _ = sweep_read.load_sweep(tmp_path)
-    assert all("stopped at its time limit" in sweep_read.how_it_ended(r) for p in series.values() for r in p.values())
-    assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
+    assert all("stopped at its time limit" in point_times.how_it_ended(r) for p in series.values() for r in p.values())
+    assert point_times.speedups(series, NUMPY, TORCH_CPU) == {}  # neither reached the target: no ratio...
     assert sweep_read.complete_sizes(series, NUMPY, TORCH_CPU)[(16, 2)].kind == judging.UNDETERMINED  # ...kept
     assert sweep_read.endings(series) == []  # a fit not allowed to end is not judged by where it ended
     assert sweep_read.stopped_at_limits(series) == 6
@@ -247,7 +246,7 @@ def test_simulate_writes_the_shared_data(tmp_path):
     assert completed.returncode == 0, completed.stderr
     import numpy as np
 
-    from replication.studies.sweep.timing import data_for
+    from replication.core.timing import data_for
 
     with np.load(path) as saved:
         np.testing.assert_array_equal(saved["data"], data_for(16, 2, seed=4)[1])

@@ -6,6 +6,7 @@ import pytest
 import reference_numpy
 import torch_impl
 from oof_common.validation import NotIdentifiable
+from replication.core import point_times
 from replication.core.implementations import Implementation
 from replication.core.series import NUMPY
 from replication.core.simulation import identifiable
@@ -62,5 +63,5 @@ def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
     assert not identifiable(32, 8)
     record = {"npix": 32, "nzern": 8, "estimated": False,
               "outcome": {"success": True, "message": "", "convergence": {"newton_stderr": 0.0}}}
-    assert sweep_read.how_it_ended(record).startswith("not identifiable")
+    assert point_times.how_it_ended(record).startswith("not identifiable")
     assert sweep_read.endings({NUMPY: {(32, 8): record}}) == []

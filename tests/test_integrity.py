@@ -21,10 +21,10 @@ from replication.core.environment import machine_record
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
+from replication.core.timing import data_for
 from replication.report.render import render, render_all
 from replication.studies.bench import measure as bench
 from replication.studies.crosscheck import measure as crosscheck
-from replication.studies.sweep.timing import data_for
 
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the path taken where CUDA is absent")
 

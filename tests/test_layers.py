@@ -115,8 +115,8 @@ def allowed(source, target):
     if layer == "studies":
         if to_layer == "core" or target == "replication.claims":
             return True
-        if to_layer != "studies":
-            return False
+        if to_layer != "studies" or place(target)[1] not in (None, place(source)[1]):
+            return False  # no study imports another study: what they share is core's
         return not is_read_side(source) or place(target)[2] != "measure"
     if layer == "claims":
         return to_layer in ("core", "claims") or (to_layer == "studies" and place(target)[2] != "measure")
@@ -129,6 +129,14 @@ def test_imports_point_down_the_layers():
     crossing = [f"{source} -> {target}" for source, targets in graph().items() for target in targets
                 if target.startswith("replication") and not allowed(source, target)]
     assert not crossing, "imports against the layers (docs/architecture.md):\n" + "\n".join(crossing)
+
+
+def test_no_study_imports_another_study():
+    studies = {name: place(name)[1] for name in MODULES if place(name)[0] == "studies" and place(name)[1]}
+    crossing = [f"{source} -> {target}" for source, targets in graph().items() for target in targets
+                if source in studies and target in studies and studies[source] != studies[target]]
+    assert studies
+    assert not crossing, "a study imports another (move what they share to core/):\n" + "\n".join(crossing)
 
 
 def test_the_read_side_loads_no_torch_and_no_measuring_module():

@@ -7,7 +7,7 @@ import torch
 import reference_numpy
 import torch_impl
 from replication.core.simulation import convergence, covariance_scale, simulate_observation, true_params
-from replication.studies.sweep.timing import data_for
+from replication.core.timing import data_for
 from torch_impl.likelihood import prepared_nll
 
 OBJECTIVES = ("cauchy", "least-squares")

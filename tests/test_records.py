@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from replication.core import registry, runs
+from replication.core import point_times, registry, runs
 from replication.core.environment import machine_record
 from replication.core.paths import REFERENCE
 from replication.core.profiles import SweepSettings
@@ -14,7 +14,6 @@ from replication.studies.bench.records import BENCH_RENAMED, read_bench
 from replication.studies.crosscheck import records as crosscheck_records
 from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, crosscheck_fits, fit_series
 from replication.studies.sweep import measure as sweep
-from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.records import read_points
 
 
@@ -35,7 +34,7 @@ def test_a_least_squares_smoke_sweep_reads_back_with_its_undefined_numbers_as_nu
     assert len(path.read_text().splitlines()) == 4
     undefined = [r for r in records if r["outcome"]["convergence"]["newton_stderr"] is None]
     assert {(r["npix"], r["nzern"]) for r in undefined} == {(16, 2), (16, 3)}  # indefinite Hessians
-    assert all(sweep_read.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
+    assert all(point_times.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
 
 
 def test_a_least_squares_smoke_sweep_resumes_and_renders(least_squares_run, tmp_path):

@@ -8,7 +8,7 @@ import torch
 import reference_numpy
 import torch_impl
 from replication.core.simulation import true_params
-from replication.studies.sweep.timing import data_for
+from replication.core.timing import data_for
 
 PACKAGES = [reference_numpy, torch_impl]
 

@@ -11,7 +11,7 @@ from conftest import both
 
 from replication import claims
 from replication.claims import mechanism, verdicts
-from replication.core import judging, runs
+from replication.core import judging, point_times, runs
 from replication.core.environment import machine_record
 from replication.core.paths import FIGURES, PAPER
 from replication.core.profiles import SweepSettings
@@ -20,7 +20,6 @@ from replication.report.figures import draw_all
 from replication.report.render import claims_summary, load_runs, render, render_all
 from replication.studies.crosscheck import measure as crosscheck
 from replication.studies.sweep import measure as sweep
-from replication.studies.sweep import read as sweep_read
 
 
 @pytest.fixture(scope="module")
@@ -273,9 +272,9 @@ def test_geometric_means_over_orders_multiply_where_medians_would_not():
     series = {Series.parse(name): {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
     row = mechanism.decomposition(series)["rows"][128]
-    medians = [statistics.median(sweep_read.speedups(series, slow, fast).values())
+    medians = [statistics.median(point_times.speedups(series, slow, fast).values())
                for _, slow, fast, _ in mechanism.FACTORS[:3]]
-    whole = statistics.median(sweep_read.speedups(series, NUMPY, TORCH_CPU).values())
+    whole = statistics.median(point_times.speedups(series, NUMPY, TORCH_CPU).values())
     assert math.prod(medians) != pytest.approx(whole, rel=1e-3)  # medians of ratios do not multiply
     assert row["product"] == pytest.approx(row["whole"], rel=1e-12)
     assert row["product_is_whole"]

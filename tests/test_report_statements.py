@@ -12,7 +12,7 @@ from replication.claims import mechanism, verdicts
 from replication.claims.mechanism import decomposition_run
 from replication.claims.retrieval import retrieval_claims
 from replication.core import format as fmt
-from replication.core import judging, runs
+from replication.core import judging, point_times, runs, timing
 from replication.core.environment import machine_record
 from replication.core.mirror import mirror_table
 from replication.core.paths import PAPER, REFERENCE
@@ -24,7 +24,6 @@ from replication.studies.bench import read as bench_read
 from replication.studies.peers import read as peers_read
 from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval
 from replication.studies.sweep import read as sweep_read
-from replication.studies.sweep import timing
 
 SOURCE = REFERENCE / "2026-12-01_vm_xeon-2c" / "sweep-quick"
 """Real records to start from (valid by construction); the tests change the numbers that matter."""
@@ -81,7 +80,7 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     run_folder, references = synthetic
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
     (run,) = report.load_runs([run_folder], references)
-    ratios = sweep_read.speedups(run.series, NUMPY, TORCH_CPU)
+    ratios = point_times.speedups(run.series, NUMPY, TORCH_CPU)
     assert (512, 4) not in ratios
     row = next(line for line in texts["runs/your-synthetic.md"].splitlines() if line.startswith("| 512 | 4 |"))
     assert "0.001 †" in row
@@ -98,7 +97,7 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     run_folder, references = synthetic
     text = both(render_all([run_folder], references, output=run_folder, figures=run_folder / "figures"))
     (run,) = report.load_runs([run_folder], references)
-    c1 = verdicts.verdict_c1(sweep_read.speedups(run.series, NUMPY, TORCH_CUDA))
+    c1 = verdicts.verdict_c1(point_times.speedups(run.series, NUMPY, TORCH_CUDA))
     assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
     largest = fmt.times(c1["max"], False)
     assert (f"{fmt.times(c1['value'])} at npix {c1['npix']} (max {largest} at npix 128, n = 4); "
@@ -181,7 +180,7 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     not judged on the orders that remain."""
     run_folder, references = synthetic
     (run,) = report.load_runs([run_folder], references)
-    every = sweep_read.speedups(run.series, NUMPY, TORCH_CPU)
+    every = point_times.speedups(run.series, NUMPY, TORCH_CPU)
     complete = sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)
     left_out = {key[0] for key in every} - {key[0] for key in complete}
     assert 512 in left_out  # the stopped-short torch fit
@@ -250,7 +249,6 @@ def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     from test_retrieval import record
 
-    from replication.studies.retrieval import read as cold_start
 
     run_folder, references = synthetic
     fits = []
@@ -269,7 +267,7 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     texts = render_all([run_folder], references, output=run_folder, figures=run_folder / "figures")
     main = both(texts)[both(texts).index("## Retrieval from a cold start"):]
     assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
-    interval = fmt.share_range(cold_start.wilson(5, 6))
+    interval = fmt.share_range(judging.wilson(5, 6))
     assert f"| 1 | 6 of 6 (61-100%); 0.01 | 5 of 6 ({interval}); 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu
     claims = retrieval_claims(read_retrieval(folder / "points.jsonl"))
     assert claims["C3"]["by_npix"] == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
@@ -311,7 +309,7 @@ def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
     with_jax = [run for run in report.load_runs([], REFERENCE) if JAX in run.series]
     assert with_jax
     for run in with_jax:
-        ratios = [value for (npix, _), value in sweep_read.speedups(run.series, TORCH_ADJOINT,
+        ratios = [value for (npix, _), value in point_times.speedups(run.series, TORCH_ADJOINT,
                                                                   JAX).items() if npix in (256, 512)]
         line = next(line for line in text.splitlines() if line.startswith("Against JAX") and run.title in line)
         assert f"exact adjoint {fmt.times(min(ratios), False)} to {fmt.times(max(ratios), False)}" in line

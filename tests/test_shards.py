@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from replication.core import runs
+from replication.core import point_times, runs
 from replication.core.implementations import select
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
@@ -19,7 +19,6 @@ from replication.core.series import NUMPY, TORCH_CPU
 from replication.report import load
 from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
-from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep import shards
 
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
@@ -131,7 +130,7 @@ def test_speedups_compare_records_of_one_node_only():
     series = {NUMPY: {(16, 2): record | small | {"node": "a"}, (32, 2): record | large | {"node": "a"}},
               TORCH_CPU: {(16, 2): record | small | {"node": "a", "total_s": {"median": 1.0}},
                             (32, 2): record | large | {"node": "b"}}}
-    assert sweep_read.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
+    assert point_times.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
 
 
 def test_a_sharded_sweep_is_a_run_of_its_own(tmp_path):

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from replication.core import point_times
 from replication.core.implementations import Implementation
 from replication.core.paths import REFERENCE
 from replication.core.profiles import PROFILES
@@ -71,22 +72,22 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     impl = Implementation(TORCH_CPU.name)
     stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", "cauchy", optima)
     finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
-    assert sweep_read.how_it_ended(stopped) is not None
-    assert sweep_read.is_solution(finished)
-    assert sweep_read.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
+    assert point_times.how_it_ended(stopped) is not None
+    assert point_times.is_solution(finished)
+    assert point_times.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
     slow, fast = Series("numpy"), Series("torch-cpu")
     series = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): finished}}
-    ratio = sweep_read.speedups(series, slow, fast)[(32, 3)]
+    ratio = point_times.speedups(series, slow, fast)[(32, 3)]
     assert ratio.kind == judging.AT_LEAST
     assert ratio.is_bound
     assert ratio.high == float("inf")
     assert fmt.times(ratio).startswith(">= ")
-    backwards = sweep_read.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
+    backwards = point_times.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
                                   slow, fast)[(32, 3)]
     assert backwards.kind == judging.AT_MOST
     assert fmt.times(backwards).startswith("<= ")
     neither = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): stopped}}
-    assert sweep_read.speedups(neither, slow, fast) == {}  # no ratio...
+    assert point_times.speedups(neither, slow, fast) == {}  # no ratio...
     assert sweep_read.complete_sizes(neither, slow, fast)[(32, 3)].kind == judging.UNDETERMINED  # ...but not dropped
     rule = verdicts.RULES["C3"]
     assert rule.grade(judging.Ratio(6.0, 5.0, float("inf"), judging.AT_LEAST)) == judging.REPRODUCED
@@ -137,12 +138,11 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
 def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
     from replication.core.series import NUMPY, TORCH_CPU
     from replication.report import render as report
-    from replication.studies.sweep import read as sweep_read
 
     checked = 0
     for run in report.load_runs([], REFERENCE):
         for _, (series, _) in run.sweeps.items():
-            for ratio in sweep_read.speedups(series, NUMPY, TORCH_CPU).values():
+            for ratio in point_times.speedups(series, NUMPY, TORCH_CPU).values():
                 assert ratio.low <= ratio <= ratio.high
                 checked += 1
     assert checked > 100
@@ -171,7 +171,7 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     ratio = sweep_read.complete_sizes(series, slow, fast)[(32, 3)]
     assert ratio.kind == judging.AT_LEAST
     assert ratio.floor == pytest.approx(
-        limited["total_s"]["median"] / sweep_read.seconds(finished))
+        limited["total_s"]["median"] / point_times.seconds(finished))
     (pair,) = sweep_read.mahalanobis_differences(series, optima.known)
     assert not pair["comparable"]
     assert verdicts.verdict_c5a([], [pair])["not_comparable"] == 1

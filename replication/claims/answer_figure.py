@@ -9,6 +9,7 @@ from replication.claims import C4_ORDERS, parameter_count
 from replication.claims.mechanism import decomposition, decomposition_run
 from replication.core.judging import per_size_medians
 from replication.core.plotting import Figure, draw_ratio, save, subplots
+from replication.core.point_times import speedups
 from replication.core.series import (
     NUMPY,
     NUMPY_ADJOINT,
@@ -18,7 +19,7 @@ from replication.core.series import (
     TORCH_DIFFERENCES,
 )
 from replication.studies.sweep.figures import figure_run
-from replication.studies.sweep.read import TIME_TO_SOLUTION, speedups, time_measure
+from replication.studies.sweep.read import TIME_TO_SOLUTION, time_measure
 
 RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
                  (TORCH_CPU, TORCH_CUDA): "tab:purple"}

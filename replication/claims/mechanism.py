@@ -12,6 +12,7 @@ import numpy as np
 from replication.claims.verdicts import verdict_c4
 from replication.core.judging import UNDETERMINED, aggregate, geometric_mean
 from replication.core.plotting import Figure, save, shown_run, subplots
+from replication.core.point_times import speedups
 from replication.core.series import (
     CUDA_SEEDED,
     NUMPY,
@@ -22,7 +23,7 @@ from replication.core.series import (
     TORCH_DIFFERENCES,
     TORCH_SEEDED,
 )
-from replication.studies.sweep.read import complete_sizes, speedups
+from replication.studies.sweep.read import complete_sizes
 
 FACTORS = (
     ("algorithm", NUMPY, NUMPY_ADJOINT, "finite differences -> exact gradient, both NumPy"),

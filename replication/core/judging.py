@@ -169,3 +169,17 @@ def geometric_mean(values):
     if zero or infinite:
         return math.nan if zero and infinite else 0.0 if zero else math.inf
     return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+Z95 = 1.959963984540054
+"""The normal quantile of a two-sided 95% interval."""
+
+
+def wilson(successes, trials):
+    """The 95% Wilson score interval of a success rate (low, high)."""
+    if not trials:
+        return None
+    share = successes / trials
+    centre = (share + Z95**2 / (2 * trials)) / (1 + Z95**2 / trials)
+    half = Z95 * math.sqrt(share * (1 - share) / trials + Z95**2 / (4 * trials**2)) / (1 + Z95**2 / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -18,6 +18,8 @@ import importlib.metadata
 import importlib.util
 from collections.abc import Iterator
 
+from replication.core.results import RunError
+
 FINITE_DIFFERENCES, ADJOINT, AUTOGRAD = "finite-differences", "adjoint", "autograd"
 GRADIENTS = (FINITE_DIFFERENCES, ADJOINT, AUTOGRAD)
 """Every gradient a fit may use: scipy's two-point differences, the hand-written adjoint (reverse mode by hand),
@@ -226,3 +228,11 @@ JAX = register(Registration(
     bench="replication.studies.bench.measure:jax_steps", bench_prefix="jax", floor="floor_jax"))
 EXTRA_VERSIONS = ("pytorch-minimize",)
 """Distributions recorded with every run besides the registrations' own (the on-device BFGS)."""
+
+
+def require_jax(prefix=""):
+    """jax must be installed for the peer: say how to get it (nox -s peers installs the pinned version)."""
+    reason = JAX.why_unavailable()
+    if reason is not None:
+        raise RunError(f"{prefix}the JAX peer cannot run here ({reason}); `nox -s peers` installs the pinned "
+                         "version and runs the peers")

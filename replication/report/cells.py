@@ -5,7 +5,7 @@ import numpy as np
 
 from replication import claims
 from replication.claims import verdicts as claim_verdicts
-from replication.core import judging, model_code
+from replication.core import judging, model_code, point_times
 from replication.core.format import times
 from replication.core.objectives import BY_NAME, CAUCHY, objective_of
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
@@ -63,7 +63,7 @@ def reason_not_measured(claim, series, objective="cauchy"):
         return "no GPU series in this run"
     if claim in TIMED and not {NUMPY, TORCH_CPU} <= names:
         return "NumPy and torch-cpu were not both timed"
-    solved = sweep_read.speedups(series, NUMPY, TORCH_CPU)
+    solved = point_times.speedups(series, NUMPY, TORCH_CPU)
     old_rule = not sweep_read.timed_to_targets(series)
     if claim in ("C3", "C4") and not solved and sweep_read.left_out(series) and old_rule:
         return "no point where both NumPy's and torch-cpu's fits are solutions"

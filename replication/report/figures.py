@@ -11,14 +11,12 @@ from replication.claims.answer_figure import answer_figure
 from replication.claims.mechanism import decomposition_run, speedup_decomposition
 from replication.core.plotting import STYLE, appendix_folder
 from replication.report.load import judges_claims
-from replication.studies.crosscheck.figures import agreement, crosscheck_run, example_fit
+from replication.studies.crosscheck.figures import agreement, crosscheck_run, distances, example_fit, fit_distances
 from replication.studies.crosscheck.records import crosscheck_fits
 from replication.studies.real_maps.figures import draw_real_maps
 from replication.studies.retrieval.figures import retrieval, retrieval_run
 from replication.studies.sweep.figures import (
-    distances,
     figure_run,
-    fit_distances,
     other_series,
     speedup_vs_grid_size,
     time_vs_grid_size,

@@ -4,7 +4,7 @@ where, the verdict, the caveats), the mechanism sentence and the answer above it
 import math
 
 from replication import claims
-from replication.core import judging
+from replication.core import judging, point_times
 from replication.core.format import bound_text, times, value_range, values_and_bounds
 from replication.core.load import LOADED_CORES
 from replication.core.series import TORCH_CUDA
@@ -96,8 +96,8 @@ def caveat_cell(key, measured, sections):
         notes += [f"time to stop {old}/{len(measured)}"] if old else []
     if key == "C2":
         for run, _ in measured[:1]:
-            gpu = [sweep_read.seconds(record) for record in run.series.get(TORCH_CUDA, {}).values()
-                   if not record["estimated"] and sweep_read.is_solution(record)]
+            gpu = [point_times.seconds(record) for record in run.series.get(TORCH_CUDA, {}).values()
+                   if not record["estimated"] and point_times.is_solution(record)]
             sizes = sorted({npix for npix, _ in run.series.get(TORCH_CUDA, {})})
             if gpu:
                 notes.append(f"torch-cuda {min(gpu):.2g}-{max(gpu):.2g} s, npix {sizes[0]}-{sizes[-1]}")

@@ -26,7 +26,7 @@ from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, 
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
-from replication.studies.crosscheck.figures import EXAMPLE_FIT, crosscheck_run
+from replication.studies.crosscheck.figures import AGREEMENT, EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.closure_maps import NOISE
 from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
@@ -35,7 +35,6 @@ from replication.studies.real_maps.read import pyoof_lines, ratio_short, ratio_t
 from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import (
-    AGREEMENT,
     SPEEDUP_VS_GRID_SIZE,
     TIME_VS_GRID_SIZE,
     TIME_VS_ZERNIKE_ORDER,

@@ -7,7 +7,7 @@ import numpy as np
 
 from replication.claims import mechanism as claim_mechanism
 from replication.claims.retrieval import retrieval_claims
-from replication.core import judging
+from replication.core import judging, point_times
 from replication.core.format import plain, relative, times
 from replication.core.load import LOADED_CORES, load_summary
 from replication.core.paths import ROOT
@@ -40,12 +40,12 @@ def seconds_cell(record):
     that are not solutions a dagger."""
     if record is None:
         return ""
-    value = sweep_read.seconds(record)
+    value = point_times.seconds(record)
     if record["estimated"]:
         return f"~{value:.3g} (est.)"
-    solved = sweep_read.is_solution(record)
-    if sweep_read.timed_to_target(record):
-        stop = sweep_read.stop_seconds(record)
+    solved = point_times.is_solution(record)
+    if point_times.timed_to_target(record):
+        stop = point_times.stop_seconds(record)
         return f"{'' if solved else '>= '}{value:.3g} / {stop:.3g}" + ("" if solved else " †")
     return f"{value:.3g}" + ("" if solved else " †")
 
@@ -61,7 +61,7 @@ def timing_rows(series):
     rows = []
     for key in keys:
         cells = [seconds_cell(series[name].get(key)) for name in names]
-        ratios = [sweep_read.speedups(series, slow, fast).get(key) for slow, fast in ratio_columns]
+        ratios = [point_times.speedups(series, slow, fast).get(key) for slow, fast in ratio_columns]
         rows.append({"npix": key[0], "nzern": key[1], "cells": cells, "ratios": [times(r) for r in ratios]})
     return names, [f"{a} / {b}" for a, b in ratio_columns], rows
 
@@ -224,7 +224,7 @@ def against_jax(run, code=None):
         return None
     ranges = []
     for series, what in ((TORCH_ADJOINT, "exact adjoint"), (TORCH_CPU, "autograd")):
-        ratios = [value for (npix, _), value in sweep_read.speedups(run.series, series, JAX).items()
+        ratios = [value for (npix, _), value in point_times.speedups(run.series, series, JAX).items()
                   if npix in JAX_POINTS]
         if ratios:
             ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})

@@ -18,10 +18,10 @@ from replication.core.options import (
     zernike_order,
 )
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
+from replication.core.registry import require_jax
 from replication.core.writers import already_done, writer_folder
 from replication.studies.bench.measure import cpp_compiler, run_bench
 from replication.studies.bench.records import read_bench
-from replication.studies.peers.command import require_jax
 
 
 def add_bench_command(bench):

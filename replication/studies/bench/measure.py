@@ -24,8 +24,8 @@ from replication.core.load import watching_load
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import floor_step
 from replication.core.results import write_json
+from replication.core.timing import data_for
 from replication.studies.bench.records import AUTOGRAD_PARTS, read_bench
-from replication.studies.sweep.timing import data_for
 
 THREADS = (1, 2)
 NUMPY_FIT, TORCH_FIT = reference_numpy.fitting, torch_impl.fitting

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import msgspec
 
+from replication.core.fit_records import Load
 from replication.core.records import Number, Record, check_environment, check_typed, load_json
 from replication.core.results import RunError
-from replication.studies.sweep.records import Load
 
 BENCH_RENAMED = {"numpy_analytic_value_and_grad": "numpy_adjoint_value_and_grad",
                  "torch_analytic_value_and_grad": "torch_adjoint_value_and_grad"}

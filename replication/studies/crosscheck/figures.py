@@ -1,4 +1,5 @@
-"""The cross-check's figures: an example fit (phase and beams) and the fits' agreement in standard errors."""
+"""The cross-check's figures: an example fit (phase and beams), the fits' agreement in standard errors, and figure 5:
+where every fit ended (the cross-check's, and the sweep's where the run records their distances)."""
 
 import numpy as np
 
@@ -9,12 +10,19 @@ from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
     TORCH_CPU,
+    Series,
+    series_colour,
 )
 from replication.core.simulation import judging_stderr
-from replication.studies.crosscheck.records import fit_series
-from replication.studies.sweep.figures import AGREEMENT
+from replication.studies.crosscheck.records import crosscheck_fits, fit_series
 
 EXAMPLE_FIT = Figure("fig4_example_fit", lambda run: f"a retrieval from zero aberration; {run.title}")
+AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
+                                                  "(the sweep's: each point's last repeat)"
+                                                  if fit_distances(run) else "NumPy against torch fits, Cauchy")
+                   + f"; {run.title}")
+"""Figure 5 is drawn from the fits' distances to their optima where the run records them (distances), else from
+the cross-check's parameter differences (crosscheck.figures.agreement)."""
 
 
 def zernike_phase(params, nzern, npix=256):
@@ -90,3 +98,38 @@ def crosscheck_run(all_runs):
     the newest kind of cross-check (schema), the newest (by its start) among equals."""
     return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.get("schema", 1), any(
         "distance" in fit for fit in run.crosscheck.get("fits", []))))
+
+
+def fit_distances(run):
+    """{series label: [distance (standard errors) of each fit's end from its point's optimum]} of a run's Cauchy
+    fits: the cross-check's and the judged sweep's (each point's last repeat); {} where the run records none."""
+    found = {}
+    for fit in crosscheck_fits(run.crosscheck):
+        if objective_of(fit.get("objective", CAUCHY)) is CAUCHY and fit.get("distance") is not None:
+            found.setdefault(fit_series(fit).label, []).append(fit["distance"])
+    for name, points in run.series.items():
+        for record in points.values():
+            end = (record.get("target") or {}).get("end_distance")
+            if end is not None:
+                found.setdefault(name.label, []).append(end)
+    return found
+
+
+def distances(found, folder, title):
+    """Figure: where every fit ended, as its distance from its point's optimum (standard errors, Mahalanobis under
+    the optimum's covariance), per series, log scale, with the 0.1 target the times to solution use."""
+    names = sorted(found)
+    figure, axis = subplots(figsize=(7.0, 3.6))
+    floor = 1e-12
+    for index, name in enumerate(names):
+        values = np.maximum(np.array(found[name], dtype=float), floor)
+        offsets = np.linspace(-0.25, 0.25, values.size) if values.size > 1 else np.zeros(1)
+        axis.plot(index + offsets, values, "o", markersize=3, alpha=0.7, color=series_colour(Series.parse(name)))
+    axis.axhline(0.1, color="grey", linestyle="--", linewidth=1)
+    axis.text(len(names) - 0.5, 0.13, "target: 0.1", color="grey", fontsize=8, ha="right")
+    axis.set_yscale("log")
+    axis.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    axis.set(ylabel="distance from the optimum (SE)",
+             title=f"Where the fits ended (cross-check; sweep: each point's last repeat; Cauchy; floor {floor:g})"
+                   f"\n{title}")
+    return save(figure, folder, AGREEMENT.stem)

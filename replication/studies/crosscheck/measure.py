@@ -24,9 +24,9 @@ from replication.core.simulation import (
     simulate_observation,
     true_params,
 )
+from replication.core.timing import data_for
 from replication.core.watch import FitWatch
 from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck
-from replication.studies.sweep.timing import data_for
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
 """(npix, nzern) pairs checked: a tiny one for tests, three for the report."""

@@ -6,6 +6,7 @@ import pathlib
 
 import msgspec
 
+from replication.core.fit_records import Account, check_optimum
 from replication.core.records import (
     FitEnd,
     MaybeNumber,
@@ -19,7 +20,6 @@ from replication.core.records import (
 )
 from replication.core.results import RunError
 from replication.core.series import Series
-from replication.studies.sweep.records import Account, check_optimum
 
 CROSSCHECK_SCHEMA = 3
 """Version of crosscheck.json: 3 names each fit's series by its fields (impl: the implementation's name, dtype,

@@ -13,16 +13,8 @@ def add_peers_command(peers):
     peers.set_defaults(func=run_peers_check_command)
 
 
-def require_jax(prefix=""):
-    """jax must be installed for the peer: say how to get it (nox -s peers installs the pinned version)."""
-    reason = registry.JAX.why_unavailable()
-    if reason is not None:
-        raise runs.RunError(f"{prefix}the JAX peer cannot run here ({reason}); `nox -s peers` installs the pinned "
-                         "version and runs the peers")
-
-
 def run_peers_check_command(args):
-    require_jax()
+    registry.require_jax()
     results, lock = writer_folder(args, "peers")
     with runs.exclusive(lock):
         content = run_peers_check(results)

@@ -4,6 +4,7 @@ peer targets."""
 import statistics
 
 from replication.core.format import values_and_bounds
+from replication.core.point_times import comparable, is_solution, ratio_of, seconds, speedups, timed_to_target
 from replication.core.series import (
     CUDA_ON_DEVICE,
     JAX,
@@ -15,7 +16,6 @@ from replication.core.series import (
     TORCH_ON_DEVICE,
     TORCH_SEEDED,
 )
-from replication.studies.sweep.read import comparable, is_solution, ratio_of, seconds, speedups, timed_to_target
 
 PEERS = ((NUMPY, "NumPy, finite differences, scipy BFGS"),
          (TORCH_CPU, "torch autograd, scipy BFGS"),

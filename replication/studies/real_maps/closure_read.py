@@ -9,6 +9,7 @@ import statistics
 
 import numpy as np
 
+from replication.core.judging import wilson
 from replication.core.optimum import TARGET
 from replication.core.results import RunError, read_records
 from replication.studies.real_maps.closure_records import (
@@ -24,7 +25,6 @@ from replication.studies.real_maps.closure_records import (
     read_pyoof_closure,
 )
 from replication.studies.real_maps.read import compare_phases, our_phase
-from replication.studies.retrieval.read import wilson
 
 
 def closure_summary(folder):

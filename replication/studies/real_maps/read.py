@@ -9,6 +9,7 @@ import statistics
 import numpy as np
 
 import reference_numpy
+from replication.core import point_times
 from replication.core.optimum import TARGET
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
@@ -17,7 +18,6 @@ from replication.studies.real_maps.records import (
     read_pyoof,
     read_real_maps,
 )
-from replication.studies.sweep import read as sweep_read
 
 RATIOS = ((NUMPY, TORCH_CPU, "NumPy differences / torch autograd (the paper's)"),
           (NUMPY, TORCH_ADJOINT, "NumPy differences / torch adjoint"),
@@ -198,7 +198,7 @@ def real_maps_section(run):
 def simulated_beside(run):
     """The run's own simulated speed-ups at the real fits' grid size (NumPy / torch autograd, time to stop, fits at
     the optimum): {low, median, high, orders} over its orders, or None."""
-    values = {key: value for key, value in sweep_read.speedups(run.series, NUMPY, TORCH_CPU).items()
+    values = {key: value for key, value in point_times.speedups(run.series, NUMPY, TORCH_CPU).items()
               if key[0] == SIMULATED_NPIX}
     if not values:
         return None

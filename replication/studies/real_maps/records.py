@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from replication.core.fit_records import series_of
 from replication.core.records import (
     Count,
     FitEnd,
@@ -21,7 +22,6 @@ from replication.core.records import (
     read_keyed,
 )
 from replication.core.results import RunError
-from replication.studies.sweep.records import series_of
 
 
 class RealFit(Record):

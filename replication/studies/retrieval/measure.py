@@ -9,12 +9,13 @@ import numpy as np
 import reference_numpy
 from oof_common.constants import GAMMA, N_ILLUMINATION
 from oof_common.limits import TOL
-from replication.core import measurement, optimum, registry
+from replication.core import measurement, optimum, registry, timing
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of as implementation
 from replication.core.records import as_written
 from replication.core.results import append_record
 from replication.core.simulation import covariance_scale, simulate_observation, true_params
+from replication.core.timing import fingerprint, fit_outcome
 from replication.studies.retrieval.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.studies.retrieval.records import (
     FROM_TRUTH,
@@ -24,8 +25,6 @@ from replication.studies.retrieval.records import (
     record_key,
     truth_key,
 )
-from replication.studies.sweep import timing
-from replication.studies.sweep.timing import fingerprint, fit_outcome
 
 IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
 STAMPED = ("profile", "tol", "threads")

@@ -4,7 +4,7 @@ the truth, and the tables the report shows (claims.retrieval judges C3 and C4 on
 import math
 import statistics
 
-from replication.core.judging import Ratio
+from replication.core.judging import Ratio, wilson
 from replication.core.optimum import TARGET
 from replication.core.series import NUMPY, TORCH_CPU, Series
 from replication.core.simulation import ended_at_optimum, judging_newton
@@ -16,8 +16,6 @@ SAME_OPTIMUM_NLL = 0.5
 fit that ended at a minimum counted as the same optimum. Half a Cauchy unit is about 3 true standard errors along
 one parameter (the Cauchy curvature is ~10x too small for this noise), so it let fits 9 SE away count: runs since
 judge by distance (ending)."""
-Z95 = 1.959963984540054
-"""The normal quantile of a two-sided 95% interval."""
 
 
 def judged_by_distance(record):
@@ -50,16 +48,6 @@ def time_to_solution(record, end):
     if judged_by_distance(record):
         return (record["target_s"], True) if record["target_s"] is not None else (record["total_s"], False)
     return record["total_s"], end == "global optimum"
-
-
-def wilson(successes, trials):
-    """The 95% Wilson score interval of a success rate (low, high)."""
-    if not trials:
-        return None
-    share = successes / trials
-    centre = (share + Z95**2 / (2 * trials)) / (1 + Z95**2 / trials)
-    half = Z95 * math.sqrt(share * (1 - share) / trials + Z95**2 / (4 * trials**2)) / (1 + Z95**2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def judged(records):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import msgspec
 
+from replication.core.fit_records import Account, check_optimum, series_of
 from replication.core.records import (
     FitEnd,
     MaybeNumber,
@@ -20,7 +21,6 @@ from replication.core.records import (
 )
 from replication.core.results import RunError
 from replication.core.series import Series
-from replication.studies.sweep.records import Account, check_optimum, series_of
 
 FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
 """How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the

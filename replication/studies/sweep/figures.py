@@ -4,30 +4,20 @@ against grid size, the decomposition of the speed-up, and how far apart the fits
 import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
-import numpy as np
 from matplotlib.lines import Line2D
 
 from replication.core.judging import UNDETERMINED, per_size_medians
-from replication.core.objectives import CAUCHY, objective_of
 from replication.core.plotting import Figure, draw_ratio, run_style, save, shown_run, subplots
+from replication.core.point_times import is_solution, repeat_times, seconds
 from replication.core.series import (
     NUMPY,
     OTHER_SERIES,
     PAPER_SERIES,
     TORCH_CPU,
-    Series,
     series_colour,
 )
 from replication.core.simulation import identifiable
-from replication.studies.crosscheck.records import crosscheck_fits, fit_series
-from replication.studies.sweep.read import (
-    complete_sizes,
-    is_solution,
-    repeat_times,
-    seconds,
-    time_measure,
-    timed_to_targets,
-)
+from replication.studies.sweep.read import complete_sizes, time_measure, timed_to_targets
 
 PAPER_ORDERS = (2, 3, 4)
 """The Zernike orders of the paper's figure of time against grid size, one panel each."""
@@ -131,14 +121,6 @@ SPEEDUP_VS_GRID_SIZE = Figure("fig3_speedup_vs_grid_size", lambda: "NumPy / torc
                               "grey (median over orders; open triangles: bounds)")
 OTHER_SERIES_FIGURE = Figure("fig7_other_series", lambda run: (
     f"the series the paper did not draw, {time_measure(run.series)}; {run.title}"))
-AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
-                                                  "(the sweep's: each point's last repeat)"
-                                                  if fit_distances(run) else "NumPy against torch fits, Cauchy")
-                   + f"; {run.title}")
-"""Figure 5 is drawn from the fits' distances to their optima where the run records them (distances), else from
-the cross-check's parameter differences (crosscheck.figures.agreement)."""
-
-
 def time_vs_grid_size(run, folder, names=PAPER_SERIES):
     """Figure 1 as the paper drew it: time-to-solution against grid size for NumPy and torch (CPU, GPU), one
     panel per Zernike order n = 2, 3, 4, one run."""
@@ -228,41 +210,6 @@ def speedup_vs_grid_size(all_runs, folder):
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     return save(figure, folder, SPEEDUP_VS_GRID_SIZE.stem)
-
-
-def fit_distances(run):
-    """{series label: [distance (standard errors) of each fit's end from its point's optimum]} of a run's Cauchy
-    fits: the cross-check's and the judged sweep's (each point's last repeat); {} where the run records none."""
-    found = {}
-    for fit in crosscheck_fits(run.crosscheck):
-        if objective_of(fit.get("objective", CAUCHY)) is CAUCHY and fit.get("distance") is not None:
-            found.setdefault(fit_series(fit).label, []).append(fit["distance"])
-    for name, points in run.series.items():
-        for record in points.values():
-            end = (record.get("target") or {}).get("end_distance")
-            if end is not None:
-                found.setdefault(name.label, []).append(end)
-    return found
-
-
-def distances(found, folder, title):
-    """Figure: where every fit ended, as its distance from its point's optimum (standard errors, Mahalanobis under
-    the optimum's covariance), per series, log scale, with the 0.1 target the times to solution use."""
-    names = sorted(found)
-    figure, axis = subplots(figsize=(7.0, 3.6))
-    floor = 1e-12
-    for index, name in enumerate(names):
-        values = np.maximum(np.array(found[name], dtype=float), floor)
-        offsets = np.linspace(-0.25, 0.25, values.size) if values.size > 1 else np.zeros(1)
-        axis.plot(index + offsets, values, "o", markersize=3, alpha=0.7, color=series_colour(Series.parse(name)))
-    axis.axhline(0.1, color="grey", linestyle="--", linewidth=1)
-    axis.text(len(names) - 0.5, 0.13, "target: 0.1", color="grey", fontsize=8, ha="right")
-    axis.set_yscale("log")
-    axis.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
-    axis.set(ylabel="distance from the optimum (SE)",
-             title=f"Where the fits ended (cross-check; sweep: each point's last repeat; Cauchy; floor {floor:g})"
-                   f"\n{title}")
-    return save(figure, folder, AGREEMENT.stem)
 
 
 def figure_run(all_runs):

@@ -15,10 +15,10 @@ from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: 
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record
 from replication.core.simulation import objective_gamma
+from replication.core.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 from replication.core.watch import TIMED_OUT
 from replication.studies.sweep import trajectories
 from replication.studies.sweep.records import check_point, measured_keys, point_key, read_optima, read_points
-from replication.studies.sweep.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 
 MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
 """The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import msgspec
 
+from replication.core.fit_records import Account, Load, check_optimum, series_of
 from replication.core.records import (
     Count,
     FitEnd,
@@ -37,17 +38,6 @@ class SetupTimes(Record):
     median: Annotated[float, msgspec.Meta(ge=0)]
 
 
-class Account(Record):
-    """An exact account of how a fit ended (simulation.convergence_account)."""
-
-    newton_stderr: MaybeNumber
-    expected_decrease: MaybeNumber
-    rounding: Number
-    grad_norm: Number
-    stderr: Vector
-    stderr_sandwich: Vector | None = None
-
-
 class Outcome(FitEnd):
     """How a timed fit ended, as scipy (or the on-device BFGS) returned it, with BFGS's errors and its exact
     account."""
@@ -71,13 +61,6 @@ class Trajectories(Record):
     file: str
     sha256: str
     repeats: Count
-
-
-class Load(Record):
-    """The machine's load while a point was measured (core.load.watching_load)."""
-
-    load_1min: MaybeNumber
-    others_busy_cores: Annotated[float, msgspec.Meta(ge=0)] | None
 
 
 class Point(Record):
@@ -107,17 +90,6 @@ class MeasuredPoint(Point):
     time_limit_s: Seconds | None = None
     stopped_at_limit: bool | None = None
     grid_start_s: Seconds | None = None
-
-
-def series_of(path, number, record):
-    """The series a point or retrieval record names, or a RunError naming the file and the line."""
-    try:
-        return Series.of(record)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        named = ", ".join(repr(record.get(key)) for key in ("impl", "dtype", "gradient", "minimizer")) \
-            if isinstance(record, dict) else repr(record)
-        raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series ({named})"
-                       ) from None
 
 
 def check_point(path: pathlib.Path, number: int, record: dict) -> None:
@@ -187,35 +159,6 @@ def point_key(record: dict) -> tuple:
     read as today's), grid size and order."""
     series = Series.of(record)
     return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
-
-
-class OptimumRecord(Record):
-    """A point's optimum in a sweep's optima.jsonl (optimum.Optimum.record): found once, untimed, before its timed
-    fits; the covariance its distances are measured under (sandwich: whether it is the sandwich covariance)."""
-
-    npix: int
-    nzern: int
-    objective: str
-    data_sha256: str
-    x: Vector
-    fun: MaybeNumber
-    stderr: Vector
-    newton_steps: Count
-    polished: bool
-    sandwich: bool
-    covariance: list[Vector]
-
-
-def check_optimum(path: pathlib.Path, number: int, record: dict) -> None:
-    """An optimum record: its vectors one number per parameter, its covariance P rows of P numbers."""
-    check_typed(path, number, record, OptimumRecord)
-    size = len(record["x"])
-    check_vectors(path, number, {"x": record["x"], "stderr": record["stderr"]}, size)
-    for row, values in enumerate(record["covariance"]):
-        check_vectors(path, number, {f"covariance[{row}]": values}, size)
-    if len(record["covariance"]) != size:
-        raise RunError(f"{path}: line {number}, key 'covariance': expected {size} rows (one per parameter), got "
-                       f"{len(record['covariance'])}")
 
 
 def optimum_key(record: dict) -> tuple:

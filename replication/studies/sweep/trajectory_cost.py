@@ -10,7 +10,7 @@ import statistics
 from replication.core.environment import thread_limits
 from replication.core.implementations import Implementation
 from replication.core.registry import NUMPY, TORCH_CPU
-from replication.studies.sweep.timing import data_for, timed_fit, warm_up
+from replication.core.timing import data_for, timed_fit, warm_up
 
 
 def trajectory_cost(npix, nzern, repeats, threads):
