@@ -10,6 +10,7 @@ from conftest import run_command
 from test_closure import REFERENCE_CLOSURE
 
 from replication.core.paths import REFERENCE
+from replication.core.results import RunError
 from replication.studies.real_maps import bound, closure_maps
 from replication.studies.real_maps.closure_read import closure_noise, closure_summary, fisher_bound
 from replication.studies.real_maps.closure_records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
@@ -48,6 +49,13 @@ def test_the_bound_command_writes_each_seed_resumes_and_refuses_other_settings(t
     other = run_command(*arguments, "--noise", "0.001")
     assert other.returncode == 2
     assert "started with noise = 0.002, this command has noise = 0.001" in other.stderr
+    for lost in ("settings.json", "runs.jsonl"):
+        (tmp_path / "c" / lost).unlink(missing_ok=True)
+    lost = run_command(*arguments, "--noise", "0.001")  # the records themselves still say what they were made under
+    assert lost.returncode == 2
+    assert f"{BOUND_FILE}: line 1" in lost.stderr
+    assert "noise = 0.002, this command has noise = 0.001" in lost.stderr
+    assert len(read_bound(tmp_path / "c" / BOUND_FILE, strict=True)) == 2
 
 
 def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_path):
@@ -89,3 +97,11 @@ def test_a_closure_folders_noise_is_read_from_its_settings_or_none(tmp_path):
     for text, noise in (('{"noise": 0.0005}', 0.0005), ('{"noise": "x"}', None), ("[1]", None), ("{", None)):
         (tmp_path / "settings.json").write_text(text)
         assert closure_noise(tmp_path) == noise
+
+
+def test_two_different_bound_records_of_one_seed_are_refused_naming_both_lines(tmp_path):
+    line = (REFERENCE_CLOSURE.parent / BOUND_FILE).read_text().splitlines()[0]
+    other = json.loads(line) | {"ls_rms_um": 1.0}
+    (tmp_path / BOUND_FILE).write_text(line + "\n" + json.dumps(other) + "\n")
+    with pytest.raises(RunError, match=rf"{BOUND_FILE}: lines 1 and 2 hold two different records of one seed \(0\)"):
+        read_bound(tmp_path / BOUND_FILE)

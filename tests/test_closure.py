@@ -61,6 +61,37 @@ def test_the_closure_command_refuses_a_noise_out_of_range_in_one_line(text, tmp_
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("npix", [64, 99, True, 100.0])
+def test_a_grid_that_cannot_hold_the_closure_maps_is_refused_naming_it(npix):
+    with pytest.raises(ValueError, match=r"^npix: must hold the closure's 100 x 100 maps"):
+        closure_maps.check_grid(npix)
+    with pytest.raises(ValueError, match=r"^npix: must hold"):
+        closure_maps.simulated_maps(0, npix)
+
+
+@pytest.mark.parametrize("seeds", [0, -1, 100_001, 10**11, True, 2.0])
+def test_a_count_of_seeds_out_of_range_is_refused_before_any_list_is_made(seeds):
+    with pytest.raises(ValueError, match=r"^seeds: must be an integer between 1 and 100000"):
+        closure_maps.check_seeds(seeds)
+
+
+def test_the_closure_command_refuses_a_count_of_seeds_that_would_not_fit_in_one_line(tmp_path):
+    done = run_command("closure", "--seeds", "100000000000", "--results", tmp_path / "c", "--quiet")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith("argument --seeds: must be between 1 and 100000 (seeds), "
+                                                         "got 100000000000")
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("bound", [(), ("--bound",)])
+def test_the_closure_command_refuses_a_grid_smaller_than_its_maps_in_one_line(bound, tmp_path):
+    done = run_command("closure", "--npix", "64", *bound, "--results", tmp_path / "c", "--quiet")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == ("python -m replication closure: error: argument --npix: must hold "
+                                                    "the closure's 100 x 100 maps (at least 100), got 64")
+    assert not (tmp_path / "c").exists()
+
+
 @pytest.mark.slow
 def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_resumes(tmp_path):
     arguments = ("closure", "--seeds", 2, "--npix", 128, "--max-order", 2, "--results", tmp_path / "c", "--quiet")
@@ -208,3 +239,15 @@ def test_the_report_tells_the_closure_at_the_srt_noise_and_lists_every_level(tmp
     assert [level["title"] for level in closure_shown([*runs, mine])["levels"]] == ["srt", "mine"]
     assert closure_shown(runs[1:])["title"] == "quarter"
     assert closure_shown(runs[3:]) is None
+
+
+@pytest.mark.parametrize("content", [b'{"npix": 256, "no', b"\xff\xfe not utf-8", b"[1, 2]"])
+def test_a_damaged_settings_file_is_refused_in_one_line_naming_it(content, tmp_path):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "settings.json").write_bytes(content)
+    done = run_command("closure", "--bound", "--seeds", "1", "--results", folder, "--quiet")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{folder / 'settings.json'}: not" in done.stderr.strip().splitlines()[-1]
+    assert {path.name for path in folder.iterdir()} - {".lock"} == {"settings.json"}  # nothing written

@@ -9,8 +9,11 @@ import types
 import pytest
 from conftest import real_maps_folder, run_command
 
-from replication.core.results import RunError
+from replication.core import measurement
+from replication.core.results import RunError, append_record
 from replication.studies.real_maps import configs, sources
+from replication.studies.real_maps.measure import STAMPED, stamp_of
+from replication.studies.real_maps.sources import STAGES_FILE
 
 SRT = configs.SHIPPED / "srt-2019-04-26.toml"
 
@@ -120,3 +123,17 @@ def test_a_folder_of_fits_made_before_the_configurations_is_not_resumed(tmp_path
     append_record(tmp_path / "fresh" / "runs.jsonl", {"run_id": "new", "maps_sha256_srt-2019-04-26": "abc",
                                                       "config_srt-2019-04-26": measure.config_record(observed)})
     measure.check_configs_recorded(tmp_path / "fresh", [observed])
+
+
+def test_a_resume_with_another_dish_is_refused_by_the_records_themselves_once_the_settings_are_lost(tmp_path):
+    """Every record of a source carries its configuration (stamp_of), so a folder whose settings.json and runs.jsonl
+    were lost still refuses stage 2 with another dish than stage 1's."""
+    dish = {"radius": 32.0}
+    identity = {"maps_sha256_srt": "abc", "config_srt": {"dish": dish}} | {key: 1 for key in STAMPED}
+    stamp = stamp_of(identity, "srt", "run-1")
+    assert stamp["config_srt"] == {"dish": dish}
+    append_record(tmp_path / STAGES_FILE, stamp | {"source": "srt", "order": 1})
+    measurement.check_identity(tmp_path, identity, records=(STAGES_FILE,))  # the same dish: resumed
+    other = identity | {"config_srt": {"dish": {"radius": 16.0}}}
+    with pytest.raises(RunError, match=rf"{STAGES_FILE}: line 1: recorded under other settings.*config_srt"):
+        measurement.check_identity(tmp_path, other, records=(STAGES_FILE,))

@@ -14,7 +14,7 @@ from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import read as real_read
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
-from replication.studies.real_maps.surface import fits_available
+from replication.studies.real_maps.surface import fits_available, uncertainty_ratio
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -221,3 +221,18 @@ def test_the_pyoof_environment_pins_every_package_its_peer_imports():
                             capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()
     assert {"numpy", "msgspec"} <= set(loaded) & ours
     assert set(loaded) & ours <= pinned, sorted((set(loaded) & ours) - pinned)
+
+
+def test_a_fit_of_order_one_has_no_uncertainty_ratio_and_its_sentence_says_what_it_has():
+    """At n = 1 the surface holds only the tilts and piston it removes: every pixel's uncertainty is 0, the ratio to
+    independent pixels' is recorded as null (not a NaN warning), and the report's sentence leaves it out."""
+    zero = np.zeros((4, 4))
+    assert uncertainty_ratio(zero, zero) is None
+    assert uncertainty_ratio(np.full((2, 2), 3.0), np.array([[1.0, 0.0], [np.nan, 2.0]])) == pytest.approx(2.25)
+    record = {"uncertainty_median_um": 0.0, "uncertainty_inflation": None, "uncertainty_reach": 0,
+              "surface_fits": "surface-x.fits"}
+    assert real_read.uncertainty_line("GRASP", record) == (
+        "GRASP: the surface's uncertainty (1 sigma) is 0 um (median over the dish; its map in surface-x.fits).")
+    record |= {"uncertainty_inflation": 1.5, "uncertainty_reach": 3}
+    assert real_read.uncertainty_line("GRASP", record).endswith(
+        "surface-x.fits), 1.5x what independent pixels would give: the residuals correlate over 3 pixels.")

@@ -2,6 +2,7 @@
 
 import math
 import os
+import pathlib
 import shutil
 import statistics
 import sys
@@ -15,6 +16,7 @@ from replication.core import judging, point_times, runs
 from replication.core.environment import machine_record
 from replication.core.paths import FIGURES, PAPER
 from replication.core.profiles import SweepSettings
+from replication.core.results import MANIFEST, owned_files
 from replication.core.series import CUDA_SEEDED, NUMPY, TORCH_CPU, TORCH_CUDA, TORCH_SEEDED, Series
 from replication.report.figures import draw_all
 from replication.report.render import claims_summary, load_runs, render, render_all
@@ -195,6 +197,7 @@ def test_committed_report_is_exactly_what_the_reference_runs_render(reference_te
             f"{name}: re-run `python -m replication report --reference-only` and commit the result")
     assert sorted(path.name for path in (PAPER / "runs").glob("*.md")) == sorted(
         name.removeprefix("runs/") for name in texts if name.startswith("runs/"))
+    assert owned_files(PAPER / "runs") == {name.removeprefix("runs/") for name in texts if name.startswith("runs/")}
 
 
 def test_rendering_twice_gives_the_same_bytes(smoke_run, smoke_drawing, no_references, tmp_path):
@@ -331,7 +334,10 @@ def test_committed_figures_are_what_the_reference_runs_draw_and_no_tick_labels_o
         assert path.read_bytes() == (FIGURES / name).read_bytes(), (
             f"{name}: re-run `python -m replication figures --reference-only` and commit the result")
     committed = {path.relative_to(FIGURES) for path in FIGURES.rglob("*") if path.is_file()}
-    assert committed == {path.relative_to(tmp_path) for path in paths}, "stale figures under figures/"
+    manifest = pathlib.Path("runs", MANIFEST)
+    assert committed - {manifest} == {path.relative_to(tmp_path) for path in paths}, "stale figures under figures/"
+    assert owned_files(FIGURES / "runs") == {path.relative_to(tmp_path / "runs").as_posix() for path in paths
+                                             if path.is_relative_to(tmp_path / "runs")}
     assert drawn
     for name, figure in drawn:
         renderer = figure.canvas.get_renderer()

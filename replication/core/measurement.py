@@ -3,7 +3,6 @@ under another identity, keep that identity in settings.json, record each session
 under a run id, hold the threads, and show a progress bar with the time left."""
 
 import contextlib
-import json
 import sys
 import time
 import uuid
@@ -13,6 +12,7 @@ from tqdm import tqdm
 from replication.core import runs
 from replication.core.environment import thread_limits
 from replication.core.load import contention_warning
+from replication.core.records import load_json
 from replication.core.results import append_record, read_records, write_json
 
 SETTINGS_FILE, RUNS_FILE = "settings.json", "runs.jsonl"
@@ -28,9 +28,9 @@ def check_identity(folder, identity, records=()):
     first key that differs: settings.json first, then every earlier session in runs.jsonl, then every record of the
     files named in records (each on the keys of identity it holds: a point's tol and objective), so that a folder
     whose settings.json and runs.jsonl were lost still refuses to mix."""
-    settings = folder / SETTINGS_FILE
-    if settings.is_file():
-        runs.check_same_settings(folder, json.loads(settings.read_text()), identity, tuple(identity))
+    settings = load_json(folder / SETTINGS_FILE)  # a damaged one refused in one line naming it
+    if settings is not None:
+        runs.check_same_settings(folder, settings, identity, tuple(identity))
     for record in read_records(folder / RUNS_FILE, repair=True):
         runs.check_same_settings(folder, record, identity, tuple(identity))
     for name in records:

@@ -81,7 +81,8 @@ def add_report_options(parser, what):
     parser.add_argument("--output", type=pathlib.Path, default=None,
                         help="the report's folder, its figures under <output>/figures (default: your first run's "
                              "folder, or the committed report's paper/ and figures/ with --reference-only or without "
-                             "runs of your own)")
+                             "runs of your own); a file there that no report or figures command wrote (its "
+                             "runs/.written lists what it did) is left as it is")
 
 
 def once(values):

@@ -106,8 +106,9 @@ def once_each(key_of, what, identical_too=False, replaces=None):
 
 
 def describe_key(key):
-    """A record's key in words: its parts joined, empty ones left out."""
-    return ", ".join(str(part) for part in key if part not in ("", None))
+    """A record's key in words: its parts joined, empty ones left out (a key of one part: that part)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return ", ".join(str(part) for part in parts if part not in ("", None))
 
 
 def check_vectors(path, number, vectors, size, place="line"):

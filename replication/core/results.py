@@ -229,3 +229,43 @@ def read_records(path, repair=False, check=None):
     if repair and text and not text.endswith("\n"):
         replace_text(path, text + "\n")  # a complete last record whose newline was not written yet
     return records
+
+
+MANIFEST = ".written"
+"""In a folder a command renders into again and again (a report's runs/, the figures' runs/): the files that command
+wrote there last, one path a line relative to the folder. It removes as stale only files this list names."""
+
+
+def owned_files(folder) -> set[str]:
+    """The paths (relative to folder) the last rendering into folder wrote there (MANIFEST), none where it left no
+    manifest (or the manifest is a link or not a regular file: then nothing is taken as ours)."""
+    manifest = pathlib.Path(folder) / MANIFEST
+    if manifest.is_symlink() or not manifest.is_file():
+        return set()
+    try:
+        return {line for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()}
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def keep_only_what_was_made(folder, made, present):
+    """After a rendering into folder: of the files present (paths under folder of the kinds it renders), remove those
+    the previous rendering wrote (owned_files) and this one did not (made), leave every other one, and record made
+    as the new manifest. Returns (removed, left): what was removed, and the files left that no rendering wrote
+    (a person's), each a path."""
+    folder = pathlib.Path(folder)
+    previous = owned_files(folder)
+    made = {pathlib.Path(path).relative_to(folder).as_posix() for path in made}
+    removed, left = [], []
+    for path in sorted(present):
+        name = pathlib.Path(path).relative_to(folder).as_posix()
+        if name in made:
+            continue
+        if name in previous and not pathlib.Path(path).is_symlink():
+            check_target(path).unlink()
+            removed.append(pathlib.Path(path))
+        else:
+            left.append(pathlib.Path(path))
+    if made or previous:
+        write_text_if_changed(folder / MANIFEST, "".join(f"{name}\n" for name in sorted(made)))
+    return removed, left

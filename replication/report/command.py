@@ -5,7 +5,7 @@ import pathlib
 from replication.core import runs
 from replication.core.options import add_report_options
 from replication.core.paths import FIGURES, PAPER, RUNS
-from replication.core.results import check_target, resolved, writing_into
+from replication.core.results import keep_only_what_was_made, resolved, writing_into
 from replication.report import contribute as contributing
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_command
@@ -77,13 +77,17 @@ def run_figures_command(args):
         drawn = draw_all(load_runs(own, args.reference), target)
         for path in drawn:
             print(f"wrote {path}")
-        for stale in sorted(set((target / "runs").glob("*/*")) - set(drawn)):
-            if stale.suffix in (".png", ".svg"):
-                check_target(stale).unlink()  # a figure of a run no longer shown
-                print(f"removed {stale}")
-        for folder in (target / "runs").glob("*"):
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+        figures_of_runs = [path for path in (target / "runs").glob("*/*") if path.suffix in (".png", ".svg")]
+        removed, left = keep_only_what_was_made(target / "runs", [path for path in drawn if path.is_relative_to(
+            target / "runs")], figures_of_runs)
+        for path in removed:
+            print(f"removed {path} (a figure of a run no longer shown)")
+        for folder in sorted({path.parent for path in removed}):
+            if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                folder.rmdir()  # a folder that removing our figures emptied
+    if left:
+        print(f"left {len(left)} file(s) under {target / 'runs'} that no figures command drew (first: "
+              f"{left[0].relative_to(target / 'runs')})")
     return 0
 
 

@@ -12,15 +12,17 @@ import numpy as np
 
 from replication.core import paths
 from replication.core.records import load_json, read_run_records
-from replication.core.results import RunError, read_records
+from replication.core.results import RunError, read_records, writing_into
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
-from replication.report.render import render_all
+from replication.report.figures import draw_all
+from replication.report.render import load_runs, render_all
 from replication.studies.bench.records import read_bench
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
 from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_closure, read_bound, read_pyoof_closure
 from replication.studies.real_maps.records import STARTS_FILE, read_pyoof, read_real_maps, read_real_starts
 from replication.studies.retrieval.records import read_retrieval
+from replication.studies.sweep.audit import audit_run
 from replication.studies.sweep.records import read_optima, read_points
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
@@ -121,18 +123,29 @@ READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), 
 """The reader the report uses for each record file beside the points (a file it refuses is refused here)."""
 
 
+READER_FAULTS = (KeyError, TypeError, IndexError, ValueError, AttributeError, ZeroDivisionError)
+"""What a reader raises on a record its model admits but it cannot use."""
+
+
 def check_readable_by_the_report(run):
-    """Refuse a run the report cannot render (a record its readers admit but its tables cannot use), in one line:
-    the run is rendered in memory beside no reference run, and what fails there fails here."""
+    """Refuse a run any reader a reference run meets cannot read (a record its models admit but the report's tables,
+    the figures or the audit cannot use), in one line naming the reader: the run is rendered and drawn in memory
+    beside no reference run, and audited, and what fails there fails here."""
     with tempfile.TemporaryDirectory() as empty:
-        try:
-            render_all([run], pathlib.Path(empty), output=pathlib.Path(empty) / "out",
-                       figures=pathlib.Path(empty) / "out" / "figures")
-        except RunError:
-            raise
-        except (KeyError, TypeError, IndexError, ValueError, AttributeError, ZeroDivisionError) as error:
-            raise RunError(f"{run}: the report cannot read this run ({type(error).__name__}: {error}); a damaged run "
-                           "cannot become a reference run") from None
+        empty = pathlib.Path(empty)
+        readers = (("the report", lambda: render_all([run], empty, output=empty / "out",
+                                                     figures=empty / "out" / "figures")),
+                   ("the figures", lambda: draw_all(load_runs([run], empty), empty / "drawn")),
+                   ("the audit", lambda: audit_run(run)))
+        for reader, read in readers:
+            try:
+                with writing_into(empty):
+                    read()
+            except RunError:
+                raise
+            except READER_FAULTS as error:
+                raise RunError(f"{run}: {reader} cannot read this run ({type(error).__name__}: {error}); a damaged "
+                               "run cannot become a reference run") from None
 
 
 def check_arrays(path):
@@ -149,7 +162,9 @@ def check_arrays(path):
 def contribute(run, note, reference=None):
     """Copy a run's records into a new reference run folder (never over an existing one); returns it.
 
-    The copy is made in a hidden folder and renamed into place, so a reference run is never half-written.
+    Under the run's lock, the copy is made in a staging folder private to this process (a unique hidden name beside
+    the reference runs, which the readers skip) and renamed into place in one step, so a reference run appears
+    complete or not at all; a failure removes that staging folder only, never another contribute's.
     """
     run = pathlib.Path(run)
     info = read_run(run)
@@ -162,17 +177,34 @@ def contribute(run, note, reference=None):
     target = pathlib.Path(reference or paths.REFERENCE) / run.name
     if target.exists():
         raise RunError(f"{target}: a reference run of that name exists; reference runs are never overwritten")
-    staging = target.with_name(f".{target.name}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
     with exclusive(run):
         sources = contributed_files(run)
         check_readable_by_the_report(run)
-        for source in sources:
-            destination = staging / source.relative_to(run)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination)
-        staging.mkdir(parents=True, exist_ok=True)
-        # the staging folder is new and private, renamed whole into place: the new reference appears complete or not
-        (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True) + "\n")
-        os.replace(staging, target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        try:
+            for source in sources:
+                destination = staging / source.relative_to(run)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, destination)
+            (staging / RUN_FILE).write_text(json.dumps(info | {"note": note.strip()}, indent=1, sort_keys=True)
+                                            + "\n")
+            publish(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return target
+
+
+def publish(staging, target):
+    """Rename the complete staging folder to target in one step; refused where target exists by then (another
+    contribute of a run of that name published first: rename would replace an empty folder, so it is checked
+    first, and the rename itself fails on a folder with content)."""
+    if target.exists() or target.is_symlink():
+        raise RunError(f"{target}: a reference run of that name appeared meanwhile; reference runs are never "
+                       "overwritten")
+    try:
+        os.rename(staging, target)
+    except OSError as error:
+        raise RunError(f"{target}: could not publish the reference run ({error.strerror}); nothing was published"
+                       ) from None

@@ -15,7 +15,7 @@ from replication.core.mirror import mirror_table, side_by_side_page
 from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
 from replication.core.profiles import PROFILES
-from replication.core.results import check_target, write_text_if_changed, writing_into
+from replication.core.results import keep_only_what_was_made, write_text_if_changed, writing_into
 from replication.core.simulation import (
     STOPPED_AT_OPTIMUM,
     identifiable,
@@ -279,8 +279,10 @@ def render_command(own_runs, reference, output, figures, check=False):
         for name, text in texts.items():
             (output / name).parent.mkdir(parents=True, exist_ok=True)
             write_text_if_changed(output / name, text)
-        for stale in sorted(set((output / "runs").glob("*.md")) - {output / name for name in texts}):
-            check_target(stale).unlink()  # the appendix of a run no longer shown
+        appendices = [output / name for name in texts if name.startswith("runs/")]
+        _, left = keep_only_what_was_made(output / "runs", appendices, (output / "runs").glob("*.md"))
+    if left:
+        print(f"left {len(left)} file(s) under {output / 'runs'} that no report wrote (first: {left[0].name})")
     print(your_runs_summary(values, output) if own_runs else claims_summary(texts["DETAILS.md"]))
     appendices = sum(name.startswith("runs/") for name in texts)
     print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {appendices} appendix(es) under "

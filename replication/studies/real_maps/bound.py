@@ -22,8 +22,8 @@ from replication.core import measurement
 from replication.core.environment import git_commit, thread_limits
 from replication.core.records import as_written
 from replication.core.results import append_record
-from replication.studies.real_maps.closure_maps import SCAN_CORRELATION, check_noise, simulated_maps
-from replication.studies.real_maps.closure_records import BOUND_FILE, WITHIN_UM, check_bound, read_bound
+from replication.studies.real_maps.closure_maps import SCAN_CORRELATION, check_noise, check_seeds, simulated_maps
+from replication.studies.real_maps.closure_records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, check_bound, read_bound
 from replication.studies.real_maps.sources import SOURCES, map_region, surface_error
 from torch_impl.beams import from_fft_order, model_power
 
@@ -105,10 +105,10 @@ def run_bound(folder: pathlib.Path, seeds: int, identity: dict, threads: int = 2
     """The bound of seeds 0..seeds-1 not yet in folder's BOUND_FILE, each written as it ends with the commit that
     made it, under the closure folder's identity (a folder holds one set of settings); returns how many now."""
     noise = check_noise(identity["noise"])
-    measurement.check_identity(folder, identity)
+    measurement.check_identity(folder, identity, records=(BOUND_FILE, CLOSURE_FILE))  # records hold noise, npix
     path = folder / BOUND_FILE
     done = {record["seed"] for record in read_bound(path, repair=True)} if path.is_file() else set()
-    todo = [seed for seed in range(seeds) if seed not in done]
+    todo = [seed for seed in range(check_seeds(seeds)) if seed not in done]
     measurement.record_identity(folder, identity)
     commit = git_commit()
     with thread_limits(threads):

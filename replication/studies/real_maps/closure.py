@@ -27,7 +27,9 @@ from replication.studies.real_maps.closure_maps import (
     STEP,
     SURFACE_RADIANS,
     TRUE_SIGMA,
+    check_grid,
     check_noise,
+    check_seeds,
     simulated_maps,
 )
 from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_closure
@@ -98,7 +100,7 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
 
 def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE) -> dict:
     """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused."""
-    return {"npix": npix, "orders": list(orders), "tol": tol, "noise": check_noise(noise),
+    return {"npix": check_grid(npix), "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
             "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
 
@@ -113,7 +115,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     path = folder / CLOSURE_FILE
     measurement.check_identity(folder, identity, records=(CLOSURE_FILE,))
     done = {record["seed"] for record in read_records(path, repair=True, check=check_closure)}
-    todo = [seed for seed in range(seeds) if seed not in done]
+    todo = [seed for seed in range(check_seeds(seeds)) if seed not in done]
     if not todo:
         print(f"{path}: all {seeds} seeds are done; nothing to run")
         return 0

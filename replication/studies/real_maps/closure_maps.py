@@ -73,12 +73,32 @@ def check_noise(noise: float) -> float:
     return float(noise)
 
 
+MAX_SEEDS = 100_000
+"""Most seeds one closure command takes: at ~20 s a seed, already weeks of work (a count beyond it is a typo)."""
+
+
+def check_seeds(seeds: int) -> int:
+    """A count of seeds, or a ValueError naming the range."""
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds: must be an integer between 1 and {MAX_SEEDS}, got {seeds!r}")
+    return seeds
+
+
+def check_grid(npix: int) -> int:
+    """The model's grid, or a ValueError where it cannot hold the closure's maps (SHAPE): a smaller grid would fit
+    wrapped fragments of them."""
+    if not isinstance(npix, int) or isinstance(npix, bool) or npix < max(SHAPE):
+        raise ValueError(f"npix: must hold the closure's {SHAPE[0]} x {SHAPE[1]} maps (at least {max(SHAPE)}), "
+                         f"got {npix!r}")
+    return npix
+
+
 def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE):
     """(maps (3, rows, cols) in units of the in-focus peak, the truth's parameters, its setup) of one seed: the
     SRT's telescope (the shipped configuration), the maps' step and size, the known surface, baselines and
     scan-correlated noise of standard deviation `noise` (a fraction of the peak). The draws do not depend on the
     noise level: a seed at another level has the same surface, baselines and noise pattern, scaled."""
-    noise = check_noise(noise)
+    noise, npix = check_noise(noise), check_grid(npix)
     source = SOURCES[0]
     telescope = source.telescope
     setup = reference_numpy.make_setup(npix, order, telescope=telescope, sigma=TRUE_SIGMA, offsets=True,

@@ -76,10 +76,11 @@ def add_closure_command(closure):
                                        "baselines and scan-correlated noise on maps like the SRT's, and reduces them "
                                        "from a cold start; the report gives how many seeds recover the surface within "
                                        f"{WITHIN_UM:g} um rms.")
-    closure.add_argument("--seeds", type=positive_int, default=CLOSURE_SEEDS,
+    closure.add_argument("--seeds", type=integer_in(1, closure_maps.MAX_SEEDS, "seeds"), default=CLOSURE_SEEDS,
                          help=f"seeds 0..N-1 reduced (default {CLOSURE_SEEDS}; done ones are kept)")
-    closure.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
-                         help=f"the model's grid (default {real_sources.NPIX})")
+    closure.add_argument("--npix", type=closure_grid, default=real_sources.NPIX,
+                         help=f"the model's grid (default {real_sources.NPIX}; at least the maps' "
+                              f"{max(closure_maps.SHAPE)})")
     closure.add_argument("--max-order", type=integer_in(2, MAX_NZERN, "Zernike order"),
                          default=real_sources.ORDERS[-1],
                          help=f"the known surface's and the ladder's highest order (default {real_sources.ORDERS[-1]})")
@@ -94,6 +95,14 @@ def add_closure_command(closure):
     add_run_options(closure, "closure")
     add_measuring_options(closure)
     closure.set_defaults(func=run_closure_command)
+
+
+def closure_grid(text):
+    """An argparse type: a grid size that holds the closure's maps (closure_maps.check_grid)."""
+    try:
+        return closure_maps.check_grid(grid_size(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("npix: ")) from None
 
 
 def noise_level(text):

@@ -256,14 +256,16 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
 
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts")
-"""The settings every real-maps record carries beside its source's maps hash (since 2026-12-03), so that a folder
-whose settings.json and runs.jsonl were lost still refuses to resume under other settings or on other maps."""
+"""The settings every real-maps record carries beside its source's maps hash (since 2026-12-03) and its source's
+configuration (since 2026-12-04), so that a folder whose settings.json and runs.jsonl were lost still refuses to
+resume under other settings, on other maps or with another telescope configuration."""
 
 
 def stamp_of(identity: dict, name: str, run_id: str) -> dict:
-    """What each record of one source carries: its run id, the maps' SHA-256, the settings of STAMPED."""
-    return {"run_id": run_id, f"maps_sha256_{name}": identity[f"maps_sha256_{name}"]} | {
-        key: identity[key] for key in STAMPED}
+    """What each record of one source carries: its run id, the maps' SHA-256, its configuration, the settings of
+    STAMPED."""
+    return {"run_id": run_id, f"maps_sha256_{name}": identity[f"maps_sha256_{name}"],
+            f"config_{name}": identity[f"config_{name}"]} | {key: identity[key] for key in STAMPED}
 
 
 def with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar):

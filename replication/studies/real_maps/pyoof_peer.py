@@ -213,7 +213,7 @@ def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: in
     import pyoof
 
     folder.mkdir(parents=True, exist_ok=True)
-    for seed in (seed for seed in range(seeds) if seed not in done):
+    for seed in (seed for seed in range(closure_maps.check_seeds(seeds)) if seed not in done):
         power, _, _ = closure_maps.simulated_maps(seed, npix, max_order, noise)
         observation = real_sources.observation_of(real_sources.SOURCES[0], power, closure_maps.STEP)
         with tempfile.TemporaryDirectory() as scratch:

@@ -270,10 +270,7 @@ def findings(section):
                          f"{other['surface_difference_rms_um']:.0f} um rms (n = {record['order']}), against "
                          f"{record['surface_rms_um']:.0f} um rms of surface error: the choice of loss matters.")
         if record.get("uncertainty_median_um") is not None:
-            lines.append(f"{short}: the surface's uncertainty (1 sigma) is {record['uncertainty_median_um']:.2g} um "
-                         f"(median over the dish; its map in {record.get('surface_fits') or 'no FITS file'}), "
-                         f"{record['uncertainty_inflation']:.2g}x what independent pixels would give: the residuals "
-                         f"correlate over {record['uncertainty_reach']} pixels.")
+            lines.append(uncertainty_line(short, record))
         if record.get("multistart"):
             lines.append(multistart_line(short, record["multistart"]))
         if record.get("terms_effect"):
@@ -360,3 +357,14 @@ def pyoof_lines(section):
                      f"at n = {peer['order']}: {peer['theirs_rms']:.3g} rad rms, ours {peer['ours_rms']:.3g}; pyoof's "
                      f"{peer['closest']} lies closest to ours, {peer['difference']:.2g} rad rms apart.")
     return lines
+
+
+def uncertainty_line(short, record):
+    """The sentence on a source's surface uncertainty; its ratio to independent pixels' only where recorded (a fit
+    of n = 1 has no surface beyond the tilts and piston removed, so no ratio)."""
+    line = (f"{short}: the surface's uncertainty (1 sigma) is {record['uncertainty_median_um']:.2g} um "
+            f"(median over the dish; its map in {record.get('surface_fits') or 'no FITS file'})")
+    if record.get("uncertainty_inflation") is None:
+        return line + "."
+    return line + (f", {record['uncertainty_inflation']:.2g}x what independent pixels would give: the residuals "
+                   f"correlate over {record['uncertainty_reach']} pixels.")

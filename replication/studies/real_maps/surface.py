@@ -86,6 +86,13 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
     return path
 
 
+def uncertainty_ratio(windowed, independent) -> float | None:
+    """The median over the dish of the windowed uncertainty over the independent pixels' one, where the latter is
+    positive; None where it is nowhere (at n = 1 the surface holds only the tilts and piston it removes)."""
+    kept = np.isfinite(windowed) & np.isfinite(independent) & (independent > 0)
+    return float(np.median(windowed[kept] / independent[kept])) if kept.any() else None
+
+
 def write_surface_files(folder: pathlib.Path, observation: Observation, x, order: int, npix: int,
                         residual: np.ndarray) -> dict:
     """A source's surface at x as surface-<source>.txt and, where astropy is installed, surface-<source>.fits with
@@ -106,7 +113,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
         x, torch_setup, data, observation.gamma, observation.objective, 0, reach))
     found = {"surface_fits": None, "uncertainty_reach": reach,
              "uncertainty_median_um": float(np.nanmedian(windowed)),
-             "uncertainty_inflation": float(np.nanmedian(windowed / independent))}
+             "uncertainty_inflation": uncertainty_ratio(windowed, independent)}
     if fits_available():
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
                  "OBJECTIV": (observation.objective, "the objective fitted"),

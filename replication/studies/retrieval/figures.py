@@ -63,7 +63,9 @@ def retrieval(run, folder):
 
 
 def retrieval_run(all_runs):
-    """The run whose retrieval figure 8 shows: your first run that has one, else the reference run with the
-    largest retrieval profile (the newest, by its start, among equals)."""
+    """The run whose retrieval figure 8 shows: your first run that has one with a judged cold start, else the
+    reference run with the largest retrieval profile (the newest, by its start, among equals); a retrieval of fits
+    from the truth only has nothing to draw."""
     order = {"retrieval-smoke": 0, "retrieval-quick": 1, "retrieval-full": 2}
-    return shown_run([run for run in all_runs if run.retrieval_shown[0]], lambda run: order[run.retrieval_shown[0]])
+    return shown_run([run for run in all_runs if run.retrieval_shown[0] and point_table(run.retrieval_shown[1])],
+                     lambda run: order[run.retrieval_shown[0]])

@@ -208,7 +208,8 @@ def speedup_vs_grid_size(all_runs, folder):
         axis.set_xticks(sorted(drawn))
     axis.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     axis.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
+    if axis.get_legend_handles_labels()[0]:  # a run with no ratio yet draws the axes and the lines only
+        axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)
     return save(figure, folder, SPEEDUP_VS_GRID_SIZE.stem)
 
 
