@@ -102,3 +102,31 @@ def test_a_damaged_record_renders_or_is_refused_in_one_line(run, relative, seed,
         message = str(error)
         assert "\n" not in message
         assert str(relative.name) in message or "run.json" in message, message
+
+
+def edited_run(tmp_path, run, relative, edit):
+    """A copy of a reference run with one record of one file edited (edit(record) changes it in place)."""
+    copy = tmp_path / "2026-01-08_edited"
+    shutil.copytree(REFERENCE / run, copy, ignore=shutil.ignore_patterns("trajectories"))
+    lines = (copy / relative).read_text().splitlines()
+    record = json.loads(lines[0])
+    edit(record)
+    (copy / relative).write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    (tmp_path / "reference").mkdir()
+    return copy
+
+
+def test_a_point_whose_target_is_null_is_refused_the_writer_never_writes_one(tmp_path):
+    copy = edited_run(tmp_path, "2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl",
+                      lambda record: record.update(target=None))
+    with pytest.raises(RunError, match=r"points.jsonl: line 1, key 'target': expected a record, got null$"):
+        render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+
+
+def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
+    copy = edited_run(tmp_path, "2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/stages.jsonl",
+                      lambda record: record["optimum"].update(fun=None))
+    texts = render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    appendix = next(text for name, text in texts.items() if name.startswith("runs/"))
+    assert "| 1 |" in appendix
+    assert any(line.startswith("| 1 | ") and "| — |" in line for line in appendix.splitlines())

@@ -1,16 +1,21 @@
 """The telescope and observation of real maps as a TOML file: the shipped ones, and damaged ones refused in one line
 naming the file and the key."""
 
+import json
 import os
 import pathlib
 import re
+import shutil
 import types
 
 import pytest
 from conftest import real_maps_folder, run_command
 
 from replication.core import measurement
-from replication.core.results import RunError, append_record
+from replication.core.paths import REFERENCE
+from replication.core.results import RunError, append_record, writing_into
+from replication.report.figures import draw_all
+from replication.report.render import load_runs, render_all
 from replication.studies.real_maps import configs, sources
 from replication.studies.real_maps.measure import STAMPED, stamp_of
 from replication.studies.real_maps.sources import STAGES_FILE
@@ -137,3 +142,45 @@ def test_a_resume_with_another_dish_is_refused_by_the_records_themselves_once_th
     other = identity | {"config_srt": {"dish": {"radius": 16.0}}}
     with pytest.raises(RunError, match=rf"{STAGES_FILE}: line 1: recorded under other settings.*config_srt"):
         measurement.check_identity(tmp_path, other, records=(STAGES_FILE,))
+
+
+def test_a_config_that_takes_a_shipped_name_with_other_content_is_refused(tmp_path):
+    path = edited(tmp_path, "dz = 0.027", "dz = 0.03")
+    result = run_command("real-maps", "--config", path, "--run", tmp_path / "run")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].endswith(
+        "key 'observation.name': 'srt-2019-04-26' is a shipped source's name and this configuration differs from it; "
+        "give it a name of its own")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_of_a_config_source_is_drawn_and_reported_under_its_own_names(tmp_path):
+    """figures and the report read a source's title, short name, wavelength and dish from its records, so a source
+    of a user's configuration (no shipped source of its name) is drawn and shown as its records say."""
+    run = tmp_path / "runs" / "2026-12-09_lab"
+    shutil.copytree(REFERENCE / "2026-12-03_vm_amd-epyc-2c-2_real-maps", run)
+    folder = run / "real-maps"
+    renamed = {"srt-2019-04-26": "my-dish", "grasp-26ghz": "my-other-dish"}
+    for name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl", "starts.jsonl"):
+        if (folder / name).exists():
+            text = (folder / name).read_text()
+            for old, new in renamed.items():
+                text = text.replace(f'"{old}"', f'"{new}"').replace(f"_{old}", f"_{new}")
+                text = text.replace(f"-{old}.", f"-{new}.")
+            (folder / name).write_text(text)
+    records = [json.loads(line) for line in (folder / "sources.jsonl").read_text().splitlines()]
+    for record in records:
+        record |= {"title": f"{record['source']} of a lab", "short": record["source"].upper()}
+    (folder / "sources.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    for old, new in renamed.items():
+        for path in folder.glob(f"*-{old}.*"):
+            path.rename(path.with_name(path.name.replace(old, new)))
+    if (run / "pyoof").exists():
+        shutil.rmtree(run / "pyoof")
+    all_runs = load_runs([run], tmp_path / "no-references")
+    with writing_into(tmp_path / "drawn"):
+        drawn = draw_all(all_runs, tmp_path / "drawn")
+    assert {path.name for path in drawn} >= {"fig9_real_maps_surface.png", "fig10_real_maps_residuals.png"}
+    text = render_all([run], tmp_path / "no-references", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    assert "my-dish of a lab" in "".join(text.values())
+    assert "SRT observed, 2019-04-26" not in "".join(text.values())

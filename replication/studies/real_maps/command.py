@@ -52,9 +52,19 @@ def add_real_maps_command(fits):
     fits.set_defaults(func=run_real_maps_command)
 
 
+def not_shadowing(source, path):
+    """A --config source, refused where it takes a shipped source's name with other content (its records and the
+    report would show it under the shipped source's title)."""
+    shipped = next((known for known in real_sources.SOURCES if known.name == source.name), None)
+    if shipped is not None and vars(shipped) != vars(source):
+        raise runs.RunError(f"--config {path}: key 'observation.name': {source.name!r} is a shipped source's name and "
+                            "this configuration differs from it; give it a name of its own")
+    return source
+
+
 def run_real_maps_command(args):
     sources = [real_sources.source_named(name) for name in args.source or ()]
-    sources += [real_configs.read_config(path) for path in args.config or ()]
+    sources += [not_shadowing(real_configs.read_config(path), path) for path in args.config or ()]
     sources = sources or list(real_sources.SOURCES)
     names = [source.name for source in sources]
     if len(set(names)) != len(names):

@@ -18,12 +18,11 @@ def surface_map(record):
     """The surface error (micrometres, tilts and piston removed; along the normal where the record says so) of a
     real-maps source record on the dish's block of the model grid (NaN off the dish), and the block's extent in
     metres."""
-    source = real_sources.source_named(record["source"])
     telescope = real_sources.fitted_telescope(record)
     setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
                                        offsets=True, oversamp=telescope.oversamp_for_sky_step(record["npix"],
                                                                                               record["step"]))
-    image, spacing = real_sources.surface_grid(record["x"], setup, source.wavelength,
+    image, spacing = real_sources.surface_grid(record["x"], setup, record["wavelength"],
                                                normal=record.get("surface_displacement") == "normal")
     rows, cols = (spacing * size / 2 for size in setup.box)
     return image, (-cols, cols, -rows, rows)
@@ -52,7 +51,7 @@ def real_maps_residuals(run, sources, folder):
     figure, axes = subplots(len(sources), 3, figsize=(11, 3.5 * len(sources)), squeeze=False)
     titles = ("in focus", "-dz", "+dz")
     for row, record in zip(axes, sources, strict=True):
-        short = real_sources.source_named(record["source"]).short
+        short = real_sources.record_short(record)
         with np.load(run.folder / "real-maps" / f"residuals-{record['source']}.npz") as saved:
             residual = saved["residual"].astype(np.float64)
         for k, axis in enumerate(row):

@@ -148,7 +148,8 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
     setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
     surface = surface_error(x, setup, observation.source.wavelength)
     finite = residual[np.isfinite(residual)]
-    return {"source": observation.source.name, "title": observation.source.title, "order": order, "npix": npix,
+    return {"source": observation.source.name, "title": observation.source.title, "short": observation.source.short,
+            "order": order, "npix": npix,
             "sigma": observation.sigma,
             "shape": list(observation.maps.shape[1:]), "step": observation.step, "scale": observation.scale,
             "wavelength": observation.source.wavelength, "dz": observation.source.dz,

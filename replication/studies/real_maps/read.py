@@ -137,8 +137,9 @@ def source_summary(name, stages, source, taper):
               if slow in ladders and fast in ladders and (found := ratio(ladders[slow], ladders[fast]))]
     known = {s.name: s for s in real_sources.SOURCES}
     rows = [stage_row(s, series_order) for s in stages]
-    return {"name": name, "title": known[name].title if name in known else name,
-            "short": known[name].short if name in known else name, "source": source, "taper": taper,
+    title = source["title"] if source else known[name].title if name in known else name
+    short = real_sources.record_short(source) if source else known[name].short if name in known else name
+    return {"name": name, "title": title, "short": short, "source": source, "taper": taper,
             "series": series_order, "stages": rows,
             "reached": {chosen: sum(row["cells"][chosen]["reached"] == row["cells"][chosen]["fits"] > 0 for row in rows)
                         for chosen in series_order},

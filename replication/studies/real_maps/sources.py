@@ -312,13 +312,21 @@ error (the configurations now give 3.953 m). Their records, which hold no config
 
 def fitted_telescope(record) -> reference_numpy.Telescope:
     """The telescope a source record was fitted with: its recorded configuration, else (records before
-    2026-12-03) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
-    source = source_named(record["source"])
+    2026-12-03, of shipped sources only) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
     config = record.get("config")
     if config is None:
-        return dataclasses.replace(source.telescope, blockage=LEGACY_BLOCKAGE)
+        return dataclasses.replace(source_named(record["source"]).telescope, blockage=LEGACY_BLOCKAGE)
     return reference_numpy.Telescope(**config["dish"], wavelength=SPEED_OF_LIGHT / config["frequency"],
                                      dz=config["dz"])
+
+
+def record_short(record) -> str:
+    """A source record's short name as it recorded it (since 2026-12-04), else its shipped source's (older records
+    are of shipped sources only), else its title."""
+    if record.get("short"):
+        return record["short"]
+    shipped = next((source for source in SOURCES if source.name == record["source"]), None)
+    return shipped.short if shipped is not None and shipped.title == record.get("title") else record["title"]
 
 
 def surface_grid(x, setup, wavelength, normal=True):

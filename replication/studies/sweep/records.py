@@ -8,6 +8,7 @@ import pathlib
 from typing import Annotated
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from replication.core.fit_records import Account, Load, check_optimum, series_of
 from replication.core.records import (
@@ -78,18 +79,19 @@ class Point(Record):
 class MeasuredPoint(Point):
     """A measured point: its times, its tolerance, how its last repeat's fit ended; since 2026-12-02 its times to
     the target and its time limit, since 2026-12-03 its trajectories and the machine's load, and for a series
-    started from a matrix made per grid, the seconds that matrix took once (grid_start_s, on no fit's clock)."""
+    started from a matrix made per grid, the seconds that matrix took once (grid_start_s, on no fit's clock). Each
+    of these is absent where the point predates it, never null: the writer never writes null there."""
 
     setup_s: SetupTimes
     total_s: Times
     tol: Number
     outcome: Outcome
-    target: Target | None = None
-    trajectories: Trajectories | None = None
-    load: Load | None = None
-    time_limit_s: Seconds | None = None
-    stopped_at_limit: bool | None = None
-    grid_start_s: Seconds | None = None
+    target: Target | UnsetType = UNSET
+    trajectories: Trajectories | UnsetType = UNSET
+    load: Load | UnsetType = UNSET
+    time_limit_s: Seconds | UnsetType = UNSET
+    stopped_at_limit: bool | UnsetType = UNSET
+    grid_start_s: Seconds | UnsetType = UNSET
 
 
 def check_point(path: pathlib.Path, number: int, record: dict) -> None:
