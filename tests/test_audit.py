@@ -1,6 +1,7 @@
 """Kept trajectories and the audit: every time to target and end distance of a sweep recomputed from the files
 alone; an altered record or trajectory is reported, never passed."""
 
+import hashlib
 import json
 import shutil
 
@@ -97,6 +98,26 @@ def test_an_altered_trajectory_file_is_refused_in_one_line(smoke_run, tmp_path):
     result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
     assert result.returncode == 2
     assert "was altered" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("field", ["seconds", "evaluations", "params"])
+def test_a_trajectory_of_the_wrong_shape_with_its_hash_recorded_is_refused_in_one_line(field, smoke_run, tmp_path):
+    """A trajectories file rewritten with a 2-D array where one number per evaluation belongs (its SHA-256 recorded
+    anew, so that only the shape is wrong) is refused naming the file, not met as a broadcast error in the audit."""
+    def change(records, folder):
+        entry = records[0]["trajectories"]
+        path = folder / entry["file"]
+        with np.load(path) as saved:
+            arrays = {name: saved[name] for name in saved.files}
+        arrays[f"{field}_0"] = np.stack([arrays[f"{field}_0"]] * 2, axis=-1)
+        with path.open("wb") as stream:
+            np.savez(stream, **arrays)
+        entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 2
+    assert "repeat 0: expected arrays of numbers" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

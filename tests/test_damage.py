@@ -6,11 +6,13 @@ import json
 import random
 import shutil
 
+import numpy as np
 import pytest
 
 from replication.core.paths import REFERENCE
-from replication.core.results import RunError
-from replication.report.render import render_all
+from replication.core.results import RunError, writing_into
+from replication.report.figures import draw_all
+from replication.report.render import load_runs, render_all
 
 RUNS = sorted(path for path in REFERENCE.iterdir() if (path / "crosscheck").is_dir())[-2:]
 """Two reference runs with a cross-check, sweeps, benches (and, for one, retrieval and peers' records)."""
@@ -130,3 +132,43 @@ def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
     appendix = next(text for name, text in texts.items() if name.startswith("runs/"))
     assert "| 1 |" in appendix
     assert any(line.startswith("| 1 | ") and "| — |" in line for line in appendix.splitlines())
+
+
+@pytest.mark.parametrize(("run", "relative", "key", "value", "words"), [
+    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "orders", [], "key 'orders'"),
+    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "truth", [], "key 'truth'"),
+    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "npix", 0, "key 'npix'"),
+    ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", "npix", 0, "key 'npix'"),
+    ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", "nzern", 99, "key 'nzern'")])
+def test_a_value_no_writer_makes_is_refused_by_its_model_naming_the_field(run, relative, key, value, words, tmp_path):
+    """The models hold what the writers make: a grid make_setup refuses, an order beyond its range, no order or no
+    truth at all are refused as read, in one line, not met as a division by zero or an empty max() downstream."""
+    copy = edited_run(tmp_path, run, relative, lambda record: record.update({key: value}))
+    with pytest.raises(RunError, match=rf"{relative.split('/')[-1]}: line 1, {words}"):
+        render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+
+
+@pytest.mark.parametrize(("relative", "content"), [
+    ("real-maps/residuals-grasp-26ghz.npz", b"not a zip at all"),
+    ("real-maps/residuals-grasp-26ghz.npz", "residual-as-text"),
+    ("pyoof/pyoof-phase-grasp-26ghz.npz", b"PK\x03\x04 truncated"),
+    ("pyoof/pyoof-phase-grasp-26ghz.npz", "phase-flat")])
+def test_a_junk_array_file_is_refused_in_one_line_by_the_report_and_the_figures(relative, content, tmp_path):
+    copy = edited_run(tmp_path, "2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", lambda r: None)
+    path = copy / relative
+    if content == "residual-as-text":
+        np.savez(path, residual=np.array(["a", "b"]))
+    elif content == "phase-flat":
+        np.savez(path, phase=np.zeros(7))
+    else:
+        path.write_bytes(content)
+    def read():  # the figures read the residuals, the report pyoof's phases
+        if relative.startswith("real-maps/"):
+            with writing_into(tmp_path / "drawn"):
+                return draw_all(load_runs([copy], tmp_path / "reference"), tmp_path / "drawn")
+        return render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+
+    with pytest.raises(RunError) as refused:
+        read()
+    assert str(path) in str(refused.value)
+    assert "\n" not in str(refused.value)

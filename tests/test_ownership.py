@@ -6,6 +6,7 @@ import multiprocessing
 import shutil
 import time
 
+import numpy as np
 import pytest
 from conftest import run_command
 
@@ -126,18 +127,17 @@ def test_two_contributes_of_one_run_in_two_processes_publish_one_complete_refere
     assert [p.name for p in reference.iterdir()] == [run.name]  # no staging folder left behind
 
 
-def test_contribute_refuses_a_run_the_figures_cannot_draw_naming_the_reader(tmp_path):
-    """A record the models admit but the figures cannot use (a grid of 0 pixels in sources.jsonl) is refused before
-    anything is copied: contribute runs every reader a reference run meets (report, figures, audit)."""
+def test_contribute_refuses_a_run_the_figures_cannot_draw_naming_the_file(tmp_path):
+    """A record file every check before the copy admits (a readable .npz of plain arrays) that the figures cannot
+    use (residuals in 2 axes, not 3) is refused before anything is copied: contribute runs every reader a reference
+    run meets (report, figures, audit)."""
     run = tmp_path / "runs" / "2026-12-09_lab"
     shutil.copytree(REFERENCE / "2026-12-03_vm_amd-epyc-2c-2_real-maps", run)
     info = json.loads((run / "run.json").read_text())
     info.pop("note")
     (run / "run.json").write_text(json.dumps(info))
-    sources = run / "real-maps" / "sources.jsonl"
-    records = [json.loads(line) for line in sources.read_text().splitlines()]
-    records[0]["npix"] = 0
-    sources.write_text("".join(json.dumps(record) + "\n" for record in records))
-    with pytest.raises(runs.RunError, match=r"the figures cannot read this run \(ZeroDivisionError"):
+    residuals = run / "real-maps" / "residuals-grasp-26ghz.npz"
+    np.savez(residuals, residual=np.zeros((4, 4)))
+    with pytest.raises(runs.RunError, match=rf"{residuals}: array 'residual': expected numbers in 3 axes"):
         contributing.contribute(run, "a damaged run", tmp_path / "reference")
     assert not (tmp_path / "reference").exists() or not any((tmp_path / "reference").iterdir())

@@ -52,6 +52,7 @@ def edited(tmp_path, old, new):
     ("blockage = 3.953 ", "blockage = nan ", "key 'telescope.blockage': expected a positive finite number"),
     ("blockage = 3.953 ", "legs = 4\nblockage = 3.953 ", "key 'telescope.legs' is not known"),
     ("dz = 0.027", "dz = 0", "key 'observation.dz': expected a positive finite number"),
+    ("dz = 0.027", "dz = " + "9" * 400, "key 'observation.dz': expected a positive finite number"),
     ('format = "srt"', 'format = "fits"', "key 'observation.format': one of srt, ticra"),
     ('folder = "observed"', 'folder = "../elsewhere"', "key 'observation.folder': a path inside the maps folder"),
     ('folder = "observed"', 'folder = "/etc"', "key 'observation.folder': a path inside the maps folder"),

@@ -236,3 +236,21 @@ def test_a_fit_of_order_one_has_no_uncertainty_ratio_and_its_sentence_says_what_
     record |= {"uncertainty_inflation": 1.5, "uncertainty_reach": 3}
     assert real_read.uncertainty_line("GRASP", record).endswith(
         "surface-x.fits), 1.5x what independent pixels would give: the residuals correlate over 3 pixels.")
+
+
+def beam_like_maps(rng, sign=1.0):
+    """Three 60 x 60 maps of a Gaussian beam on a baseline with noise, in arbitrary counts (sign -1: negated)."""
+    v, u = np.mgrid[-30:30, -30:30]
+    beam = 1000.0 * np.exp(-(u**2 + v**2) / 40.0)
+    return np.stack([sign * beam + 50.0 + rng.normal(0, 5.0, beam.shape) for _ in range(3)])
+
+
+@pytest.mark.parametrize("maps", ["negated", "noise only"])
+def test_maps_without_a_beam_rising_above_their_edges_are_refused_before_any_stage(maps):
+    rng = np.random.default_rng(4)
+    source = real_sources.SOURCES[1]
+    real_sources.observation_of(source, beam_like_maps(rng), 1e-4)  # a beam: read
+    power = beam_like_maps(rng, -1.0) if maps == "negated" else 50.0 + rng.normal(0, 5.0, (3, 60, 60))
+    refusal = r"map 0: its beam does not rise above its edges .* a negated map or no beam"
+    with pytest.raises(real_sources.RunError, match=refusal):
+        real_sources.observation_of(source, power, 1e-4)

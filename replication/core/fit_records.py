@@ -8,7 +8,17 @@ from typing import Annotated
 
 import msgspec
 
-from replication.core.records import Count, MaybeNumber, Number, Record, Vector, check_typed, check_vectors
+from replication.core.records import (
+    Count,
+    GridSize,
+    MaybeNumber,
+    Number,
+    Order,
+    Record,
+    Vector,
+    check_typed,
+    check_vectors,
+)
 from replication.core.results import RunError
 from replication.core.series import Series
 
@@ -47,8 +57,8 @@ class OptimumRecord(Record):
     fits hold one): found once, untimed, before its timed fits; the covariance its distances are measured under
     (sandwich: whether it is the sandwich covariance)."""
 
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     objective: str
     data_sha256: str
     x: Vector

@@ -7,10 +7,13 @@ import json
 import math
 import pathlib
 import re
+import zipfile
 from typing import Annotated
 
 import msgspec
+import numpy as np
 
+from oof_common.limits import MAX_NPIX, MAX_NZERN, MIN_NPIX
 from replication.core import registry
 from replication.core.results import RunError, dumps, is_a, read_records
 
@@ -35,6 +38,14 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 """A count (evaluations, iterations, repeats), not negative."""
 Vector = list[float | None]
 """One number per parameter (null: not finite); its length is checked against the record's parameter count."""
+GridSize = Annotated[int, msgspec.Meta(ge=MIN_NPIX, le=MAX_NPIX)]
+"""A model grid's size (pixels a side), as make_setup accepts it."""
+Order = Annotated[int, msgspec.Meta(ge=1, le=MAX_NZERN)]
+"""A Zernike order, as make_setup accepts it."""
+Orders = Annotated[list[Order], msgspec.Meta(min_length=1)]
+"""The orders of a ladder, at least one."""
+Seed = Annotated[int, msgspec.Meta(ge=0)]
+"""A random generator's seed."""
 
 
 class FitEnd(Record):
@@ -240,3 +251,31 @@ def check_machine_text(path, prefix, record, number=None):
         if isinstance(value, str) and not MACHINE_TEXT.fullmatch(value):
             where = f"{path}: line {number}, key" if number is not None else f"{path}: key"
             raise RunError(f"{where} '{prefix}{key}': letters, digits, spaces and ()+-.,@/: only, got {value!r}")
+
+
+def load_arrays(path: pathlib.Path) -> dict:
+    """{name: array} of a NumPy .npz record (plain arrays only, no pickled objects), or a RunError naming the file
+    where it is no such file."""
+    path = pathlib.Path(path)
+    if path.is_symlink() or not path.is_file():
+        raise RunError(f"{path}: missing or not a regular file")
+    try:  # the file opened here, so that it is closed whatever np.load makes of it
+        with path.open("rb") as stream:
+            saved = np.load(stream, allow_pickle=False)
+            if not isinstance(saved, np.lib.npyio.NpzFile):
+                raise ValueError("one .npy array, not an .npz archive")
+            with saved:
+                return {name: saved[name] for name in saved.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise RunError(f"{path}: not a readable NumPy .npz of plain arrays ({str(error)[:80]})") from None
+
+
+def load_array(path: pathlib.Path, name: str, ndim: int) -> np.ndarray:
+    """One array of numbers, `ndim` axes, from an .npz record, as float64; a RunError naming the file and the array
+    where it is missing or is not that."""
+    arrays = load_arrays(path)
+    array = arrays.get(name)
+    if array is None or array.dtype.kind not in "iuf" or array.ndim != ndim:
+        found = "absent" if array is None else f"{array.dtype} of shape {array.shape}"
+        raise RunError(f"{path}: array {name!r}: expected numbers in {ndim} axes, got {found}")
+    return array.astype(np.float64)

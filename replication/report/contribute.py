@@ -6,12 +6,11 @@ import os
 import pathlib
 import shutil
 import tempfile
-import zipfile
 
 import numpy as np
 
 from replication.core import paths
-from replication.core.records import load_json, read_run_records
+from replication.core.records import load_arrays, load_json, read_run_records
 from replication.core.results import RunError, read_records, writing_into
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
 from replication.report.figures import draw_all
@@ -151,12 +150,9 @@ def check_readable_by_the_report(run):
 def check_arrays(path):
     """Refuse an .npz record that NumPy cannot read as plain arrays (no pickled objects)."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            for name in saved.files:
-                saved[name]
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
-        raise RunError(f"{path}: not a readable NumPy .npz of plain arrays ({error}); a damaged run cannot become a "
-                       "reference run") from None
+        load_arrays(path)
+    except RunError as error:
+        raise RunError(f"{error}; a damaged run cannot become a reference run") from None
 
 
 def contribute(run, note, reference=None):

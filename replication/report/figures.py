@@ -4,12 +4,12 @@ real maps."""
 import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
-import numpy as np
 
 from replication.claims import CLAIMS
 from replication.claims.answer_figure import answer_figure
 from replication.claims.mechanism import decomposition_run, speedup_decomposition
 from replication.core.plotting import STYLE, appendix_folder
+from replication.core.records import load_arrays
 from replication.report.load import judges_claims
 from replication.studies.crosscheck.figures import agreement, crosscheck_run, distances, example_fit, fit_distances
 from replication.studies.crosscheck.records import crosscheck_fits
@@ -55,8 +55,7 @@ def draw_all(all_runs, output):
         if checked is not None:
             example = checked.folder / "crosscheck" / "example.npz"
             if example.exists():
-                with np.load(example) as saved:
-                    paths += example_fit(dict(saved), output, checked.title)
+                paths += example_fit(load_arrays(example), output, checked.title)
             found = fit_distances(checked)
             paths += distances(found, output, checked.title) if found else \
                 agreement(crosscheck_fits(checked.crosscheck), output, checked.title)

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 
 from replication.core.fit_records import Load
-from replication.core.records import Number, Record, check_environment, check_typed, load_json
+from replication.core.records import GridSize, Number, Order, Record, check_environment, check_typed, load_json
 from replication.core.results import RunError
 
 BENCH_RENAMED = {"numpy_analytic_value_and_grad": "numpy_adjoint_value_and_grad",
@@ -30,8 +30,8 @@ class BenchRow(Record):
     """One grid of the bench: each step's milliseconds and its multiple of the floors (the steps of every row the
     same), each walk's milliseconds by step where profiled, the load while it was measured (since 2026-12-03)."""
 
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     threads: Annotated[int, msgspec.Meta(ge=1)]
     ms: dict[str, Measure]
     x_floor: dict[str, Measure]

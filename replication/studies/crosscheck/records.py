@@ -9,8 +9,10 @@ import msgspec
 from replication.core.fit_records import Account, check_optimum
 from replication.core.records import (
     FitEnd,
+    GridSize,
     MaybeNumber,
     Number,
+    Order,
     Record,
     Vector,
     check_environment,
@@ -54,8 +56,8 @@ class Check(Record):
     """One check of a cross-check: what was compared at which point, the value against its tolerance."""
 
     check: str
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     compare: str
     value: MaybeNumber
     tolerance: Number
@@ -67,8 +69,8 @@ class CrosscheckFit(FitEnd):
     objective, BFGS's errors and the account; since 2026-12-02 its distance from the point's optimum and time to it."""
 
     impl: str
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     stderr: Vector | None = None
     stderr_bfgs: Vector | None = None
     objective: str | None = None

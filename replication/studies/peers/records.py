@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pathlib
 
-from replication.core.records import MaybeNumber, Record, check_typed, load_json
+from replication.core.records import GridSize, MaybeNumber, Order, Record, check_typed, load_json
 
 
 class PeersRow(Record):
     """One point of the peers' gate: whether the JAX peer's objective and gradient match the NumPy tree's there."""
 
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     objective: str
     passed: bool
     objective_error: MaybeNumber

@@ -11,6 +11,7 @@ import numpy as np
 
 from replication.core.judging import wilson
 from replication.core.optimum import TARGET
+from replication.core.records import load_array
 from replication.core.results import RunError, read_records
 from replication.studies.real_maps.closure_records import (
     BOUND_FILE,
@@ -153,9 +154,8 @@ def seed_beside_pyoof(folder, fit, record):
     if not path.is_file() or path.is_symlink():
         raise RunError(f"{folder / PYOOF_CLOSURE_FILE}: seed {fit['seed']} has no phase file of its own ({path.name}); "
                        "re-run pyoof_peer --closure-seeds into a new folder")
-    with np.load(path) as saved:
-        theirs = saved["phase"].astype(np.float64)
-    if theirs.ndim != 2 or theirs.shape[0] != theirs.shape[1]:
+    theirs = load_array(path, "phase", 2)
+    if theirs.shape[0] != theirs.shape[1]:
         raise RunError(f"{path}: pyoof's phase is not a square grid (shape {theirs.shape})")
     order = record["orders"][-1]
     truth = our_phase(record["truth"], order, theirs.shape[0])

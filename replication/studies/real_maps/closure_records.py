@@ -10,10 +10,14 @@ import msgspec
 
 from replication.core.records import (
     Count,
+    GridSize,
     MaybeNumber,
     Number,
+    Order,
+    Orders,
     Record,
     Seconds,
+    Seed,
     Vector,
     check_typed,
     check_vectors,
@@ -30,9 +34,9 @@ class PyoofClosureFit(Record):
     from the last: its time to stop and evaluations over the orders, the orders stopped by its evaluation limit
     (status 0), whether every order succeeded, and the last order's parameters (its phase beside it, .npz)."""
 
-    seed: Annotated[int, msgspec.Meta(ge=0)]
-    npix: Annotated[int, msgspec.Meta(ge=1)]
-    max_order: Annotated[int, msgspec.Meta(ge=1)]
+    seed: Seed
+    npix: GridSize
+    max_order: Order
     seconds: Seconds
     nfev: Count
     limited: list[int]
@@ -76,17 +80,17 @@ class Closure(Record):
     start at the truth reaches: the reduction's distance from it, how much lower its objective is, its own surface
     error, and the error the fit's covariance predicts (closure.certified)."""
 
-    seed: int
-    npix: int
-    orders: list[int]
+    seed: Seed
+    npix: GridSize
+    orders: Orders
     sigma: Number
     true_sigma: Number
     seconds: Seconds
     success: bool
     surface_error_um: MaybeNumber
     truth_surface_um: Number
-    x: Vector
-    truth: Vector
+    x: Annotated[Vector, msgspec.Meta(min_length=1)]
+    truth: Annotated[Vector, msgspec.Meta(min_length=1)]
     optimum_distance_se: MaybeNumber = None
     optimum_lower_by: MaybeNumber = None
     truth_start_error_um: MaybeNumber = None
@@ -102,10 +106,10 @@ class ClosureBound(Record):
     rms (micrometres) and the share of draws within WITHIN_UM for least squares with white weights under the scan
     noise (ls) and for least squares prewhitened along the scans (bound: the Cramer-Rao bound)."""
 
-    seed: Annotated[int, msgspec.Meta(ge=0)]
-    npix: Annotated[int, msgspec.Meta(ge=1)]
+    seed: Seed
+    npix: GridSize
     noise: Annotated[float, msgspec.Meta(gt=0)]
-    order: Annotated[int, msgspec.Meta(ge=1)]
+    order: Order
     parameters: Annotated[int, msgspec.Meta(ge=1)]
     ls_rms_um: Annotated[float, msgspec.Meta(ge=0)]
     ls_share: Annotated[float, msgspec.Meta(ge=0, le=1)]

@@ -107,6 +107,14 @@ def parsed(path: pathlib.Path) -> dict:
         raise RunError(f"--config {path}: not TOML: {error}") from None
 
 
+def finite_float(value) -> bool:
+    """Whether a TOML number is a finite float (an integer of 400 digits is not: it overflows a float)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def checked_table(path, content, table, required, optional=None):
     """One table of the file, every key present, of its type and known; numbers finite and positive."""
     values = content.get(table)
@@ -125,8 +133,9 @@ def checked_table(path, content, table, required, optional=None):
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not (number if kind is float else isinstance(value, kind)):
             raise RunError(f"--config {path}: key '{table}.{key}': expected {kind.__name__}, got {value!r}"[:200])
-        if kind is float and not (math.isfinite(value) and value > 0):
-            raise RunError(f"--config {path}: key '{table}.{key}': expected a positive finite number, got {value!r}")
+        if kind is float and not (finite_float(value) and value > 0):
+            raise RunError(f"--config {path}: key '{table}.{key}': expected a positive finite number, got "
+                           f"{repr(value)[:40]}")
         if kind is str and not value.strip():
             raise RunError(f"--config {path}: key '{table}.{key}' is empty")
     return {key: float(value) if known[key] is float else value for key, value in values.items()}

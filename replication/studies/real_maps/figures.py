@@ -4,6 +4,7 @@ import numpy as np
 
 import reference_numpy
 from replication.core.plotting import Figure, save, shown_run, subplots
+from replication.core.records import load_array
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
 
@@ -52,8 +53,7 @@ def real_maps_residuals(run, sources, folder):
     titles = ("in focus", "-dz", "+dz")
     for row, record in zip(axes, sources, strict=True):
         short = real_sources.record_short(record)
-        with np.load(run.folder / "real-maps" / f"residuals-{record['source']}.npz") as saved:
-            residual = saved["residual"].astype(np.float64)
+        residual = load_array(run.folder / "real-maps" / f"residuals-{record['source']}.npz", "residual", 3)
         for k, axis in enumerate(row):
             shown = axis.imshow(residual[k], origin="lower", cmap="RdBu_r", vmin=-10, vmax=10)
             axis.set(title=f"{short}, {titles[k]}: rms {record['residual_rms'][k]:.1f}")

@@ -11,6 +11,8 @@ import numpy as np
 import reference_numpy
 from replication.core import point_times
 from replication.core.optimum import TARGET
+from replication.core.records import load_array
+from replication.core.results import RunError
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.findings import multistart_line, plural, terms_line
@@ -328,8 +330,11 @@ def pyoof_summary(folder, source_summary_record, stages):
     if not fits:
         return None
     last = fits[-1]
-    with np.load(folder / f"pyoof-phase-{name}.npz") as saved:
-        theirs = saved["phase"][len(fits) - 1].astype(np.float64)
+    phases = load_array(folder / f"pyoof-phase-{name}.npz", "phase", 3)
+    if len(phases) < len(fits):
+        raise RunError(f"{folder / f'pyoof-phase-{name}.npz'}: {len(phases)} phase(s) for {len(fits)} order(s) "
+                       "fitted")
+    theirs = phases[len(fits) - 1]
     stage = next((s for s in stages if s["order"] == last["order"]), None)
     if stage is None:
         return None

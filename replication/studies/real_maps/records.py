@@ -12,8 +12,11 @@ from replication.core.fit_records import series_of
 from replication.core.records import (
     Count,
     FitEnd,
+    GridSize,
     MaybeNumber,
     Number,
+    Order,
+    Orders,
     Record,
     Seconds,
     Vector,
@@ -82,7 +85,7 @@ class RealStage(Record):
     the stage's optimum."""
 
     source: str
-    order: Annotated[int, msgspec.Meta(ge=1)]
+    order: Order
     start: Vector
     fits: list[RealFit]
     minima: list[RealMinimum]
@@ -112,8 +115,8 @@ class RealSource(Record):
 
     source: str
     title: str
-    order: Annotated[int, msgspec.Meta(ge=1)]
-    npix: int
+    order: Order
+    npix: GridSize
     sigma: Number
     shape: list[int]
     step: Number
@@ -169,8 +172,8 @@ class Stamp(Record):
     """The settings each real-maps record carries beside its maps' SHA-256 (key maps_sha256_<source>), since
     2026-12-03: what a resume compares where settings.json and runs.jsonl are lost."""
 
-    npix: int
-    orders: list[int]
+    npix: GridSize
+    orders: Orders
     objective: str
     repeats: Count
     tol: Number
@@ -251,7 +254,7 @@ class RealStart(FitEnd):
     how long it took, and how it ended (FitEnd's fields, flat in the record)."""
 
     source: str
-    order: Annotated[int, msgspec.Meta(ge=1)]
+    order: Order
     index: Count
     scale: Number
     start: Vector
@@ -275,7 +278,7 @@ class PyoofFit(Record):
     """One order of pyoof's fits of one source of real maps (replication.studies.real_maps.pyoof_peer)."""
 
     source: str
-    order: Annotated[int, msgspec.Meta(ge=1)]
+    order: Order
     seconds: Seconds
     nfev: Count
     status: int

@@ -168,10 +168,28 @@ def observation_of(source: Source, power: np.ndarray, step: float, paths=None) -
         flat = int(np.argmin(noise)) if scale > 0 else 0  # the in-focus map sets the scale
         raise RunError(f"{paths[flat] if paths else source.name}: a map without a beam above its edges or without "
                        "noise (constant or all but constant); these are not beam maps the model can fit")
+    check_beam_peaks(source, power, dropped, baselines, noise * scale, paths)
     along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
     return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=step, scale=scale,
                        baselines=tuple(float(b) for b in baselines / scale), noise=tuple(float(n) for n in noise),
                        noise_along=tuple(float(a) for a in along))
+
+
+MIN_PEAK_SNR = 5.0
+"""Least height of a map's peak above its edges, in units of its noise, for a beam the model can fit (the largest of
+10^4 pixels of pure noise rarely passes 4.5; the SRT's in-focus map: about 500)."""
+
+
+def check_beam_peaks(source, power, dropped, baselines, noise, paths=None):
+    """Refuse maps whose beam does not stand up from their edges: the largest excursion from the edges' baseline
+    downwards (a negated map) or a peak less than MIN_PEAK_SNR noise sigmas high; naming the file where given."""
+    for k in range(N_MAPS):
+        kept = power[k][~dropped[k]] - baselines[k]
+        if not (kept.max() >= -kept.min() and kept.max() >= MIN_PEAK_SNR * noise[k]):
+            where = paths[k] if paths else f"{source.name} map {k}"
+            raise RunError(f"{where}: its beam does not rise above its edges (peak {kept.max():.3g}, trough "
+                           f"{kept.min():.3g}, noise {noise[k]:.3g} in the file's units): a negated map or no beam; "
+                           "these are not beam maps the model can fit")
 
 
 NPIX = 256

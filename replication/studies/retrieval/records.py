@@ -10,10 +10,13 @@ import msgspec
 from replication.core.fit_records import Account, check_optimum, series_of
 from replication.core.records import (
     FitEnd,
+    GridSize,
     MaybeNumber,
     Number,
+    Order,
     Record,
     Seconds,
+    Seed,
     Vector,
     check_typed,
     check_vectors,
@@ -42,10 +45,10 @@ class RetrievalRecord(Record):
 
     impl: str
     dtype: str
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     rms: Number
-    seed: int
+    seed: Seed
     start: str
     total_s: Seconds
     outcome: RetrievalOutcome

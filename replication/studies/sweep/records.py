@@ -14,8 +14,10 @@ from replication.core.fit_records import Account, Load, check_optimum, series_of
 from replication.core.records import (
     Count,
     FitEnd,
+    GridSize,
     MaybeNumber,
     Number,
+    Order,
     Record,
     Seconds,
     Vector,
@@ -69,8 +71,8 @@ class Point(Record):
 
     impl: str
     dtype: str
-    npix: int
-    nzern: int
+    npix: GridSize
+    nzern: Order
     nparams: Annotated[int, msgspec.Meta(ge=1)]
     estimated: bool
     fit_s: Times

@@ -67,8 +67,11 @@ def read_trajectories(sweep_folder: pathlib.Path, entry: dict, nparams: int) -> 
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as error:
         raise RunError(f"{path}: not the trajectories of {entry['repeats']} repeat(s) ({error})") from None
     for r, trajectory in enumerate(found):
-        count = len(trajectory["seconds"])
-        if trajectory["params"].shape != (count, nparams) or trajectory["evaluations"].shape != (count,):
-            raise RunError(f"{path}: repeat {r}: expected {count} evaluations of {nparams} parameters, got "
-                           f"params {trajectory['params'].shape}, evaluations {trajectory['evaluations'].shape}")
+        count = len(trajectory["seconds"]) if trajectory["seconds"].ndim == 1 else -1
+        shapes = {field: trajectory[field].shape for field in FIELDS}
+        if count < 0 or shapes != {"seconds": (count,), "evaluations": (count,), "params": (count, nparams)} or any(
+                trajectory[field].dtype.kind not in "iuf" for field in FIELDS):
+            raise RunError(f"{path}: repeat {r}: expected arrays of numbers, {max(count, 0)} evaluations of {nparams} "
+                           f"parameters (seconds and evaluations one per evaluation), got "
+                           + ", ".join(f"{field} {shape}" for field, shape in shapes.items()))
     return found
