@@ -172,3 +172,25 @@ def test_a_junk_array_file_is_refused_in_one_line_by_the_report_and_the_figures(
         read()
     assert str(path) in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+FORGED = "<img src=x onerror=alert(1)> | **x** | [a](http://example.org) `"
+"""A string no writer makes, carrying HTML, a table's cell border, emphasis, a link and a code span's end."""
+
+
+def test_strings_a_run_recorded_are_rendered_as_text_never_as_markup(tmp_path):
+    """Versions and commits in runs.jsonl, the cross-check's fit messages and check names reach the report escaped
+    (or as a code span they cannot end), whatever their content: no tag, no cell, no link, no emphasis of theirs."""
+    copy = edited_run(tmp_path, "2026-12-03_vm_amd-epyc-2c", "sweep-quick/runs.jsonl",
+                      lambda record: record.update(numpy=FORGED, git_commit=FORGED, date=FORGED))
+    crosscheck = json.loads((copy / "crosscheck" / "crosscheck.json").read_text())
+    crosscheck["fits"][0]["message"] = FORGED
+    crosscheck["checks"][0] |= {"check": FORGED, "compare": FORGED}
+    (copy / "crosscheck" / "crosscheck.json").write_text(json.dumps(crosscheck))
+    texts = render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    appendix = next(text for name, text in texts.items() if name.startswith("runs/"))
+    assert "&lt;img src=x onerror=alert(1)&gt; \\| \\*\\*x\\*\\* \\| \\[a\\](http://example.org) \\`" in appendix
+    assert "`<img src=x onerror=alert(1)> \\| **x** \\| [a](http://example.org) '`" in appendix  # the commit
+    for text in texts.values():
+        assert FORGED not in text
+        assert "<img" not in text.replace("`<img", "")  # only inside the commit's code span

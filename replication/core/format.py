@@ -82,11 +82,26 @@ MARKUP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c f
 """What markdown or HTML could read as structure in text a person wrote, and its literal spelling."""
 
 
+def inline(text) -> str:
+    """Text a run recorded (a version, a fit's message, a check's name) as the report shows it within a line: one
+    line, every markdown and HTML character written literally (escaped), so that it can make no table, link, emphasis
+    or tag."""
+    return " ".join(str(text).split()).translate(MARKUP)
+
+
 def plain(text) -> str:
-    """Text a person wrote (a run's note) as the report shows it: one line, every markdown and HTML character
-    written literally (escaped), so that it reads as what was typed and can make no table, link, heading or tag."""
-    line = " ".join(str(text).split()).translate(MARKUP)
+    """Text a person wrote (a run's note) as the report shows it, a paragraph of its own: inline, and what would
+    open a list or a heading at the start of a line escaped too."""
+    line = inline(text)
     number = re.match(r"\d+(?=[.)])", line)  # "1. " or "1) " would open a list
     if number:
         return line[:number.end()] + "\\" + line[number.end():]
     return "\\" + line if line[:1] in ("-", "+", "=") else line
+
+
+def code_span(text) -> str:
+    """Text a run recorded (a commit, a folder, a run id) as a markdown code span on one line: a backtick in it
+    becomes a quote, so that it cannot close the span, and a '|' is escaped, so that it cannot split a table's
+    cell."""
+    line = " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+    return f"`{line}`"

@@ -8,6 +8,7 @@ import ast
 import functools
 import hashlib
 import json
+import re
 import subprocess
 
 from replication.core.mirror import MODEL_FOLDERS, mirror_table, working_sources
@@ -62,11 +63,17 @@ def identity(sources):
     return {"hash": whole[:16], "modules": modules}
 
 
+COMMIT = re.compile(r"[0-9A-Za-z.\-/]{1,64}")
+"""What a commit hash or a git reference (HEAD, a tag) looks like: nothing markdown or HTML could read as structure."""
+
+
 def plain_commit(recorded):
-    """The commit hash of a recorded git_commit ('abc...-dirty', 'abc... (given by the caller)'), or None."""
-    if not recorded:
+    """The commit hash of a recorded git_commit ('abc...-dirty', 'abc... (given by the caller)'), or None (also where
+    what was recorded is no commit hash or reference)."""
+    if not isinstance(recorded, str) or not recorded.split():
         return None
-    return recorded.split()[0].removesuffix("-dirty")
+    commit = recorded.split()[0].removesuffix("-dirty")
+    return commit if COMMIT.fullmatch(commit) else None
 
 
 def differing_modules(run_modules, main_modules):

@@ -10,7 +10,7 @@ from replication import claims
 from replication.claims.answer_figure import ANSWER
 from replication.claims.mechanism import DECOMPOSITION, decomposition_run
 from replication.core import model_code, optimum, paths, runs
-from replication.core.format import number, relative, sci, share_range, times
+from replication.core.format import code_span, inline, number, relative, sci, share_range, times
 from replication.core.mirror import mirror_table, side_by_side_page
 from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
@@ -230,7 +230,7 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, ratio_short=ratio_short,
-                       slope=slope_text, share_range=share_range)
+                       slope=slope_text, share_range=share_range, text=inline, code=code_span)
     return env
 
 
