@@ -89,8 +89,8 @@ class Closure(Record):
     success: bool
     surface_error_um: MaybeNumber
     truth_surface_um: Number
-    x: Annotated[Vector, msgspec.Meta(min_length=1)]
-    truth: Annotated[Vector, msgspec.Meta(min_length=1)]
+    x: Annotated[list[float], msgspec.Meta(min_length=1)]  # the writer writes numbers only: never a null here
+    truth: Annotated[list[float], msgspec.Meta(min_length=1)]
     optimum_distance_se: MaybeNumber = None
     optimum_lower_by: MaybeNumber = None
     truth_start_error_um: MaybeNumber = None

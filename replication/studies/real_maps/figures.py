@@ -5,8 +5,10 @@ import numpy as np
 import reference_numpy
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.records import load_array
+from replication.core.results import RunError
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
+from replication.studies.real_maps.sources import SOURCES_FILE
 
 SURFACE = Figure("fig9_real_maps_surface", lambda run: "the surface error each source's last fit implies (tilts and "
                  "piston removed), oriented as figure 10 draws the maps (the aperture's x along their v, vertical; y "
@@ -33,7 +35,11 @@ def real_maps_surface(run, sources, folder):
     """Figure 9: the surface error each source's fit implies, tilts and piston removed, on the dish."""
     figure, axes = subplots(1, len(sources), figsize=(4.6 * len(sources), 4.0), squeeze=False)
     for axis, record in zip(axes[0], sources, strict=True):
-        image, extent = surface_map(record)
+        try:
+            image, extent = surface_map(record)
+        except ValueError as error:  # the model refuses the grid the record describes
+            raise RunError(f"{run.folder / 'real-maps' / SOURCES_FILE}: source {record['source']}: its model grid "
+                           f"cannot be made ({error})") from None
         limit = float(np.nanmax(np.abs(image)))
         shown = axis.imshow(image, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent)
         axis.set(title=f"{record['title']}\nn = {record['order']}: {record['surface_rms_um']:.0f} um rms",

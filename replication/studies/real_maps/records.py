@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from oof_common.constants import N_ILLUMINATION, N_MAPS
+from reference_numpy.zernike import zernike_indices
 from replication.core.fit_records import series_of
 from replication.core.records import (
     Count,
@@ -119,8 +121,8 @@ class RealSource(Record):
     npix: GridSize
     sigma: Number
     shape: list[int]
-    step: Number
-    wavelength: Number
+    step: Annotated[float, msgspec.Meta(gt=0)]
+    wavelength: Annotated[float, msgspec.Meta(gt=0)]
     noise: Vector
     gamma: Number
     residual_rms: Vector
@@ -215,6 +217,11 @@ def check_real_source(path: pathlib.Path, number: int, record: dict) -> None:
     check_typed(path, number, record, RealSource)
     check_stamp(path, number, record)
     check_vectors(path, number, {"noise": record["noise"], "residual_rms": record["residual_rms"]}, 3)
+    least = len(zernike_indices(record["order"])) - 1 + N_ILLUMINATION + N_MAPS
+    if len(record["x"]) < least or None in record["x"]:
+        raise RunError(f"{path}: line {number}, key 'x': expected at least {least} numbers (order {record['order']}'s "
+                       f"Zernike terms, the illumination, the three maps' offsets), got {len(record['x'])} values"
+                       + (" with nulls" if None in record["x"] else ""))
 
 
 class RealTaper(Record):

@@ -62,6 +62,13 @@ def method_label(series, start):
     return series.label + (" (orders raised)" if start == STAGED else "")
 
 
+def median_of_finite(values):
+    """The median of the values recorded (a phase error is null where the fit's end was not finite), None where
+    none was."""
+    kept = [value for value in values if value is not None]
+    return statistics.median(kept) if kept else None
+
+
 def success_table(records):
     """Per rms and method over every point and seed: fits that reached the global optimum, of those made, and
     the median phase error of those (radians rms over the dish) against the truth-started fits'."""
@@ -75,8 +82,8 @@ def success_table(records):
         cell["judge"].append(judge["phase_error_rms"])
     return [{"rms": rms, "cells": {method: {"made": c["made"], "global": c["global"],
                                             "interval": wilson(c["global"], c["made"]),
-                                            "error": statistics.median(c["errors"]),
-                                            "judge_error": statistics.median(c["judge"])}
+                                            "error": median_of_finite(c["errors"]),
+                                            "judge_error": median_of_finite(c["judge"])}
                                    for method, c in cells.items()}}
             for rms, cells in sorted(rows.items())]
 
@@ -102,9 +109,9 @@ def point_table(records):
                           "s": statistics.median(c["times"]) if c["times"] else None,
                           "nit": statistics.median(c["nit"]) if c["nit"] else None,
                           "nfev": statistics.median(c["nfev"]) if c["nfev"] else None,
-                          "error": statistics.median(c["errors"])} for method, c in row["cells"].items()}
+                          "error": median_of_finite(c["errors"])} for method, c in row["cells"].items()}
         table.append({"npix": npix, "nzern": nzern, "rms": rms, "cells": cells,
-                      "stderr": statistics.median(row["stderr"])})
+                      "stderr": median_of_finite(row["stderr"])})
     return table
 
 

@@ -1,0 +1,127 @@
+"""Every reader is total over what the record models admit: a field of a reference record replaced by a value drawn
+from its model's own type (msgspec.inspect: its bounds, its nulls, its list lengths, nested records), and every
+reader a reference run meets (the report, the figures, the audit, contribute's check) then reads the run or refuses
+it in one line, never another exception. Seeded: the same draws every time; marked slow (nox -s end_to_end)."""
+
+import json
+import random
+import shutil
+import warnings
+
+import msgspec
+import pytest
+from msgspec import inspect
+
+from replication.core.fit_records import OptimumRecord
+from replication.core.paths import REFERENCE
+from replication.core.results import RunError, writing_into
+from replication.report import contribute as contributing
+from replication.report.figures import draw_all
+from replication.report.render import load_runs, render_all
+from replication.studies.real_maps import closure_records
+from replication.studies.real_maps import records as real_records
+from replication.studies.retrieval.records import RetrievalRecord
+from replication.studies.sweep.audit import audit_run
+from replication.studies.sweep.records import MeasuredPoint
+
+KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", MeasuredPoint),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/optima.jsonl", OptimumRecord),
+         ("2026-12-02_vm_amd-epyc-2c-1thread", "retrieval-quick/points.jsonl", RetrievalRecord),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/stages.jsonl", real_records.RealStage),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", real_records.RealSource),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/tapers.jsonl", real_records.RealTaper),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/starts.jsonl", real_records.RealStart),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "pyoof/pyoof.jsonl", real_records.PyoofFit),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", closure_records.Closure),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/bound.jsonl", closure_records.ClosureBound),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/pyoof/pyoof-closure.jsonl",
+          closure_records.PyoofClosureFit)]
+"""(reference run, record file, its model) of every record kind the readers of a reference run meet."""
+DRAWS = 4
+"""Records drawn per kind."""
+STRINGS = ("", "x", "<b>|*_`", "numpy", "torch-cpu", "float64", "nan", "cauchy")
+
+
+def drawn(kind, rng, base=None):
+    """A value of msgspec's type `kind`, near base where one is given (a list keeps its length half the time, a
+    record its other fields)."""
+    if isinstance(kind, inspect.Metadata):
+        return drawn(kind.type, rng, base)
+    if isinstance(kind, inspect.UnionType):
+        return drawn(rng.choice(kind.types), rng, base)
+    if isinstance(kind, inspect.NoneType):
+        return None
+    if isinstance(kind, inspect.BoolType):
+        return rng.choice([True, False])
+    if isinstance(kind, inspect.IntType):
+        low = kind.ge if kind.ge is not None else kind.gt + 1 if kind.gt is not None else -3
+        high = kind.le if kind.le is not None else kind.lt - 1 if kind.lt is not None else low + 10**6
+        return rng.choice([low, min(high, low + 1), high, rng.randint(low, min(high, low + 1000))])
+    if isinstance(kind, inspect.FloatType):
+        low = kind.ge if kind.ge is not None else kind.gt if kind.gt is not None else -1e6
+        high = kind.le if kind.le is not None else kind.lt if kind.lt is not None else 1e6
+        value = rng.choice([low, high, (low + high) / 2, rng.uniform(low, high)])
+        if value in (kind.gt, kind.lt):  # an open bound: just inside it
+            value = (low + high) / 2 if high > low else low * (1 + 1e-9) + 1e-12
+        return float(value)
+    if isinstance(kind, inspect.StrType):
+        return rng.choice(STRINGS)
+    if isinstance(kind, inspect.ListType):
+        if isinstance(base, list) and rng.random() < 0.5:
+            return [drawn(kind.item_type, rng, item) for item in base]
+        least = kind.min_length or 0
+        return [drawn(kind.item_type, rng) for _ in range(rng.choice([least, least + 1, least + 2]))]
+    if isinstance(kind, inspect.StructType):
+        record = dict(base) if isinstance(base, dict) else {}
+        for field in kind.fields:
+            if field.name not in record or rng.random() < 0.3:
+                record[field.name] = drawn(field.type, rng, record.get(field.name))
+        return record
+    return base
+
+
+def admitted_draw(record, model, rng):
+    """(field, record with that field drawn anew) admitted by model, or None where this draw is not admitted."""
+    field = rng.choice(inspect.type_info(model).fields)
+    changed = record | {field.name: drawn(field.type, rng, record.get(field.name))}
+    try:
+        msgspec.convert(changed, type=model, strict=True)
+    except msgspec.ValidationError:
+        return None
+    return field.name, changed
+
+
+def every_reader(run, tmp_path):
+    """Run every reader a reference run meets on run: report, figures, audit, contribute's check."""
+    render_all([run], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
+    with writing_into(tmp_path / "drawn"):
+        draw_all(load_runs([run], tmp_path / "reference"), tmp_path / "drawn")
+    audit_run(run)
+    contributing.contributed_files(run)
+
+
+CASES = [(run, relative, model, draw) for run, relative, model in KINDS for draw in range(DRAWS)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("run", "relative", "model", "draw"), CASES,
+                         ids=[f"{relative}-{draw}" for _, relative, _, draw in CASES])
+def test_every_reader_reads_or_refuses_in_one_line_a_record_its_model_admits(run, relative, model, draw, tmp_path):
+    rng = random.Random(f"{run}/{relative}/{draw}")
+    copy = tmp_path / "2026-01-08_drawn"
+    shutil.copytree(REFERENCE / run, copy)
+    lines = (copy / relative).read_text().splitlines()
+    found = None
+    while found is None:  # the first admitted draw of this seed's sequence
+        found = admitted_draw(json.loads(lines[0]), model, rng)
+    field, record = found
+    (copy / relative).write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    (tmp_path / "reference").mkdir()
+    refusal = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # matplotlib's on a figure with nothing to draw
+            every_reader(copy, tmp_path)
+    except RunError as refused:
+        refusal = str(refused)
+    assert refusal is None or "\n" not in refusal, f"{field}: {refusal}"
