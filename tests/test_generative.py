@@ -18,6 +18,9 @@ from replication.core.results import RunError, writing_into
 from replication.report import contribute as contributing
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
+from replication.studies.bench.records import Bench
+from replication.studies.crosscheck.records import Crosscheck
+from replication.studies.peers.records import PeersCheck
 from replication.studies.real_maps import closure_records
 from replication.studies.real_maps import records as real_records
 from replication.studies.retrieval.records import RetrievalRecord
@@ -35,8 +38,12 @@ KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", Mea
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", closure_records.Closure),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/bound.jsonl", closure_records.ClosureBound),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/pyoof/pyoof-closure.jsonl",
-          closure_records.PyoofClosureFit)]
-"""(reference run, record file, its model) of every record kind the readers of a reference run meet."""
+          closure_records.PyoofClosureFit),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "crosscheck/crosscheck.json", Crosscheck),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "bench/bench.json", Bench),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "peers/check.json", PeersCheck)]
+"""(reference run, record file, its model) of every record kind the readers of a reference run meet (a .jsonl file:
+its first line drawn anew; a .json file: the whole record)."""
 DRAWS = 4
 """Records drawn per kind."""
 STRINGS = ("", "x", "<b>|*_`", "numpy", "torch-cpu", "float64", "nan", "cauchy")
@@ -110,7 +117,8 @@ def test_every_reader_reads_or_refuses_in_one_line_a_record_its_model_admits(run
     rng = random.Random(f"{run}/{relative}/{draw}")
     copy = tmp_path / "2026-01-08_drawn"
     shutil.copytree(REFERENCE / run, copy)
-    lines = (copy / relative).read_text().splitlines()
+    whole = relative.endswith(".json")
+    lines = [(copy / relative).read_text()] if whole else (copy / relative).read_text().splitlines()
     found = None
     while found is None:  # the first admitted draw of this seed's sequence
         found = admitted_draw(json.loads(lines[0]), model, rng)

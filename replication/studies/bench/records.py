@@ -43,8 +43,8 @@ class BenchRow(Record):
 class Bench(Record):
     """bench.json: its rows and the sessions that measured them."""
 
+    environments: Annotated[list[dict], msgspec.Meta(min_length=1)]  # each session writes its own: at least one
     rows: list[dict] = msgspec.field(default_factory=list)
-    environments: list[dict] = msgspec.field(default_factory=list)
 
 
 def read_bench(path: pathlib.Path) -> dict | None:
