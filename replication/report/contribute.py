@@ -1,5 +1,5 @@
-"""Contributing a run: its result files checked by the readers the report uses, then copied into the
-references (read-only)."""
+"""Contributing a run: its result files checked by every reader a reference run meets (the record readers, the
+report, the figures, the audit), then copied into the references (read-only) in one step."""
 
 import json
 import os
@@ -126,7 +126,7 @@ READER_FAULTS = (KeyError, TypeError, IndexError, ValueError, AttributeError, Ze
 """What a reader raises on a record its model admits but it cannot use."""
 
 
-def check_readable_by_the_report(run):
+def check_readable_by_every_reader(run):
     """Refuse a run any reader a reference run meets cannot read (a record its models admit but the report's tables,
     the figures or the audit cannot use), in one line naming the reader: the run is rendered and drawn in memory
     beside no reference run, and audited, and what fails there fails here."""
@@ -175,7 +175,7 @@ def contribute(run, note, reference=None):
         raise RunError(f"{target}: a reference run of that name exists; reference runs are never overwritten")
     with exclusive(run):
         sources = contributed_files(run)
-        check_readable_by_the_report(run)
+        check_readable_by_every_reader(run)
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = pathlib.Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
         try:

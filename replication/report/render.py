@@ -284,8 +284,7 @@ def render_command(own_runs, reference, output, figures, check=False):
     if left:
         print(f"left {len(left)} file(s) under {output / 'runs'} that no report wrote (first: {left[0].name})")
     print(your_runs_summary(values, output) if own_runs else claims_summary(texts["DETAILS.md"]))
-    appendices = sum(name.startswith("runs/") for name in texts)
-    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {appendices} appendix(es) under "
+    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {len(appendices)} appendix(es) under "
           f"{output / 'runs'} and {output / MIRROR_PAGE}")
     missing = missing_figures(texts, output)
     if missing:
