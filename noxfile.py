@@ -18,6 +18,8 @@ nox.options.reuse_existing_virtualenvs = True
 CONSTRAINTS = ("-c", "constraints.txt")
 HARNESS = "harness,cluster"
 """The extras of every experiment session: the torch tree, the harness, and submitit for sharded sweeps."""
+THREADS_HELP = ("threads for torch, BLAS and scipy.fft (default: each command's own, min(2, cores) or as many as "
+                "other processes leave free)")
 GRADIENTS = ("finite-differences", "adjoint", "autograd")
 """Every gradient, timed by replicate for the speed-up decomposition (the variants on the profile's subset)."""
 DEFAULT_MALLOC = {"OOF_MALLOC": "default"}
@@ -143,7 +145,7 @@ def retrieval(session):
     --threads N as the command's; --new-run: a run of its own."""
     parser = argparse.ArgumentParser(prog="nox -s retrieval --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "full"])
-    parser.add_argument("--threads", type=int, help="threads for torch, BLAS and scipy.fft (default min(2, cores))")
+    parser.add_argument("--threads", type=int, help=THREADS_HELP)
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
     args = parser.parse_args(session.posargs)
     install_project(session)
@@ -227,7 +229,7 @@ def replicate(session):
     parser = argparse.ArgumentParser(prog="nox -s replicate --")
     parser.add_argument("--profile", default="quick", choices=["smoke", "quick", "paper"])
     parser.add_argument("--new-run", action="store_true", help="start a new run even if this machine has one")
-    parser.add_argument("--threads", type=int, help="threads for torch, BLAS and scipy.fft (default min(2, cores))")
+    parser.add_argument("--threads", type=int, help=THREADS_HELP)
     args = parser.parse_args(session.posargs)
     install_project(session)
     threads = threads_option(args.threads)

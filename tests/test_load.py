@@ -70,3 +70,59 @@ def test_a_busy_machine_is_warned_of_before_measuring_with_more_threads_than_are
     assert warning.startswith("warning: other processes keep")
     assert "--threads 1" in warning
     assert load.contention_warning(1, window_s=0.01) is None  # one thread: nothing to warn of
+
+
+def test_free_cores_count_a_core_taken_from_half_of_it_busy():
+    assert [load.free_cores(others, 2) for others in (None, 0.0, 0.49, 0.5, 1.2, 1.5, 7.0)] == [2, 2, 2, 1, 1, 1, 1]
+    assert load.free_cores(2.6, 16) == 13
+
+
+def test_a_measuring_command_measures_with_the_cores_others_leave_free_and_records_why(tmp_path, monkeypatch,
+                                                                                         capsys):
+    from replication.core import environment, measurement
+    from replication.core.results import write_json
+
+    monkeypatch.setattr(measurement, "cores", lambda: 2)
+    monkeypatch.setattr(measurement, "default_threads", lambda: 2)
+    monkeypatch.setattr(measurement.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(measurement, "others_busy_now", lambda: 0.9)  # another process holds a core
+    busy = measurement.chosen_threads(None, tmp_path)
+    assert (busy, busy.chosen_by, busy.others_busy_cores) == (1, "free cores", 0.9)
+    assert "threads: 1 (other processes keep 0.9 cores busy; --threads 2 overrides)" in capsys.readouterr().err
+    record = environment.environment_record(busy)
+    assert (record["threads"], record["threads_chosen_by"], record["others_busy_cores_at_start"]) == (
+        1, "free cores", 0.9)
+    assert type(record["threads"]) is int
+
+    monkeypatch.setattr(measurement, "others_busy_now", lambda: 0.1)
+    quiet = measurement.chosen_threads(None, tmp_path)
+    assert (quiet, quiet.chosen_by) == (2, "free cores")
+    given = measurement.chosen_threads(2, tmp_path)  # --threads overrides, however busy
+    assert (given, given.chosen_by) == (2, "--threads")
+    write_json(tmp_path / measurement.SETTINGS_FILE, {"threads": 1})  # a run begun on one thread resumes on one
+    monkeypatch.setattr(measurement, "others_busy_now", lambda: 0.0)
+    resumed = measurement.chosen_threads(None, tmp_path)
+    assert (resumed, resumed.chosen_by) == (1, "resumed")
+
+
+def test_a_sweep_command_on_a_busy_machine_measures_on_the_free_core_and_its_appendix_says_so(tmp_path, monkeypatch):
+    from replication import cli
+    from replication.core import measurement, runs
+    from replication.core.profiles import Profile
+    from replication.core.records import read_run_records
+    from replication.report.render import render_all
+    from replication.studies.sweep import measure as sweep
+
+    monkeypatch.setattr(measurement, "cores", lambda: 2)
+    monkeypatch.setattr(measurement, "default_threads", lambda: 2)
+    monkeypatch.setattr(measurement.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(measurement, "others_busy_now", lambda: 1.0)
+    monkeypatch.setitem(sweep.PROFILES, "tiny", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=30.0))
+    run = runs.create_run(tmp_path / "run", machine_record())
+    assert cli.main(["sweep", "--profile", "tiny", "--impl", "numpy", "--run", str(run), "--quiet"]) == 0
+    session, = read_run_records(run / "sweep-tiny" / "runs.jsonl")
+    assert (session["threads"], session["threads_chosen_by"]) == (1, "free cores")
+    assert measurement.chosen_threads(None, run / "sweep-tiny").chosen_by == "resumed"  # its settings: 1 thread
+    (tmp_path / "reference").mkdir()
+    texts = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")
+    assert "1 thread(s) (chosen: other processes kept 1 cores busy at its start)" in texts["runs/your-run.md"]

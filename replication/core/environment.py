@@ -21,6 +21,17 @@ ALLOCATOR_VARIABLES = ("OOF_MALLOC", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_
 """Environment variables that change the speed of every implementation; recorded as found."""
 
 
+class ThreadCount(int):
+    """A thread count that says how it was chosen: "--threads" (given), "resumed" (the run folder's own, kept on a
+    resume) or "free cores" (from the cores other processes left free when the command started, with
+    others_busy_cores, what they kept busy then). environment_record records both beside the count."""
+
+    def __new__(cls, count: int, chosen_by: str = "--threads", others_busy_cores: float | None = None):
+        value = super().__new__(cls, count)
+        value.chosen_by, value.others_busy_cores = chosen_by, others_busy_cores
+        return value
+
+
 def git_commit():
     """The repository's commit, with '-dirty' when the tree has uncommitted changes.
 
@@ -81,7 +92,9 @@ def environment_record(threads):
         "cuda_version": torch.version.cuda,
         "python": sys.version.split()[0],
         **library_versions(),
-        "threads": threads,
+        "threads": int(threads),
+        **({"threads_chosen_by": threads.chosen_by, "others_busy_cores_at_start": threads.others_busy_cores}
+           if isinstance(threads, ThreadCount) else {}),
         "torch_threads": torch.get_num_threads(),
         "scipy_fft_workers": scipy.fft.get_workers(),
         "blas": [{key: info.get(key) for key in ("internal_api", "num_threads", "version", "architecture")}

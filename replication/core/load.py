@@ -5,6 +5,7 @@ NumPy when another process holds a core). No torch here: the read side uses it."
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pathlib
 import statistics
@@ -58,17 +59,30 @@ CONTENTION_WARNING = (
 2-core AMD EPYC: docs/replicate.md)."""
 
 
+def others_busy_now(window_s: float = 0.3) -> float | None:
+    """The cores other processes keep busy on average over the next window_s seconds (None where the machine does
+    not say)."""
+    with watching_load() as load:
+        time.sleep(window_s)
+    return load["others_busy_cores"]
+
+
+def free_cores(others: float | None, cores: int) -> int:
+    """The cores other processes leave free, at least 1: a core counts as taken from LOADED_CORES of it busy on
+    (others 0.4 of 2 cores: 2 free; 0.5-1.49: 1 free)."""
+    taken = 0 if others is None else math.floor(others + 1 - LOADED_CORES)
+    return max(1, cores - taken)
+
+
 def contention_warning(threads: int, window_s: float = 0.3) -> str | None:
     """The warning to print before measuring with `threads` threads where other processes keep at least
     LOADED_CORES cores busy over window_s seconds (None where the machine is quiet or does not say)."""
     if threads <= 1:
         return None
-    with watching_load() as load:
-        time.sleep(window_s)
-    others, cores = load["others_busy_cores"], os.cpu_count() or 1
+    others, cores = others_busy_now(window_s), os.cpu_count() or 1
     if others is None or others < LOADED_CORES:
         return None
-    free = max(1, int(cores - others))
+    free = free_cores(others, cores)
     return CONTENTION_WARNING.format(others=others, cores=cores, threads=threads, free=free) if free < threads else None
 
 

@@ -3,6 +3,7 @@ under another identity, keep that identity in settings.json, record each session
 under a run id, hold the threads, and show a progress bar with the time left."""
 
 import contextlib
+import os
 import sys
 import time
 import uuid
@@ -10,8 +11,9 @@ import uuid
 from tqdm import tqdm
 
 from replication.core import runs
-from replication.core.environment import thread_limits
-from replication.core.load import contention_warning
+from replication.core.environment import ThreadCount, thread_limits
+from replication.core.load import contention_warning, free_cores, others_busy_now
+from replication.core.options import cores, default_threads
 from replication.core.records import load_json
 from replication.core.results import append_record, read_records, write_json
 
@@ -46,12 +48,32 @@ def record_identity(folder, identity):
         write_json(folder / SETTINGS_FILE, identity)
 
 
+def chosen_threads(requested: int | None, folder=None) -> ThreadCount:
+    """The threads a measuring command uses: the --threads given; else, where folder already holds settings.json
+    with a thread count, that count (a resume measures as the run began); else default_threads() or fewer, as many
+    as the cores other processes leave free now (a busy machine measures with 1 thread, whose times another
+    process barely changes, rather than with 2, whose times it can slow 6-9x). Says so where it chose fewer."""
+    if requested is not None:
+        return requested if isinstance(requested, ThreadCount) else ThreadCount(requested)
+    settings = load_json(folder / SETTINGS_FILE) if folder is not None else None
+    if isinstance(settings, dict) and type(settings.get("threads")) is int and 1 <= settings["threads"] <= cores():
+        return ThreadCount(settings["threads"], "resumed")
+    ceiling = default_threads()
+    others = others_busy_now() if ceiling > 1 else None
+    count = min(ceiling, cores(), free_cores(others, os.cpu_count() or 1))  # others counted machine-wide
+    if count < ceiling:
+        print(f"threads: {count} (other processes keep {others:.1f} cores busy; --threads {ceiling} overrides)",
+              file=sys.stderr)
+    return ThreadCount(count, "free cores", others)
+
+
 @contextlib.contextmanager
 def measuring(folder, environment, threads, total, description, unit, quiet=False):
     """A session of measuring into folder: the threads held, its environment appended to runs.jsonl under a new
     run id, a progress bar of `total` units; yields (run_id, bar)."""
     run_id = new_run_id()
-    warning = None if quiet else contention_warning(threads)  # quiet: nobody to read it, no 0.3 s spent
+    chose_now = getattr(threads, "chosen_by", None) == "free cores"  # from a load measured a moment ago
+    warning = None if quiet or chose_now else contention_warning(threads)  # quiet: nobody to read it
     if warning:
         print(warning, file=sys.stderr)
     with thread_limits(threads):

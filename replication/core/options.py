@@ -53,6 +53,10 @@ def default_threads():
     return min(2, cores())
 
 
+THREADS_HELP = ("threads for torch, BLAS and scipy.fft alike (default: min(2, cores), fewer where other processes "
+                "keep cores busy when it starts, as many as they leave free; a resumed run keeps its own)")
+
+
 def add_run_options(parser, kind):
     """Where a writer puts its results: a run folder of this machine, or exactly the folder given."""
     parser.add_argument("--run", type=pathlib.Path, default=None,
@@ -64,8 +68,7 @@ def add_run_options(parser, kind):
 
 def add_measuring_options(parser):
     """The threads a writer measures with, and its progress bar."""
-    parser.add_argument("--threads", type=threads, default=default_threads(),
-                        help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    parser.add_argument("--threads", type=threads, default=None, help=THREADS_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
 
 

@@ -8,7 +8,7 @@ import math
 import pathlib
 import re
 import zipfile
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 import numpy as np
@@ -190,7 +190,9 @@ Environment = msgspec.defstruct(
                     ("model_code", ModelCode | None, None), ("blas", list[Blas] | None, None),
                     ("allocator_env", dict[str, str | None] | None, None), ("malloc_kept", bool | None, None),
                     ("cuda_available", bool | None, None), ("cuda_version", str | None, None),
-                    ("scipy_fft_workers", int | None, None)],
+                    ("scipy_fft_workers", int | None, None),
+                    ("threads_chosen_by", Literal["--threads", "resumed", "free cores"] | None, None),
+                    ("others_busy_cores_at_start", Annotated[float, msgspec.Meta(ge=0)] | None, None)],
     bases=(Record,), kw_only=True, module=__name__)
 """What every session records of the machine and the software (environment.environment_record), in a runs.jsonl, a
 cross-check or a bench: what the appendices print, and the model code the report compares with main's."""

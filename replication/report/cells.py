@@ -7,6 +7,7 @@ from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code, point_times
 from replication.core.format import times
+from replication.core.load import LOADED_CORES
 from replication.core.objectives import BY_NAME, CAUCHY, objective_of
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.core.simulation import (
@@ -38,8 +39,15 @@ OBJECTIVE_TITLES = {name: objective.title for name, objective in BY_NAME.items()
 
 def host_cores(records):
     """'2 of 16 cores': the threads NumPy and torch-cpu ran with on the sweep's host, from its run records."""
-    pairs = sorted({(record.get("threads"), record.get("cpu_count")) for record in records})
-    return ", ".join(f"{threads} of {cores} cores" for threads, cores in pairs) or "threads not recorded"
+    pairs = sorted({(record.get("threads"), record.get("cpu_count"), fewer_for_others(record)) for record in records})
+    return ", ".join(f"{threads} of {cores} cores" + (" (as many as others left free)" if fewer else "")
+                     for threads, cores, fewer in pairs) or "threads not recorded"
+
+
+def fewer_for_others(record):
+    """Whether a session measured with fewer threads than by default because other processes kept cores busy."""
+    others = record.get("others_busy_cores_at_start") or 0
+    return record.get("threads_chosen_by") == "free cores" and others >= LOADED_CORES
 
 
 class Notes:

@@ -1,8 +1,8 @@
 """The crosscheck command: the implementations against each other."""
 
-from replication.core import runs
+from replication.core import measurement, runs
 from replication.core.objectives import objective_names
-from replication.core.options import RUN_HELP, add_run_options, default_threads, once, threads
+from replication.core.options import RUN_HELP, THREADS_HELP, add_run_options, once, threads
 from replication.core.writers import already_done, writer_folder
 from replication.studies.crosscheck.measure import POINTS, run_crosscheck
 from replication.studies.crosscheck.records import read_crosscheck
@@ -17,8 +17,7 @@ def add_crosscheck_command(crosscheck):
     add_run_options(crosscheck, "crosscheck")
     crosscheck.add_argument("--objective", choices=objective_names(), action="append", default=None,
                             help="objective to check, repeatable (default: both)")
-    crosscheck.add_argument("--threads", type=threads, default=default_threads(),
-                            help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    crosscheck.add_argument("--threads", type=threads, default=None, help=THREADS_HELP)
     crosscheck.set_defaults(func=run_crosscheck_command)
 
 
@@ -33,7 +32,7 @@ def run_crosscheck_command(args):
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
-        content = run_crosscheck(results, points=args.points, threads=args.threads,
+        content = run_crosscheck(results, points=args.points, threads=measurement.chosen_threads(args.threads),
                                  objectives=once(args.objective) or objective_names())
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:

@@ -4,7 +4,7 @@ import argparse
 import pathlib
 
 from oof_common.limits import MAX_NZERN
-from replication.core import runs
+from replication.core import measurement, runs
 from replication.core.options import (
     RUN_HELP,
     add_measuring_options,
@@ -74,7 +74,8 @@ def run_real_maps_command(args):
                     for observation in real_sources.read_observations(sources, args.maps, args.npix)]
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
-        count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, args.threads,
+        threads = measurement.chosen_threads(args.threads, results)
+        count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, threads,
                                         quiet=args.quiet, starts=args.starts)
     print(f"{results / real_sources.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
@@ -135,12 +136,13 @@ def run_closure_command(args):
     orders = tuple(range(1, args.max_order + 1))
     results, lock = writer_folder(args, "closure")
     with runs.exclusive(lock):
+        threads = measurement.chosen_threads(args.threads, results)
         if args.bound:
             identity = closure.closure_identity(args.npix, orders, noise=args.noise)
-            count = bound.run_bound(results, args.seeds, identity, args.threads, args.quiet)
+            count = bound.run_bound(results, args.seeds, identity, threads, args.quiet)
             print(f"{results / BOUND_FILE}: {count} seed(s) bounded in this run")
             return 0
-        count = closure.run_closure(results, args.seeds, args.npix, orders, args.threads, quiet=args.quiet,
+        count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
                                     noise=args.noise)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     return 0

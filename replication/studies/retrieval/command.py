@@ -1,6 +1,6 @@
 """The retrieve command: random aberrations fitted from a cold start."""
 
-from replication.core import runs
+from replication.core import measurement, runs
 from replication.core.options import RUN_HELP, add_measuring_options, add_run_options
 from replication.core.writers import writer_folder
 from replication.studies.retrieval.measure import run_retrieval
@@ -22,7 +22,8 @@ def add_retrieve_command(retrieve):
 def run_retrieve_command(args):
     results, lock = writer_folder(args, f"retrieval-{args.profile}")
     with runs.exclusive(lock):
-        count = run_retrieval(results, profile=args.profile, threads=args.threads, quiet=args.quiet)
+        count = run_retrieval(results, profile=args.profile, threads=measurement.chosen_threads(args.threads, results),
+                              quiet=args.quiet)
     print(f"{results / 'points.jsonl'}: {count} fit(s) made in this run")
     return 0
 

@@ -7,12 +7,12 @@ import numpy as np
 
 import reference_numpy
 from oof_common.limits import MAX_NZERN, TOL
-from replication.core import registry, runs
+from replication.core import measurement, registry, runs
 from replication.core.objectives import objective_names
 from replication.core.options import (
     RUN_HELP,
+    THREADS_HELP,
     add_run_options,
-    default_threads,
     grid_size,
     integer_in,
     once,
@@ -49,8 +49,7 @@ def add_sweep_command(sweep):
                        help="implementation to time, repeatable (default: all available; torch-cuda only where CUDA "
                             "exists, jax only where jax is installed: nox -s peers)")
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
-    sweep.add_argument("--threads", type=threads, default=default_threads(),
-                       help="threads for torch, BLAS and scipy.fft alike (default: min(2, cores))")
+    sweep.add_argument("--threads", type=threads, default=None, help=THREADS_HELP)
     sweep.add_argument("--tol", type=float, default=TOL, help=f"BFGS tolerance (default {TOL:g}, as in the paper)")
     sweep.add_argument("--objective", choices=objective_names(), default="cauchy",
                        help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
@@ -126,22 +125,24 @@ def run_sharded_sweep_command(args):
 
     if args.executor == "slurm" and importlib.util.find_spec("submitit") is None:
         raise runs.RunError("--executor slurm needs submitit (pinned in constraints.txt): nox -s timing_cluster")
-    plan_shards(sweep_settings(args), args.shards)  # refused before any folder is made
+    settings = sweep_settings(args, measurement.chosen_threads(args.threads))
+    plan_shards(settings, args.shards)  # refused before any folder is made
     run = sharded_run_folder(args)
     gpus = args.gpus_per_task if args.gpus_per_task is not None else (
         torch.cuda.device_count() if args.executor == "local" else 0)
     with runs.exclusive(run):
-        failed = run_sharded_sweep(run, sweep_settings(args), args.shards, args.executor, args.partition,
+        failed = run_sharded_sweep(run, settings, args.shards, args.executor, args.partition,
                                    args.time_min, gpus, wait=not args.no_wait)
     print(f"{run}: sharded sweep; {'all shards finished' if not failed else f'{failed} shard(s) failed'}; "
           f"next: python -m replication report --run {run}")
     return 1 if failed else 0
 
 
-def sweep_settings(args):
-    """The sweep's settings, one object from here to every shard and to run_sweep."""
+def sweep_settings(args, threads=None):
+    """The sweep's settings, one object from here to every shard and to run_sweep (threads: as chosen, where the
+    command has chosen them; until then the option's)."""
     return SweepSettings(profile=args.profile, objective=args.objective, impls=once(args.impl),
-                         gradients=once(args.gradient), threads=args.threads, tol=args.tol)
+                         gradients=once(args.gradient), threads=threads or args.threads or 1, tol=args.tol)
 
 
 def none_available(names):
@@ -168,6 +169,7 @@ def run_sweep_command(args):
             raise runs.RunError("--npix: a sharded sweep measures the whole profile; give either --npix or --shards")
         return run_sharded_sweep_command(args)
     results, lock = writer_folder(args, settings.folder_name)
+    settings = sweep_settings(args, measurement.chosen_threads(args.threads, results))
     info = runs.read_run(lock) or {}
     if settings.folder_name in info.get("sharded", {}):
         raise runs.RunError(f"{lock}: this run holds a sharded {settings.folder_name}; resume it with --shards "
