@@ -14,6 +14,7 @@ from msgspec import inspect
 
 from replication.core.fit_records import OptimumRecord
 from replication.core.paths import REFERENCE
+from replication.core.records import RunRecord
 from replication.core.results import RunError, writing_into
 from replication.report import contribute as contributing
 from replication.report.figures import draw_all
@@ -25,15 +26,18 @@ from replication.studies.real_maps import closure_records
 from replication.studies.real_maps import records as real_records
 from replication.studies.retrieval.records import RetrievalRecord
 from replication.studies.sweep.audit import audit_run
-from replication.studies.sweep.records import MeasuredPoint
+from replication.studies.sweep.records import MeasuredPoint, SweepSession
 
 KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", MeasuredPoint),
          ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/optima.jsonl", OptimumRecord),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/runs.jsonl", SweepSession),
          ("2026-12-02_vm_amd-epyc-2c-1thread", "retrieval-quick/points.jsonl", RetrievalRecord),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/stages.jsonl", real_records.RealStage),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", real_records.RealSource),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/tapers.jsonl", real_records.RealTaper),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/starts.jsonl", real_records.RealStart),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/runs.jsonl", RunRecord),
+         ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/runs.jsonl", RunRecord),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "pyoof/pyoof.jsonl", real_records.PyoofFit),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", closure_records.Closure),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/bound.jsonl", closure_records.ClosureBound),
@@ -133,3 +137,33 @@ def test_every_reader_reads_or_refuses_in_one_line_a_record_its_model_admits(run
     except RunError as refused:
         refusal = str(refused)
     assert refusal is None or "\n" not in refusal, f"{field}: {refusal}"
+
+
+def undeclared_keys(record, model):
+    """The keys of a record its model does not declare: kept and not checked as it is read (a newer or older
+    record's extras), so no reader may need them."""
+    declared = {field.name for field in inspect.type_info(model).fields}
+    return sorted(key for key in record if key not in declared)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("run", "relative", "model"), KINDS, ids=[relative for _, relative, _ in KINDS])
+def test_every_reader_reads_or_refuses_in_one_line_a_record_without_the_keys_its_model_does_not_declare(
+        run, relative, model, tmp_path):
+    copy = tmp_path / "2026-01-08_drawn"
+    shutil.copytree(REFERENCE / run, copy)
+    whole = relative.endswith(".json")
+    lines = [(copy / relative).read_text()] if whole else (copy / relative).read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    removed = undeclared_keys(records[0], model)
+    (copy / relative).write_text("\n".join(json.dumps({key: value for key, value in record.items()
+                                                       if key not in removed}) for record in records) + "\n")
+    (tmp_path / "reference").mkdir()
+    refusal = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            every_reader(copy, tmp_path)
+    except RunError as refused:
+        refusal = str(refused)
+    assert refusal is None or "\n" not in refusal, f"{removed}: {refusal}"

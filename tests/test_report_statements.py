@@ -292,7 +292,7 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
 
     session = json.loads((REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-2" / "bench" / "bench.json").read_text())
     bench = {"rows": [row(128, 2.0, 2.5, 1.0), row(256, 4.0, 3.0, 3.5)], "environments": session["environments"][:1],
-             "complete": True}  # a bench writes its session's environment before any row
+             "floor": session["floor"], "complete": True}  # a bench writes its session's environment before any row
     (run_folder / "bench-compile").mkdir()
     (run_folder / "bench-compile" / "bench.json").write_text(json.dumps(bench))
     reading = bench_read.compiled_reading(bench)

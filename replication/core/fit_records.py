@@ -65,6 +65,7 @@ class OptimumRecord(Record):
     fun: MaybeNumber
     stderr: Vector
     newton_steps: Count
+    last_step: MaybeNumber
     polished: bool
     sandwich: bool
     covariance: list[Vector]

@@ -22,7 +22,7 @@ from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_cl
 from replication.studies.real_maps.records import STARTS_FILE, read_pyoof, read_real_maps, read_real_starts
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.audit import audit_run
-from replication.studies.sweep.records import read_optima, read_points
+from replication.studies.sweep.records import read_optima, read_points, read_sweep_sessions
 
 RESULT_FILES = ("sweep-*/points.jsonl", "sweep-*/runs.jsonl", "sweep-*/settings.json", "sweep-*/optima.jsonl",
                 "sweep-*/trajectories/*.npz", "shards/*/*/sweep-*/optima.jsonl",
@@ -114,6 +114,7 @@ def check_record_file(path):
 
 
 READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), "*/runs.jsonl": read_run_records,
+           "sweep-*/runs.jsonl": read_sweep_sessions,
            "crosscheck/crosscheck.json": read_crosscheck, "bench*/bench.json": read_bench,
            "peers/check.json": read_peers_check, "pyoof/pyoof.jsonl": lambda path: read_pyoof(path, strict=True),
            "closure/pyoof/pyoof-closure.jsonl": lambda path: read_pyoof_closure(path, strict=True),

@@ -44,6 +44,7 @@ class Bench(Record):
     """bench.json: its rows and the sessions that measured them."""
 
     environments: Annotated[list[dict], msgspec.Meta(min_length=1)]  # each session writes its own: at least one
+    floor: str  # what the FFT floor is, in words
     rows: list[dict] = msgspec.field(default_factory=list)
 
 

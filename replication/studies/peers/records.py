@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pathlib
+from typing import Annotated
+
+import msgspec
 
 from replication.core.records import GridSize, MaybeNumber, Order, Record, check_typed, load_json
 
@@ -23,6 +26,9 @@ class PeersCheck(Record):
 
     passed: bool
     rows: list[dict]
+    jax: str
+    objective_tolerance: Annotated[float, msgspec.Meta(gt=0)]
+    gradient_tolerance: Annotated[float, msgspec.Meta(gt=0)]
 
 
 def read_peers_check(path: pathlib.Path) -> dict | None:

@@ -16,7 +16,6 @@ from replication.core.point_times import (
     stopped_at_limit,
     timed_to_target,
 )
-from replication.core.records import read_run_records
 from replication.core.series import (
     NUMPY,
     Series,
@@ -29,12 +28,12 @@ from replication.core.simulation import (
     judging_newton,
     judging_stderr,
 )
-from replication.studies.sweep.records import read_points
+from replication.studies.sweep.records import read_points, read_sweep_sessions
 
 
 def load_sweep(folder):
     """{Series: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
-    points, environments = read_points(folder / "points.jsonl"), read_run_records(folder / "runs.jsonl")
+    points, environments = read_points(folder / "points.jsonl"), read_sweep_sessions(folder / "runs.jsonl")
     series = {}
     for record in points:
         series.setdefault(Series.of(record), {})[(record["npix"], record["nzern"])] = record

@@ -19,14 +19,16 @@ from replication.core.records import (
     Number,
     Order,
     Record,
+    RunRecord,
     Seconds,
     Vector,
+    check_machine_text,
     check_typed,
     check_vectors,
     latest_of_each,
     read_keyed,
 )
-from replication.core.results import NUMBER, RunError, is_a
+from replication.core.results import NUMBER, RunError, is_a, read_records
 from replication.core.series import Series
 
 
@@ -136,6 +138,23 @@ def check_trajectories_entry(path, number, record):
     if repeats != len(totals):
         raise RunError(f"{path}: line {number}, key 'trajectories.repeats': one trajectory per repeat "
                        f"({len(totals)}), got {repeats}")
+
+
+SweepSession = msgspec.defstruct(
+    "SweepSession", [("profile", str), ("tol", Annotated[float, msgspec.Meta(gt=0)]), ("unavailable", list[str], []),
+                     ("objective", str | None, None)], bases=(RunRecord,), kw_only=True, module=__name__)
+"""A sweep's session in its runs.jsonl: the environment, and what the sweep measured under (its profile, tol and
+objective; the objective is missing from sessions before 2026-11-30) and what this machine could not run."""
+
+
+def check_sweep_session(path: pathlib.Path, number: int, record: dict) -> None:
+    check_typed(path, number, record, SweepSession)
+    check_machine_text(path, "", record, number)
+
+
+def read_sweep_sessions(path: pathlib.Path) -> list[dict]:
+    """The validated session records of a sweep's runs.jsonl."""
+    return read_records(path, check=check_sweep_session)
 
 
 def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
