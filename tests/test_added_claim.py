@@ -15,6 +15,7 @@ TOY = '''"""A toy claim: every check of the cross-check passed (added by tests/t
 
 from replication.claims import Claim
 from replication.core.judging import NOT_MEASURED
+from replication.core.objectives import CAUCHY
 from replication.core.plotting import Figure, save, subplots
 
 
@@ -24,7 +25,7 @@ def checks_of(run):
 
 def evaluate(run, objective):
     checks = checks_of(run)
-    if objective != "cauchy" or not checks:
+    if objective is not CAUCHY or not checks:
         return {"value": None, "verdict": NOT_MEASURED, "text": None}
     share = sum(check["passed"] for check in checks) / len(checks)
     return {"value": share, "verdict": CLAIM.rule.grade(share), "text": f"toy: {share:.0%} of {len(checks)} checks"}
@@ -38,7 +39,7 @@ def shows(all_runs):
 def draw(all_runs, folder):
     (runs,) = shows(all_runs)
     figure, axis = subplots(figsize=(4, 3))
-    axis.bar(range(len(runs)), [evaluate(run, "cauchy")["value"] for run in runs])
+    axis.bar(range(len(runs)), [evaluate(run, CAUCHY)["value"] for run in runs])
     return save(figure, folder, FIGURE.stem)
 
 

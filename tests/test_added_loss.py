@@ -171,7 +171,7 @@ def test_both_trees_fit_it_to_the_same_optimum(student):
 
 def test_the_cross_check_passes_under_it(student, tmp_path, monkeypatch):
     monkeypatch.setitem(crosscheck.POINTS, "smoke", ((16, 2),))
-    content = crosscheck.run_crosscheck(tmp_path, points="smoke", threads=1, objectives=(student,))
+    content = crosscheck.run_crosscheck(tmp_path, points="smoke", threads=1, objectives=(objective_of(student),))
     assert {check["objective"] for check in content["checks"]} == {student, None}  # None: the beams, loss-free
     failed = [check for check in content["checks"] if not check["passed"]]
     assert not failed, failed

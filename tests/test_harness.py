@@ -14,6 +14,7 @@ from conftest import run_command
 
 from replication.core import judging, point_times, timing
 from replication.core.implementations import Implementation, select
+from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
@@ -205,12 +206,12 @@ def test_a_sweep_measures_as_many_repeats_as_the_budget_holds_and_stops_each_fit
 
     monkeypatch.setattr(timing, "timed_fit", fake_fit)
     monkeypatch.setattr(timing, "warm_up", lambda *args: None)
-    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, time_limit=20.0, budget_s=12.0)
+    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, CAUCHY, time_limit=20.0, budget_s=12.0)
     assert fit_s == [4.0, 4.0, 4.0]  # 8 + 4 <= 12, then 12 + 4 > 12
     assert all(result.limit == 20.0 for result in results)
-    _, fit_s, _ = timing.time_fit(None, 16, 2, None, None, 2, 1e-8, time_limit=20.0, budget_s=100.0)
+    _, fit_s, _ = timing.time_fit(None, 16, 2, None, None, 2, 1e-8, CAUCHY, time_limit=20.0, budget_s=100.0)
     assert fit_s == [4.0, 4.0]  # never more than the repeats
-    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, time_limit=20.0, budget_s=1e9)
+    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, CAUCHY, time_limit=20.0, budget_s=1e9)
     assert fit_s == [4.0, 30.0]  # stopped at the limit: no repeat after it
     assert results[-1].status == TIMED_OUT
 
@@ -317,7 +318,7 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
     from replication.studies.crosscheck.measure import run_crosscheck
     from replication.studies.crosscheck.records import read_crosscheck
 
-    run_crosscheck(tmp_path, points="smoke", threads=1, objectives=("cauchy",))
+    run_crosscheck(tmp_path, points="smoke", threads=1, objectives=(CAUCHY,))
     content = read_crosscheck(tmp_path / "crosscheck.json")
     fits = content["fits"]
     for npix in {fit["npix"] for fit in fits}:
@@ -329,7 +330,7 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
             if fit["distance"] <= 0.1:  # its last evaluation is in its trajectory: it got there
                 assert fit["target_s"] is not None
             assert fit["target_s"] is None or 0 < fit["target_s"] <= fit["fit_s"]
-        rows = [row for row in crosscheck_read.crosscheck_differences(content, "cauchy") if row["npix"] == npix]
+        rows = [row for row in crosscheck_read.crosscheck_differences(content, CAUCHY) if row["npix"] == npix]
         assert len(rows) == len(here) - 1
         assert all(row["comparable"] and row["basis"] == "Mahalanobis" for row in rows)
         other = next(fit for fit in here if fit is not reference)

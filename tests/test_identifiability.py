@@ -8,6 +8,7 @@ import torch_impl
 from oof_common.validation import NotIdentifiable
 from replication.core import point_times
 from replication.core.implementations import Implementation
+from replication.core.objectives import CAUCHY
 from replication.core.series import NUMPY
 from replication.core.simulation import identifiable
 from replication.studies.sweep import measure as sweep
@@ -53,8 +54,8 @@ def test_both_trees_agree_on_the_rank_everywhere_the_profiles_go():
 def test_the_profiles_never_time_an_unidentifiable_point():
     impl = Implementation("numpy")
     quick = sweep.PROFILES["quick"]
-    assert (32, 8) not in quick.points(impl, "cauchy")
-    assert (64, 8) in quick.points(impl, "cauchy")
+    assert (32, 8) not in quick.points(impl, CAUCHY)
+    assert (64, 8) in quick.points(impl, CAUCHY)
     assert quick.unidentifiable() == [(32, 8)]
     assert (32, 9) in sweep.PROFILES["paper"].unidentifiable()
 

@@ -186,7 +186,8 @@ def test_no_objective_is_compared_as_a_string_outside_its_value():
     found = [f"{path.relative_to(ROOT)}:{node.lineno}" for name, path in MODULES.items() if name not in exempt
              for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Compare)
              and any(isinstance(side, ast.Constant) and side.value in names for side in [node.left, *node.comparators])]
-    assert not found, "compare core.objectives values (objective_of(name) is CAUCHY), not names:\n" + "\n".join(found)
+    assert not found, ("compare core.objectives values (objective is CAUCHY), or a record's name with an objective's "
+                       ".name, not literal names:\n" + "\n".join(found))
 
 
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60

@@ -6,7 +6,8 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication.core.simulation import convergence, covariance_scale, simulate_observation, true_params
+from replication.core.objectives import CAUCHY, LEAST_SQUARES
+from replication.core.simulation import convergence, simulate_observation, true_params
 from replication.core.timing import data_for
 from torch_impl.likelihood import prepared_nll
 
@@ -85,7 +86,7 @@ def test_fits_of_the_two_trees_agree_under_least_squares():
     truth, data = data_for(npix, nzern)
     fits = [package.fit(package.make_setup(npix, nzern), data, truth, objective="least-squares")
             for package in (reference_numpy, torch_impl)]
-    account = convergence(fits[0].x, npix, nzern, data, "least-squares")
+    account = convergence(fits[0].x, npix, nzern, data, LEAST_SQUARES)
     np.testing.assert_array_less(np.abs(fits[0].x - fits[1].x) / account["stderr"], 0.1)
 
 
@@ -107,7 +108,7 @@ def test_exact_standard_errors_cover_the_scatter_of_repeated_fits():
         data = beams + 0.024 * beams.max() * rng.standard_normal(beams.shape)
         result = torch_impl.fit(setup_t, data, truth, objective="least-squares", tol=1e-14)
         hessian = torch_impl.hessian(result.x, setup_t, data, objective="least-squares")
-        scale = covariance_scale(result.fun, data.size, truth.size, "least-squares")
+        scale = LEAST_SQUARES.covariance_scale(result.fun, data.size, truth.size)
         scores.append((result.x - truth) / torch_impl.standard_errors(hessian, scale))
     scores = np.array(scores)
     assert abs(np.mean(scores**2) - 1) < 0.35
@@ -122,7 +123,7 @@ def test_the_cauchy_fits_end_in_precision_loss_at_the_optimum():
     npix, nzern = 64, 4
     truth, data = data_for(npix, nzern)
     result = torch_impl.fit(torch_impl.make_setup(npix, nzern), data, truth)
-    account = convergence(result.x, npix, nzern, data, "cauchy")
+    account = convergence(result.x, npix, nzern, data, CAUCHY)
     assert not result.success
     assert "precision loss" in result.message
     assert account["newton_stderr"] < 1e-4
@@ -136,7 +137,7 @@ def test_a_least_squares_fit_reports_success_before_the_optimum():
     npix, nzern = 64, 4
     truth, data = data_for(npix, nzern)
     result = torch_impl.fit(torch_impl.make_setup(npix, nzern), data, truth, objective="least-squares")
-    account = convergence(result.x, npix, nzern, data, "least-squares")
+    account = convergence(result.x, npix, nzern, data, LEAST_SQUARES)
     assert result.success
     assert account["newton_stderr"] > 0.1
 
@@ -179,7 +180,7 @@ def test_every_gradient_of_both_packages_gives_the_same_gradient(objective, rng)
 def test_fits_with_every_gradient_reach_the_same_solution():
     npix, nzern = 32, 3
     truth, data = data_for(npix, nzern)
-    stderr = np.array(convergence(truth, npix, nzern, data, "cauchy")["stderr"])
+    stderr = np.array(convergence(truth, npix, nzern, data, CAUCHY)["stderr"])
     fits = {(package.__name__, name): package.fit(package.make_setup(npix, nzern), data, truth, gradient=name)
             for package, names in GRADIENTS.items() for name in names}
     reference = fits[("torch_impl", "autograd")].x

@@ -6,6 +6,7 @@ import pytest
 
 from replication.core import point_times, registry, runs
 from replication.core.environment import machine_record
+from replication.core.objectives import CAUCHY, LEAST_SQUARES
 from replication.core.paths import REFERENCE
 from replication.core.profiles import SweepSettings
 from replication.core.series import Series
@@ -22,7 +23,7 @@ def least_squares_run(tmp_path_factory):
     """A run holding a least-squares smoke sweep of the NumPy reference: at npix 16 some Hessians are not
     positive definite, so its accounts hold standard errors recorded as null."""
     run = runs.create_run(tmp_path_factory.mktemp("ls") / "2026-01-04_ls", machine_record())
-    settings = SweepSettings("smoke", objective="least-squares", impls=("numpy",), threads=1)
+    settings = SweepSettings("smoke", objective=LEAST_SQUARES, impls=("numpy",), threads=1)
     sweep.run_sweep(settings, run / "sweep-smoke-least-squares", quiet=True)
     return run
 
@@ -38,7 +39,7 @@ def test_a_least_squares_smoke_sweep_reads_back_with_its_undefined_numbers_as_nu
 
 
 def test_a_least_squares_smoke_sweep_resumes_and_renders(least_squares_run, tmp_path):
-    settings = SweepSettings("smoke", objective="least-squares", impls=("numpy",), threads=1)
+    settings = SweepSettings("smoke", objective=LEAST_SQUARES, impls=("numpy",), threads=1)
     assert sweep.run_sweep(settings, least_squares_run / "sweep-smoke-least-squares", quiet=True) == 0
     (tmp_path / "reference").mkdir()
     texts = render_all([least_squares_run], tmp_path / "reference", output=tmp_path / "out",
@@ -109,11 +110,11 @@ def test_every_kind_of_run_the_harness_writes_reads_back_and_renders(tmp_path, m
     run = runs.create_run(tmp_path / "runs" / "2026-01-09_every", machine_record())
     impls = (registry.NUMPY.name, registry.TORCH_CPU.name)
     for settings in (SweepSettings("smoke", impls=impls, threads=1),
-                     SweepSettings("smoke", objective="least-squares", impls=impls[:1], threads=1),
+                     SweepSettings("smoke", objective=LEAST_SQUARES, impls=impls[:1], threads=1),
                      SweepSettings("smoke", impls=impls, gradients=registry.GRADIENTS, threads=1)):
         sweep.run_sweep(settings, run / settings.folder_name, quiet=True)
     retrieval.run_retrieval(run / "retrieval-smoke", profile="smoke", threads=1, quiet=True)
-    crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1, objectives=("cauchy",))
+    crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1, objectives=(CAUCHY,))
     bench.run_bench(run / "bench", npix=(16,), nzern=(2,), threads=(1,), repeats=1, quiet=True)
     sharded = runs.create_run(tmp_path / "runs" / "2026-01-09_sharded", machine_record())
     assert shards.run_sharded_sweep(sharded, SweepSettings("smoke", impls=impls, threads=1), 1, "local") == 0

@@ -13,6 +13,7 @@ import pytest
 from replication.core import registry, runs
 from replication.core.environment import machine_record
 from replication.core.implementations import every, select
+from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.registry import ADJOINT, FINITE_DIFFERENCES, Registration
@@ -40,7 +41,7 @@ def twin_run(tmp_path_factory):
         run = runs.create_run(tmp_path_factory.mktemp("twin") / "2026-01-03_twin", machine_record())
         settings = SweepSettings("smoke", impls=(TWIN.name,), threads=1)
         sweep.run_sweep(settings, run / "sweep-smoke", quiet=True)
-        content = crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1, objectives=("cauchy",))
+        content = crosscheck.run_crosscheck(run / "crosscheck", points="smoke", threads=1, objectives=(CAUCHY,))
         rows = bench.run_bench(run / "bench", npix=(32,), nzern=(2,), threads=(1,), repeats=1, quiet=True)["rows"]
     return run, content, rows
 
@@ -86,7 +87,7 @@ def test_a_registration_that_declares_no_hessian_is_not_asked_for_one(tmp_path):
     with registry.registered(NO_HESSIAN):
         impls = [impl for impl in every() if impl.name in ("numpy", NO_HESSIAN.name)]
         _, data = crosscheck.data_for(16, 2)
-        checks = crosscheck.model_checks(impls, 16, 2, data, np.random.default_rng(1), ("cauchy",))
+        checks = crosscheck.model_checks(impls, 16, 2, data, np.random.default_rng(1), (CAUCHY,))
     names = {(check["check"], check["compare"].split(" ")[0]) for check in checks}
     assert ("gradient", NO_HESSIAN.name) in names
     assert ("hessian", NO_HESSIAN.name) not in names

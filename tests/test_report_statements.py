@@ -15,6 +15,7 @@ from replication.core import format as fmt
 from replication.core import judging, point_times, runs, timing
 from replication.core.environment import machine_record
 from replication.core.mirror import mirror_table
+from replication.core.objectives import CAUCHY
 from replication.core.paths import PAPER, REFERENCE
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
 from replication.report import cells, load, sections
@@ -154,7 +155,7 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes(reference_
         def fit_keywords(self, npix, nzern, p0, gamma, objective):
             return self.fit_options
 
-    timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8)
+    timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8, objective=CAUCHY)
     assert calls == ["value_and_grad", "fit", "fit"]
     text = both(reference_texts)
     assert "after one untimed value and\n  gradient with the fit's own gradient" in text
@@ -514,7 +515,7 @@ def test_the_profile_sentence_gives_the_budget_and_the_limit_the_sweep_fits_unde
 
     monkeypatch.setattr(sweep, "time_fit", fake_time_fit)
     with pytest.raises(StopIteration):
-        sweep.measure_point(Implementation("numpy"), 16, 2, quick, 1e-8, "t")
+        sweep.measure_point(Implementation("numpy"), 16, 2, quick, 1e-8, "t", CAUCHY)
     assert handed == {"time_limit": quick.fit_limit_s, "budget_s": quick.budget_s}
 
 

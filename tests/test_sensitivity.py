@@ -7,6 +7,7 @@ import statistics
 import pytest
 
 from replication.claims import sensitivity
+from replication.core.objectives import CAUCHY
 from replication.core.paths import REFERENCE
 from replication.core.series import NUMPY, TORCH_CPU
 from replication.report import load
@@ -65,7 +66,7 @@ def test_a_higher_bar_grades_the_same_value_harder(judged):
 
 def test_todays_rows_are_the_claims_tables_verdicts(judged):
     run, rows = judged
-    cells = run_claims(run, run_code(run, {"modules": {}}), "cauchy", Notes())
+    cells = run_claims(run, run_code(run, {"modules": {}}), CAUCHY, Notes())
     for rule in sensitivity.ALTERNATIVES:
         if rule.today:
             assert rows[(rule.claim, rule.words)]["verdict"] == cells[rule.claim]["verdict"], rule.claim

@@ -12,6 +12,7 @@ import pytest
 
 from replication.core import point_times, runs
 from replication.core.implementations import select
+from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.profiles import SweepSettings
 from replication.core.results import read_records
@@ -114,7 +115,7 @@ def test_a_failed_shard_is_named_with_its_log(sharded, tmp_path, capsys):
 def test_shards_split_the_points_once_each_and_evenly():
     profile = sweep.PROFILES["quick"]
     impls = select(["numpy", "torch-cpu"])
-    parts = shards.shard_points(profile, impls, "cauchy", 4)
+    parts = shards.shard_points(profile, impls, CAUCHY, 4)
     flat = [point for part in parts for point in part]
     assert sorted(flat) == sorted({(npix, nzern) for npix in profile.npix for nzern in profile.nzern} -
                                   set(profile.unidentifiable()))

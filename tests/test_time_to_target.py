@@ -7,6 +7,7 @@ import pytest
 
 from replication.core import point_times
 from replication.core.implementations import Implementation
+from replication.core.objectives import CAUCHY, GAUSSIAN
 from replication.core.paths import REFERENCE
 from replication.core.profiles import PROFILES
 from replication.core.registry import TORCH_CPU
@@ -22,7 +23,7 @@ def optima(tmp_path_factory):
 PROFILE = dataclasses.replace(PROFILES["smoke"], repeats=2, budget_s=1e9)
 
 
-@pytest.mark.parametrize("objective", ["cauchy", "gaussian"])
+@pytest.mark.parametrize("objective", [CAUCHY, GAUSSIAN], ids=str)
 def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, objective, tmp_path):
     impl = Implementation(TORCH_CPU.name)
     stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", objective, optima)
@@ -40,7 +41,7 @@ def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, o
 
 def test_the_optimum_of_a_point_is_found_once(optima):
     for _ in range(2):
-        sweep.measure_point(Implementation(TORCH_CPU.name), 32, 2, PROFILE, 1e-8, "t", "cauchy", optima)
+        sweep.measure_point(Implementation(TORCH_CPU.name), 32, 2, PROFILE, 1e-8, "t", CAUCHY, optima)
     keys = [line for line in optima.path.read_text().splitlines() if '"nzern": 2' in line]
     assert len(keys) == 1
     assert sweep.PointOptima(optima.path).known.keys() == optima.known.keys()
@@ -70,8 +71,8 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     from replication.studies.sweep import read as sweep_read
 
     impl = Implementation(TORCH_CPU.name)
-    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", "cauchy", optima)
-    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
+    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", CAUCHY, optima)
+    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima)
     assert point_times.how_it_ended(stopped) is not None
     assert point_times.is_solution(finished)
     assert point_times.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
@@ -158,11 +159,11 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     from replication.core.series import Series
     from replication.studies.sweep import read as sweep_read
 
-    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", "cauchy", optima)
+    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima)
     with monkeypatch.context() as patched:
         patched.setattr(optimum, "TARGET", 1e-9)  # one iteration from the truth never comes this close
         limited = sweep.measure_point(Implementation(NUMPY.name), 32, 3, dataclasses.replace(PROFILE, budget_s=1e-6),
-                                      1e-8, "t", "cauchy", optima)
+                                      1e-8, "t", CAUCHY, optima)
     assert limited["stopped_at_limit"]
     assert limited["time_limit_s"] == 1e-6
     assert limited["target"]["reached"] == 0

@@ -61,7 +61,8 @@ class Claim:
 
 ADDED = "replication.claims.added"
 """The package of the claims added one file each: a module there holding a Claim named CLAIM, with its own evaluate
-(run, objective -> {"value", "verdict", "text"}: the verdict by its own rule, CLAIM.rule), reason (why not
+(run, objective, a core.objectives.Objective -> {"value", "verdict", "text"}: the verdict by its own rule,
+CLAIM.rule), reason (why not
 measured), and optionally its figure (a core.plotting.Figure), draw (all runs, folder -> paths written) and shows
 (all runs -> the arguments of the figure's caption, or None where it is not drawn). The report shows such a claim in
 the claims tables, the first screen (where it has the paper's words), DETAILS.md and the figure list, with no other

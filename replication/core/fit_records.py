@@ -8,6 +8,7 @@ from typing import Annotated
 
 import msgspec
 
+from replication.core.objectives import DEFAULT, Objective, objective_of
 from replication.core.records import (
     Count,
     GridSize,
@@ -50,6 +51,12 @@ def series_of(path, number, record):
             if isinstance(record, dict) else repr(record)
         raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series ({named})"
                        ) from None
+
+
+def record_objective(record: dict) -> Objective:
+    """The Objective a record names (its "objective"; a record without one, from before objectives were recorded,
+    fitted the default): where a record's name becomes the value code compares."""
+    return objective_of(record.get("objective", DEFAULT))
 
 
 class OptimumRecord(Record):

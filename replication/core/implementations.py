@@ -8,6 +8,7 @@ import importlib
 import time
 
 from replication.core import registry
+from replication.core.objectives import Objective
 from replication.core.registry import FIT_OPTIONS, PER_GRID, SCIPY, Registration
 from replication.core.results import RunError
 from replication.core.series import Series
@@ -47,7 +48,7 @@ class Implementation:
         """The keyword arguments of the package's fit that its minimizer stands for (registry.FIT_OPTIONS)."""
         return dict(FIT_OPTIONS[self.minimizer])
 
-    def fit_keywords(self, npix: int, nzern: int, p0, gamma: float, objective: str) -> dict:
+    def fit_keywords(self, npix: int, nzern: int, p0, gamma: float, objective: Objective) -> dict:
         """fit's keyword arguments for a fit of this grid from p0: fit_options, where they ask for a start matrix
         per grid (registry.PER_GRID) with the grid's matrix (grid_start: made on first use, off any fit's clock)."""
         options = self.fit_options
@@ -124,7 +125,7 @@ GRID_STARTS: dict = {}
 gamma, illumination): (matrix, seconds it took)}."""
 
 
-def grid_start(impl: Implementation, npix: int, nzern: int, p0, gamma: float, objective: str) -> tuple:
+def grid_start(impl: Implementation, npix: int, nzern: int, p0, gamma: float, objective: Objective) -> tuple:
     """(the Gauss-Newton matrix of a grid, the seconds it took to make): at p0's illumination with every Zernike term
     0 and no residual (the model's own beams as the data: the Cauchy weights at a perfect fit), so that it depends on
     the grid, the objective and gamma only, never on the maps; made once per process and grid."""

@@ -90,6 +90,11 @@ def objective_names() -> tuple[str, ...]:
     return tuple(losses.LOSSES)
 
 
+def objectives() -> tuple[Objective, ...]:
+    """Every objective, in objective_names' order: the command line's choices."""
+    return tuple(objective_of(name) for name in objective_names())
+
+
 def objective_of(name: "str | Objective") -> Objective:
     """The Objective a record's (or an option's) name stands for; a ValueError naming it where it is none."""
     if isinstance(name, Objective):

@@ -84,7 +84,7 @@ def covariance_at(package, x, setup, data, gamma, objective):
     return hessian, inverse @ scores @ inverse
 
 
-def polish(package, x, setup, data, gamma, objective="cauchy") -> Optimum:
+def polish(package, x, setup, data, gamma, objective) -> Optimum:
     """The local minimum near x by exact Newton steps of the package (its value_and_grad with the adjoint, its
     Hessian): stops once a step is below NEWTON_DONE standard errors (sandwich)."""
     x = np.asarray(x, dtype=np.float64)

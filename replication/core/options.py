@@ -6,6 +6,7 @@ import os
 import pathlib
 
 from oof_common.limits import MAX_NPIX, MAX_NZERN, MIN_NPIX
+from replication.core.objectives import Objective, objective_names, objective_of
 from replication.core.paths import REFERENCE, RUNS
 
 RUN_HELP = (f"Results go into a run folder of this machine under {RUNS.relative_to(RUNS.parent.parent)}/ (the newest "
@@ -46,6 +47,19 @@ seed = integer_in(0, 2**63 - 1, "a non-negative seed")
 
 
 threads = integer_in(1, cores(), "threads, at most the cores present")
+
+
+def objective_option(among: tuple[Objective, ...] | None = None):
+    """An argparse type: the Objective an --objective names (the value every measuring command hands down), one of
+    among (default: every registered objective), with the choices in its message where it names none."""
+    def parse(text: str) -> Objective:
+        names = [objective.name for objective in among] if among else list(objective_names())
+        if text not in names:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(names)}, got {text!r}")
+        return objective_of(text)
+
+    parse.__name__ = "objective"
+    return parse
 
 
 def default_threads():

@@ -4,7 +4,7 @@ budgets, the sweep's settings and folder names."""
 import dataclasses
 
 from oof_common.limits import TOL
-from replication.core.objectives import GAUSSIAN, LEAST_SQUARES, objective_of
+from replication.core.objectives import CAUCHY, GAUSSIAN, LEAST_SQUARES, Objective
 from replication.core.simulation import identifiable
 
 
@@ -31,9 +31,8 @@ class Profile:
         """Seconds after which a fit of the sweep is stopped."""
         return self.budget_s if self.time_limit_s is None else self.time_limit_s
 
-    def orders(self, objective):
+    def orders(self, objective: Objective):
         """The Zernike orders timed for an objective."""
-        objective = objective_of(objective)
         if objective is GAUSSIAN and self.variants_nzern:
             return self.variants_nzern  # least squares in noise units at the orders C4 is judged at
         return self.least_squares_nzern if objective is LEAST_SQUARES and self.least_squares_nzern else self.nzern
@@ -50,7 +49,7 @@ class Profile:
     def unidentifiable(self):
         """The (npix, nzern) of the grid that make_setup refuses as not identifiable, never timed."""
         return [(npix, nzern) for npix in self.npix for nzern in sorted(set(self.nzern) | set(self.orders(
-            "least-squares"))) if not identifiable(npix, nzern)]
+            LEAST_SQUARES))) if not identifiable(npix, nzern)]
 
 
 PROFILES = {
@@ -70,7 +69,7 @@ class SweepSettings:
     its own gradient); IDENTITY names the fields a resumed sweep must share with its records."""
 
     profile: str = "quick"
-    objective: str = "cauchy"
+    objective: Objective = CAUCHY
     impls: tuple = None
     gradients: tuple = None
     threads: int = 2
@@ -93,9 +92,9 @@ BENCH_NPIX, BENCH_NZERN = (128, 256, 512, 1024), (3, 5, 8)
 """The bench's default grid sizes and Zernike orders (one evaluation each, against the FFT floor)."""
 
 
-def sweep_folder_name(profile, objective):
+def sweep_folder_name(profile: str, objective: Objective) -> str:
     """sweep-<profile> for the Cauchy likelihood, sweep-<profile>-<objective> for another objective."""
-    return objective_of(objective).sweep_folder(profile)
+    return objective.sweep_folder(profile)
 
 
 def describe_profiles():

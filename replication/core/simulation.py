@@ -6,7 +6,7 @@ import numpy as np
 
 import reference_numpy
 from oof_common.validation import NotIdentifiable
-from replication.core.objectives import objective_of
+from replication.core.objectives import Objective
 
 MULTIPLICATIVE_NOISE = 0.01
 """Standard deviation of the multiplicative noise, a fraction of each pixel's beam power."""
@@ -66,23 +66,13 @@ as the same solution (claims.SAME_SOLUTION_STDERR). Finite-difference fits stop 
 errors short at npix >= 256 (their gradient's accuracy); least-squares fits at tol = 1e-8, 0.1-0.6."""
 
 
-def objective_gamma(data, objective):
-    """The gamma a fit of this objective (a name or an Objective) takes on data (Objective.gamma)."""
-    return objective_of(objective).gamma(data)
-
-
-def covariance_scale(value, pixels, nparams, objective):
-    """The factor of the inverse Hessian that gives the covariance (Objective.covariance_scale)."""
-    return objective_of(objective).covariance_scale(value, pixels, nparams)
-
-
 SCORES_MAX_BYTES = 3 * 2**30
 """Most memory the per-pixel scores of a sandwich may take at once (bytes; score_covariance's max_bytes), in the
 exact account of a fit's end and in a point's optimum (optimum.covariance_at): above it (npix 2048) their spread is
 summed by blocks of parameters. Accounts recorded before 2026-12-03 have no sandwich errors above npix 1024."""
 
 
-def convergence(x, npix, nzern, data, objective):
+def convergence(x, npix, nzern, data, objective: Objective):
     """Where a fit ended, judged with the exact gradient and Hessian (the NumPy adjoint, float64).
 
     stderr: the inverse Hessian's standard errors (the likelihood's own: right only for its own noise);
@@ -92,10 +82,10 @@ def convergence(x, npix, nzern, data, objective):
     rounding (eps |objective|), the smallest change a line search can see.
     """
     setup = reference_numpy.make_setup(npix, nzern)
-    gamma = objective_gamma(data, objective)
+    gamma = objective.gamma(data)
     value, grad = reference_numpy.value_and_grad(x, setup, data, gamma, objective=objective, gradient="adjoint")
     hessian = reference_numpy.hessian(x, setup, data, gamma, objective=objective)
-    stderr = reference_numpy.standard_errors(hessian, covariance_scale(value, data.size, len(x), objective))
+    stderr = reference_numpy.standard_errors(hessian, objective.covariance_scale(value, data.size, len(x)))
     step = np.linalg.solve(hessian, grad)
     account = {"grad_norm": float(np.linalg.norm(grad)), "newton_stderr": float(np.max(np.abs(step) / stderr)),
                "expected_decrease": float(grad @ step / 2), "rounding": float(np.finfo(float).eps * abs(value)),

@@ -7,13 +7,8 @@ import time
 import numpy as np
 
 import reference_numpy
-from replication.core.simulation import (
-    bfgs_standard_errors,
-    convergence,
-    objective_gamma,
-    simulate_observation,
-    true_params,
-)
+from replication.core.objectives import Objective
+from replication.core.simulation import bfgs_standard_errors, convergence, simulate_observation, true_params
 from replication.core.watch import TIMED_OUT, watch_for
 
 SEED = 1
@@ -32,10 +27,10 @@ def fingerprint(data):
     return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
 
 
-def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
+def time_evaluation(impl, npix, nzern, data, p0, objective: Objective, repeats=3):
     """Median seconds of one objective evaluation (no gradient), after one warm-up call."""
     setup = impl.make_setup(npix, nzern)
-    gamma = objective_gamma(data, objective)
+    gamma = objective.gamma(data)
     impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
     times = []
     for _ in range(repeats):
@@ -47,11 +42,11 @@ def time_evaluation(impl, npix, nzern, data, p0, objective="cauchy", repeats=3):
     return statistics.median(times)
 
 
-def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=False, time_limit=None):
+def timed_fit(impl, npix, nzern, data, p0, tol, objective: Objective, trajectory=False, time_limit=None):
     """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
     trajectory where asked; stopped at the end of its first iteration past time_limit seconds where given). The one
     place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
-    gamma = objective_gamma(data, objective)
+    gamma = objective.gamma(data)
     options = impl.fit_keywords(npix, nzern, p0, gamma, objective)  # a start matrix per grid: before the clock
     impl.synchronize()
     start = time.perf_counter()
@@ -66,13 +61,13 @@ def timed_fit(impl, npix, nzern, data, p0, tol, objective="cauchy", trajectory=F
     return built - start, fitted - built, watch.finish(result, setup.nparams) if watch else result
 
 
-def warm_up(impl, npix, nzern, data, p0, objective="cauchy"):
+def warm_up(impl, npix, nzern, data, p0, objective: Objective):
     """One value-and-gradient call of what a fit calls (CUDA context, FFT plans, JAX's compilation), untimed."""
-    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective_gamma(data, objective),
+    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective.gamma(data),
                                 objective=objective, gradient=impl.gradient_name)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective="cauchy", trajectory=False, time_limit=None,
+def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective: Objective, trajectory=False, time_limit=None,
              budget_s=None):
     """Run up to `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
     each per repeat; each fit stopped past time_limit seconds where given (timed_fit), and none after a fit stopped
@@ -103,7 +98,7 @@ def summary(seconds):
     return {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds), "all": seconds}
 
 
-def fit_outcome(result, npix, nzern, data, objective="cauchy"):
+def fit_outcome(result, npix, nzern, data, objective: Objective):
     """The JSON-ready outcome of a fit: counts, how it ended, objective, parameters, and the exact account of
     where it ended (gradient, Newton step and standard errors from the exact Hessian; not timed)."""
     return {

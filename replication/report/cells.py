@@ -8,7 +8,7 @@ from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code, point_times
 from replication.core.format import times
 from replication.core.load import LOADED_CORES
-from replication.core.objectives import BY_NAME, CAUCHY, objective_of
+from replication.core.objectives import CAUCHY, DEFAULT, Objective
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.core.simulation import (
     ended_at_optimum,
@@ -32,9 +32,6 @@ RULES = {key: rule.text for key, rule in claim_verdicts.RULES.items()}
 
 TIMED = tuple(claim.id for claim in claims.CLAIMS if claim.timed)
 """The claims judged on times to solution."""
-
-
-OBJECTIVE_TITLES = {name: objective.title for name, objective in BY_NAME.items()}
 
 
 def host_cores(records):
@@ -62,11 +59,11 @@ class Notes:
         return self.texts.index(text) + 1
 
 
-def reason_not_measured(claim, series, objective="cauchy"):
+def reason_not_measured(claim, series, objective: Objective):
     """Why a claim could not be judged on a run's sweep, in a few words."""
     names = set(series)
     if not series:
-        return "no sweep in this run" if objective_of(objective) is CAUCHY else "no least-squares sweep in this run"
+        return "no sweep in this run" if objective is CAUCHY else "no least-squares sweep in this run"
     if claim in ("C1", "C2") and TORCH_CUDA not in names:
         return "no GPU series in this run"
     if claim in TIMED and not {NUMPY, TORCH_CPU} <= names:
@@ -128,7 +125,7 @@ def c5_parts(run, series, objective):
     crosscheck, differences, others = c5a_pairs(run, series, objective)
     endings = sweep_read.endings(series) + [
         ended_at_optimum(fit) for fit in crosscheck_fits(run.crosscheck)
-        if fit.get("objective", "cauchy") == objective and fit.get("convergence")]
+        if fit.get("objective", DEFAULT) == objective.name and fit.get("convergence")]
     return (claim_verdicts.verdict_c5a(crosscheck, differences), claim_verdicts.verdict_c5b(endings), differences,
             claim_verdicts.verdict_c5a(others, []))
 

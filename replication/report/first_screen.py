@@ -7,18 +7,19 @@ from replication import claims
 from replication.core import judging, point_times
 from replication.core.format import bound_text, times, value_range, values_and_bounds
 from replication.core.load import LOADED_CORES
+from replication.core.objectives import Objective
 from replication.core.series import TORCH_CUDA
-from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, SHORT, Notes, run_claims
+from replication.report.cells import CLAIMS, SHORT, Notes, run_claims
 from replication.studies.sweep import read as sweep_read
 
 
-def claim_table(all_runs, codes, objective):
+def claim_table(all_runs, codes, objective: Objective):
     """The claims table of one objective: per claim and run a cell, and the notes under the table (codes: {run
     folder: run_code})."""
     notes = Notes()
     per_run = [run_claims(run, codes[run.folder], objective, notes) for run in all_runs]
     rows = [{"id": key, "short": SHORT[key], "cells": [cells[key] for cells in per_run]} for key in CLAIMS]
-    return {"objective": objective, "title": OBJECTIVE_TITLES[objective], "rows": rows, "notes": notes.texts}
+    return {"objective": objective.name, "title": objective.title, "rows": rows, "notes": notes.texts}
 
 
 PAPER_SAYS = {claim.id: claim.paper for claim in claims.CLAIMS if claim.paper}

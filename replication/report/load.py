@@ -4,6 +4,7 @@ import dataclasses
 import pathlib
 
 from replication.core import runs
+from replication.core.objectives import CAUCHY, Objective
 from replication.core.profiles import sweep_folder_name
 from replication.core.records import read_run_records
 from replication.core.results import refuse_links_inside
@@ -77,7 +78,7 @@ class Run:
         """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
         one thread, ', real maps' for a run of real maps and no sweep, ', closure test' for one of the closure test
         alone (' at noise F' where not at the SRT's; two runs of one machine and day then read apart); '' otherwise."""
-        name = self.judged("cauchy")[0]
+        name = self.judged(CAUCHY)[0]
         if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
         if not self.sweeps and (self.folder / "closure").is_dir():
@@ -93,7 +94,7 @@ class Run:
         your own runs."""
         return ("your-" if self.own else "") + self.folder.name
 
-    def judged(self, objective="cauchy"):
+    def judged(self, objective: Objective = CAUCHY):
         """The sweep an objective's verdicts are judged on: (its folder name, its series), the largest profile
         the run holds for that objective; (None, {}) without one."""
         for profile in PROFILE_ORDER:
@@ -105,13 +106,13 @@ class Run:
     @property
     def profile(self):
         """The profile of the sweep the Cauchy verdicts are judged on, or None without a sweep."""
-        name = self.judged("cauchy")[0]
+        name = self.judged(CAUCHY)[0]
         return name and name.removeprefix("sweep-")
 
     @property
     def series(self):
         """{label: {(npix, nzern): record}} of the judged Cauchy sweep ({} without one)."""
-        return self.judged("cauchy")[1]
+        return self.judged(CAUCHY)[1]
 
 
 def load_run(folder, own):

@@ -22,7 +22,7 @@ from replication.core.simulation import (
     rank_deficiency,
 )
 from replication.report import load
-from replication.report.cells import CLAIMS, OBJECTIVE_TITLES, RULES, run_code, slope_text
+from replication.report.cells import CLAIMS, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
@@ -110,8 +110,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     sources = mirror_sources(all_runs, codes)
     mirror_rows, mirror_total, identical = mirror_table(sources)
     judged = [run for run in all_runs if load.judges_claims(run)]
-    tables = [claim_table(judged, codes, objective) for objective in OBJECTIVE_TITLES
-              if not BY_NAME[objective].gamma_from_noise or any(run.judged(objective)[0] for run in judged)]
+    tables = [claim_table(judged, codes, objective) for objective in BY_NAME.values()
+              if not objective.gamma_from_noise or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") | {
         "code": codes[run.folder], "old_rule": bool(run.series) and not sweep_read.timed_to_targets(run.series),
         "folder_name": run.folder.name} for run in all_runs]

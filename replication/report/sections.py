@@ -8,13 +8,14 @@ import numpy as np
 from replication.claims import mechanism as claim_mechanism
 from replication.claims.retrieval import retrieval_claims
 from replication.core import judging, point_times
+from replication.core.fit_records import record_objective
 from replication.core.format import plain, relative, times
 from replication.core.load import LOADED_CORES, load_summary
+from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
 from replication.core.simulation import (
     STOPPED_AT_OPTIMUM,
-    covariance_scale,
     judging_newton,
 )
 from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
@@ -100,7 +101,7 @@ def retrieval_section(run, appendix):
 def fit_row(fit):
     """A cross-check fit as the convergence table shows it."""
     account = fit["convergence"]
-    scale = covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]), fit["objective"])
+    scale = record_objective(fit).covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]))
     ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"], dtype=float) / np.array(account["stderr"], dtype=float)
     finite = ratio[np.isfinite(ratio)]
     return {"impl": fit_series(fit).label, "npix": fit["npix"], "nzern": fit["nzern"],
@@ -120,7 +121,7 @@ def shown(folder):
 
 def environment_of(run):
     """The environment record describing a run's software: its judged sweep's first, else its cross-check's."""
-    name = run.judged("cauchy")[0]
+    name = run.judged(CAUCHY)[0]
     if name and run.sweeps[name][1]:
         return run.sweeps[name][1][0]
     if run.crosscheck:

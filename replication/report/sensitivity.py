@@ -3,16 +3,17 @@ claims.sensitivity, from the same records, under the Cauchy likelihood."""
 
 from replication.claims import CLAIMS, sensitivity
 from replication.core.judging import NOT_MEASURED
+from replication.core.objectives import CAUCHY, Objective
 from replication.core.series import TORCH_CUDA
 from replication.report import cells
 from replication.report.first_screen import short_name
 from replication.studies.sweep import read as sweep_read
 
-OBJECTIVE = "cauchy"
+OBJECTIVE = CAUCHY
 """The objective the sensitivity table judges (the paper's and the first screen's)."""
 
 
-def evidence_of(run, objective: str = OBJECTIVE) -> sensitivity.Evidence:
+def evidence_of(run, objective: Objective = OBJECTIVE) -> sensitivity.Evidence:
     """What a run's claims are judged on under one objective: each timed claim's speed-ups and C5a's judged pairs."""
     _, series = run.judged(objective)
     ratios = {claim.id: sweep_read.complete_sizes(series, *claim.ratio) for claim in CLAIMS

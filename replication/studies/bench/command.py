@@ -6,12 +6,13 @@ from oof_common.constants import OVERSAMP
 from oof_common.validation import check_memory
 from reference_numpy.backend import MALLOC_VARIABLE
 from replication.core import runs
-from replication.core.objectives import objective_names
+from replication.core.objectives import CAUCHY, objective_names
 from replication.core.options import (
     RUN_HELP,
     add_run_options,
     default_threads,
     grid_size,
+    objective_option,
     once,
     positive_int,
     threads,
@@ -31,8 +32,8 @@ def add_bench_command(bench):
     bench.add_argument("--nzern", type=zernike_order, nargs="+", default=list(BENCH_NZERN), help="Zernike orders")
     bench.add_argument("--threads", type=threads, nargs="+", default=sorted({1, default_threads()}),
                        help="thread counts to run (default 1 and 2, at most the cores present)")
-    bench.add_argument("--objective", choices=objective_names(), default="cauchy",
-                       help="the objective (default cauchy)")
+    bench.add_argument("--objective", type=objective_option(), default=CAUCHY,
+                       help=f"the objective: {', '.join(objective_names())} (default cauchy)")
     bench.add_argument("--repeats", type=positive_int, default=9, help="timed rounds per step (median reported)")
     add_run_options(bench, "bench")
     bench.add_argument("--compile", action="store_true",

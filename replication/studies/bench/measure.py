@@ -21,6 +21,7 @@ from replication.core import registry, runs
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation
 from replication.core.load import watching_load
+from replication.core.objectives import CAUCHY, Objective
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import floor_step
 from replication.core.results import write_json
@@ -83,7 +84,7 @@ def step_profile(walks, repeats):
             for name, laps in rounds.items()}
 
 
-def profiles(npix, nzern, repeats, objective="cauchy"):
+def profiles(npix, nzern, repeats, objective: Objective = CAUCHY):
     """Where one value-and-gradient spends its time: the adjoint's steps in both trees, autograd's two passes."""
     truth, data = data_for(npix, nzern)
     setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
@@ -127,7 +128,7 @@ class BenchPoint:
     nzern: int
     truth: np.ndarray
     data: np.ndarray
-    objective: str = "cauchy"
+    objective: Objective = CAUCHY
     compile_torch: bool = False
 
 
@@ -255,7 +256,7 @@ def bench_steps(registration):
     return getattr(importlib.import_module(module), name)
 
 
-def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=False):
+def timed_steps(npix, nzern, compile_torch=False, objective: Objective = CAUCHY, peers=False):
     """The timed callables of one point, {name: function}, of every registered implementation with bench steps
     that this machine can run (the peers' only with peers), all on the same data and objective."""
     truth, data = data_for(npix, nzern)
@@ -267,7 +268,7 @@ def timed_steps(npix, nzern, compile_torch=False, objective="cauchy", peers=Fals
     return steps, truth.size
 
 
-def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="cauchy", peers=False):
+def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective: Objective = CAUCHY, peers=False):
     """One row: milliseconds of every step, interleaved round by round in an order shuffled each round (the same
     orders in every run), and multiples of the floor."""
     steps, nparams = timed_steps(npix, nzern, compile_torch, objective, peers)
@@ -288,7 +289,7 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
             rounds[name].append(time.perf_counter() - start)
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
-    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective, "ms": ms,
+    return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective.name, "ms": ms,
             "batch_starts": batch_starts(npix),
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
@@ -299,14 +300,14 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective="c
 
 
 def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, repeats=9, quiet=False,
-              compile_torch=False, objective="cauchy", peers=False):
+              compile_torch=False, objective: Objective = CAUCHY, peers=False):
     """Run the bench for every (threads, npix, nzern), writing bench.json (atomically) after each row.
 
     An unfinished bench.json of the same settings is resumed: its finished rows are kept, not redone.
     """
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
-                "compile": compile_torch, "objective": objective, "peers": peers}
+                "compile": compile_torch, "objective": objective.name, "peers": peers}
     previous = read_bench(path)  # a damaged file is refused, named; older step names read as today's
     if previous:
         runs.check_same_settings(path, previous.get("settings") or {}, settings)

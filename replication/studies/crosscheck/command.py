@@ -1,8 +1,8 @@
 """The crosscheck command: the implementations against each other."""
 
 from replication.core import measurement, runs
-from replication.core.objectives import objective_names
-from replication.core.options import RUN_HELP, THREADS_HELP, add_run_options, once, threads
+from replication.core.objectives import objective_names, objectives
+from replication.core.options import RUN_HELP, THREADS_HELP, add_run_options, objective_option, once, threads
 from replication.core.writers import already_done, writer_folder
 from replication.studies.crosscheck.measure import POINTS, run_crosscheck
 from replication.studies.crosscheck.records import read_crosscheck
@@ -15,25 +15,26 @@ def add_crosscheck_command(crosscheck):
                             help="; ".join(f"{name}: {', '.join(map(str, points))}" for name, points in POINTS.items())
                             + " ((npix, nzern) checked; smoke for tests)")
     add_run_options(crosscheck, "crosscheck")
-    crosscheck.add_argument("--objective", choices=objective_names(), action="append", default=None,
-                            help="objective to check, repeatable (default: both)")
+    crosscheck.add_argument("--objective", type=objective_option(), action="append", default=None,
+                            help=f"objective to check, repeatable: {', '.join(objective_names())} (default: each)")
     crosscheck.add_argument("--threads", type=threads, default=None, help=THREADS_HELP)
     crosscheck.set_defaults(func=run_crosscheck_command)
 
 
 def run_crosscheck_command(args):
     results, lock = writer_folder(args, "crosscheck")
+    checked = once(args.objective) or objectives()
     with runs.exclusive(lock):
         previous = read_crosscheck(results / "crosscheck.json")
         if previous is not None:
             runs.check_same_settings(results, previous, {"points": args.points,
-                                                         "objectives": list(once(args.objective) or objective_names())},
+                                                         "objectives": [objective.name for objective in checked]},
                                      keys=("points", "objectives"))
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
         content = run_crosscheck(results, points=args.points, threads=measurement.chosen_threads(args.threads),
-                                 objectives=once(args.objective) or objective_names())
+                                 objectives=checked)
     failed = [c for c in content["checks"] if not c["passed"]]
     for c in content["checks"]:
         print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "

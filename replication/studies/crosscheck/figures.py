@@ -5,7 +5,7 @@ import numpy as np
 
 import reference_numpy
 from reference_numpy.aperture import aperture_grid, dish_mask
-from replication.core.objectives import CAUCHY, objective_of
+from replication.core.objectives import CAUCHY, DEFAULT
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
@@ -74,14 +74,13 @@ def example_fit(example, folder, title):
 def agreement(fits, folder, title):
     """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
     error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
-    fits = [fit for fit in fits if objective_of(fit.get("objective", CAUCHY)) is CAUCHY]
+    fits = [fit for fit in fits if fit.get("objective", DEFAULT) == CAUCHY.name]
     figure, axis = subplots(figsize=(6.5, 3.6))
     for fit in fits:
         if fit_series(fit) == NUMPY:
             continue
-        objective = "cauchy"
         reference = next(f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
-                         (fit["npix"], fit["nzern"]) and f.get("objective", "cauchy") == objective)
+                         (fit["npix"], fit["nzern"]))
         stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
         shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr, dtype=float)
         axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
@@ -105,7 +104,7 @@ def fit_distances(run):
     fits: the cross-check's and the judged sweep's (each point's last repeat); {} where the run records none."""
     found = {}
     for fit in crosscheck_fits(run.crosscheck):
-        if objective_of(fit.get("objective", CAUCHY)) is CAUCHY and fit.get("distance") is not None:
+        if fit.get("objective", DEFAULT) == CAUCHY.name and fit.get("distance") is not None:
             found.setdefault(fit_series(fit).label, []).append(fit["distance"])
     for name, points in run.series.items():
         for record in points.values():

@@ -11,7 +11,7 @@ from oof_common.limits import TOL
 from replication.core import optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation, every
-from replication.core.objectives import objective_of
+from replication.core.objectives import CAUCHY, LEAST_SQUARES, Objective
 from replication.core.optimum import mahalanobis
 from replication.core.results import atomic_stream, write_json
 from replication.core.series import Series
@@ -19,8 +19,6 @@ from replication.core.simulation import (
     aberrated_params,
     bfgs_standard_errors,
     convergence,
-    covariance_scale,
-    objective_gamma,
     simulate_observation,
     true_params,
 )
@@ -67,9 +65,10 @@ def random_params(rng, nparams):
     return params
 
 
-def check(name, npix, nzern, compare, value, tolerance_key, objective=None):
+def check(name, npix, nzern, compare, value, tolerance_key, objective: Objective | None = None):
     tolerance = TOLERANCES[tolerance_key]
-    return {"check": name, "npix": npix, "nzern": nzern, "compare": compare, "value": value, "objective": objective,
+    return {"check": name, "npix": npix, "nzern": nzern, "compare": compare, "value": value,
+            "objective": objective and objective.name,
             "tolerance": tolerance, "passed": bool(np.isfinite(value) and value <= tolerance)}
 
 
@@ -144,24 +143,24 @@ FIT_TOL = TOL
 """BFGS tolerance of the cross-check's fits, in log-likelihood units (see fit_tolerance)."""
 
 
-def fit_tolerance(truth, npix, nzern, data, objective):
+def fit_tolerance(truth, npix, nzern, data, objective: Objective):
     """The gradient tolerance that stops a fit at the optimum: FIT_TOL for the Cauchy likelihood; for least
     squares FIT_TOL x 2 S / (pixels - parameters) at the truth, i.e. FIT_TOL on the gradient of the Gaussian
     likelihood with the residual variance. The sweep's tol of 1e-8 on the unscaled sum of squares (S ~ 1e-6)
     stops BFGS 0.1-0.6 standard errors short of it, and two minimizers then stop at different places."""
-    if objective_of(objective).likelihood:  # Cauchy, or least squares in noise units
+    if objective.likelihood:  # Cauchy, or least squares in noise units
         return FIT_TOL
     value = reference_numpy.negative_log_likelihood(truth, reference_numpy.make_setup(npix, nzern), data,
                                                     objective=objective)
-    return FIT_TOL * covariance_scale(value, data.size, len(truth), objective)
+    return FIT_TOL * objective.covariance_scale(value, data.size, len(truth))
 
 
-def point_optimum(npix, nzern, data, x, objective):
+def point_optimum(npix, nzern, data, x, objective: Objective):
     """The optimum the point's fits are compared at (untimed): the NumPy fit's end polished by exact Newton steps,
     with its sandwich covariance (optimum.polish)."""
     setup = reference_numpy.make_setup(npix, nzern)
     observed = reference_numpy.prepare_data(data, setup)
-    return optimum.polish(reference_numpy, x, setup, observed, objective_gamma(data, objective), objective)
+    return optimum.polish(reference_numpy, x, setup, observed, objective.gamma(data), objective)
 
 
 def fit_checks(impls, npix, nzern, truth, data, objectives):
@@ -177,7 +176,7 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             if impl.dtype != "float64":
                 continue
             setup = impl.make_setup(npix, nzern)
-            gamma = objective_gamma(data, objective)
+            gamma = objective.gamma(data)
             options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
             watch = FitWatch(trajectory=True)
             start = time.perf_counter()
@@ -188,14 +187,14 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
             result = watch.finish(result, setup.nparams)
             fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
                            "minimizer": impl.minimizer, "gradient": impl.gradient_name,
-                           "npix": npix, "nzern": nzern, "objective": objective, "tol": tolerance,
+                           "npix": npix, "nzern": nzern, "objective": objective.name, "tol": tolerance,
                            "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
                            "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                            "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
                            "convergence": convergence(result.x, npix, nzern, data, objective),
                            "trajectory": result.trajectory})
         reference = next(f for f in fitted if fit_series(f) == Series(registry.reference().name))
-        scale = covariance_scale(reference["fun"], data.size, len(truth), objective)
+        scale = objective.covariance_scale(reference["fun"], data.size, len(truth))
         best = point_optimum(npix, nzern, data, reference["x"], objective)
         reference["optimum"] = best.record()
         for fit in fitted:
@@ -232,7 +231,7 @@ def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
                             stderr=bfgs_standard_errors(result), npix=npix, nzern=nzern, nit=result.nit)
 
 
-def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=("cauchy", "least-squares")):
+def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=(CAUCHY, LEAST_SQUARES)):
     """Run every check at every point, writing crosscheck.json (atomically) after each point; return its content.
 
     An unfinished crosscheck.json of the same --points is resumed: its finished points are kept, not redone.
@@ -242,11 +241,12 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     path = results_dir / "crosscheck.json"
     previous = read_crosscheck(path)
     with thread_limits(threads):
+        names = [objective.name for objective in objectives]
         resumable = previous and (previous.get("points"), previous.get("schema"), previous.get("objectives")) == (
-            points, SCHEMA, list(objectives))
+            points, SCHEMA, names)
         content = previous if resumable else {
             "environment": environment_record(threads), "schema": SCHEMA, "points": points,
-            "objectives": list(objectives), "tolerances": TOLERANCES,
+            "objectives": names, "tolerances": TOLERANCES,
             "fd_step": CENTRAL_DIFFERENCE_STEP, "checks": [], "fits": [], "done": [], "complete": False,
             "unavailable": [r.name for r in registry.registrations() if not r.peer and not r.available()]}
         for npix, nzern in POINTS[points]:

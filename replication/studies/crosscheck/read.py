@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from replication.core.objectives import DEFAULT
 from replication.core.optimum import mahalanobis
 from replication.core.registry import GRADIENTS
 from replication.core.series import (
@@ -20,7 +21,7 @@ def crosscheck_differences(crosscheck, objective):
     its point, once. Cross-checks since 2026-12-02 (the NumPy fit holds the point's polished optimum): the
     Mahalanobis distance under the optimum's covariance, every fit compared; older ones: the largest parameter
     difference in the NumPy fit's exact standard errors, comparable where both fits ended at the optimum."""
-    fits = [fit for fit in crosscheck_fits(crosscheck) if fit.get("objective", "cauchy") == objective]
+    fits = [fit for fit in crosscheck_fits(crosscheck) if fit.get("objective", DEFAULT) == objective.name]
     rows = []
     for fit in fits:
         reference = next((f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==

@@ -26,6 +26,7 @@ from oof_common.limits import TOL
 from oof_common.validation import check_choice, check_data, check_params, check_positive
 from reference_numpy.backend import from_fft_order, to_fft_order
 from reference_numpy.losses import loss_of
+from replication.core.objectives import DEFAULT
 
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402  (after float64 is enabled)
@@ -118,7 +119,7 @@ def beam_maps(params, setup):
     return from_fft_order(np.asarray(power, dtype=np.float64))
 
 
-def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective="cauchy"):
+def negative_log_likelihood(params, setup, data, gamma=GAMMA, objective=DEFAULT):
     """The objective of the observed (3, npix, npix) maps, a float."""
     data, gamma, objective = prepared(setup, data, gamma, objective)
     params = jnp.asarray(check_params(params, setup.nparams))
@@ -136,7 +137,7 @@ GRADIENTS = {"autograd": (autograd_objective, True)}
 DEFAULT_GRADIENT = "autograd"
 
 
-def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT):
+def value_and_grad(params, setup, data, gamma=GAMMA, objective=DEFAULT, gradient=DEFAULT_GRADIENT):
     """The objective (a float) and its gradient (a float64 NumPy array)."""
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
@@ -144,7 +145,7 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective="cauchy", gradien
     return autograd_objective(params, bound(jitted_value_and_grad, setup, data, gamma, objective))
 
 
-def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=DEFAULT_GRADIENT, minimizer="scipy",
+def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective=DEFAULT, gradient=DEFAULT_GRADIENT, minimizer="scipy",
         callback=None):
     """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
     trees, the minimizer sees the objective without its constant, and result.fun keeps it; callback(params) after
@@ -168,7 +169,7 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective="cauchy", gradient=D
     return stopped_by_callback(result) if result.status == FitStatus.SCIPY_STOPPED else result
 
 
-def check_against_numpy(npix, nzern, objective="cauchy", seed=3):
+def check_against_numpy(npix, nzern, objective=DEFAULT, seed=3):
     """The peer's gate: its objective and gradient against NumPy's (the exact adjoint) at a random point.
     Returns (relative objective difference, gradient difference relative to its largest component); raises
     AssertionError when either exceeds its tolerance."""

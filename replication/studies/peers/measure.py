@@ -2,6 +2,7 @@
 table)."""
 
 from replication.core import registry
+from replication.core.objectives import CAUCHY, LEAST_SQUARES
 from replication.core.results import write_json
 
 CHECK_POINTS = ((16, 2), (33, 3), (64, 4), (128, 6), (256, 8))
@@ -13,7 +14,7 @@ def run_peers_check(results_dir, points=CHECK_POINTS):
     jax_peer = registry.JAX.module()  # the optional peer's tree, loaded only where jax is installed
     rows = []
     for npix, nzern in points:
-        for objective in ("cauchy", "least-squares"):
+        for objective in (CAUCHY, LEAST_SQUARES):
             try:
                 value_error, grad_error = jax_peer.check_against_numpy(npix, nzern, objective)
                 passed, message = True, ""

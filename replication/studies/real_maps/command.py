@@ -11,6 +11,7 @@ from replication.core.options import (
     add_run_options,
     grid_size,
     integer_in,
+    objective_option,
     positive_int,
 )
 from replication.core.writers import writer_folder
@@ -35,9 +36,10 @@ def add_real_maps_command(fits):
                       help="a TOML file describing a telescope and its three maps (copy one of "
                            f"{', '.join(str(p) for p in real_configs.shipped_configs())} and edit it), repeatable; "
                            "its folder and files are looked for in --maps")
-    fits.add_argument("--objective", choices=real_sources.OBJECTIVES, default=real_sources.OBJECTIVES[0],
-                      help="what the fits minimise: least squares in units of the noise (default), or the Cauchy "
-                           "likelihood at the noise's scale (the paper's)")
+    fits.add_argument("--objective", type=objective_option(real_sources.OBJECTIVES),
+                      default=real_sources.OBJECTIVES[0],
+                      help="what the fits minimise: gaussian, least squares in units of the noise (default), or "
+                           "cauchy, the Cauchy likelihood at the noise's scale (the paper's)")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
                       help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
     fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,

@@ -49,7 +49,7 @@ def windowed_score_covariance(scores: np.ndarray, reach: int) -> np.ndarray:
     return (covariance + covariance.T) / 2
 
 
-def correlated_covariance(x, setup, data, gamma: float, objective: str, *reaches: int) -> list[np.ndarray]:
+def correlated_covariance(x, setup, data, gamma: float, objective, *reaches: int) -> list[np.ndarray]:
     """The sandwich covariance H^-1 J H^-1 at x (torch tree, float64; data prepared or raw maps) with J windowed
     over each of reaches pixels (windowed_score_covariance; reach 0: the pixels independent), one per reach, from
     one Hessian and one set of scores."""

@@ -18,7 +18,7 @@ from replication.core import measurement, optimum, registry, series
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
 from replication.core.measurement import RUNS_FILE
-from replication.core.objectives import CAUCHY, objective_of
+from replication.core.objectives import CAUCHY
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
@@ -155,7 +155,7 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
             "wavelength": observation.source.wavelength, "dz": observation.source.dz,
             "baselines": list(observation.baselines), "noise": list(observation.noise),
             "noise_along": list(observation.noise_along), "gamma": observation.gamma,
-            "objective": observation.objective,
+            "objective": observation.objective.name,
             "dropped": int(observation.dropped.sum()), "dish_pixels": int(setup.x.size),
             "residual_rms": [float(np.sqrt(np.nanmean(r**2))) for r in residual],
             "residual_outliers": float(np.mean(np.abs(finite) > 5)),
@@ -178,8 +178,8 @@ def warm_up(impls, observation: Observation, npix: int):
 
 
 def objective_of_all(observations) -> str:
-    """The one objective every observation of a run is fitted under."""
-    objectives = {observation.objective for observation in observations}
+    """The name of the one objective every observation of a run is fitted under."""
+    objectives = {observation.objective.name for observation in observations}
     if len(objectives) != 1:
         raise RunError(f"one objective a real-maps run, got {sorted(objectives)}")
     return objectives.pop()
@@ -332,12 +332,12 @@ def other_objective(observation, x, order, npix, tol=TOL):
     """The same ladder of orders fitted under the other objective (torch's exact adjoint, untimed, each stage from
     the last; a Cauchy at the residuals' scale, re-estimated per stage: residual_width), and how far its surface lies
     from x's: {objective, widths (each stage's scale in noise units), surface_difference_rms_um, x}."""
-    other = next(name for name in OBJECTIVES if name != observation.objective)
+    other = next(objective for objective in OBJECTIVES if objective is not observation.objective)
     stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), observation.with_objective(other),
-                        tuple(range(1, order + 1)), npix, tol, rescale=objective_of(other) is CAUCHY)
+                        tuple(range(1, order + 1)), npix, tol, rescale=other is CAUCHY)
     setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
     difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
-    return {"objective": other, "widths": [stage["width"] for stage in stages],
+    return {"objective": other.name, "widths": [stage["width"] for stage in stages],
             "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))), "x": stages[-1]["x"]}
 
 

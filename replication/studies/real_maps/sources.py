@@ -14,7 +14,7 @@ import numpy as np
 
 import reference_numpy
 from oof_common.constants import N_ILLUMINATION, N_MAPS
-from replication.core.objectives import border_band, robust_sigma
+from replication.core.objectives import CAUCHY, GAUSSIAN, Objective, border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.results import RunError
 from replication.studies.real_maps import beam_files
@@ -96,7 +96,7 @@ class Observation:
     baselines: tuple
     noise: tuple
     noise_along: tuple
-    objective: str = "gaussian"
+    objective: Objective = GAUSSIAN
     width: float = 1.0
     terms: dict | None = None
 
@@ -104,7 +104,7 @@ class Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
         return dataclasses.replace(self, sigma=sigma)
 
-    def with_objective(self, objective: str) -> Observation:
+    def with_objective(self, objective: Objective) -> Observation:
         """The same maps fitted under another objective (OBJECTIVES)."""
         return dataclasses.replace(self, objective=objective)
 
@@ -216,7 +216,7 @@ TOL = 1e-5
 """BFGS gtol of the real-map fits (in the objective's own units: both are about half a unit per pixel)."""
 
 
-OBJECTIVES = ("gaussian", "cauchy")
+OBJECTIVES = (GAUSSIAN, CAUCHY)
 """What the real-map fits may minimise: least squares in units of the noise (the default: where the model misfits
 by several noise units, as on these maps, a Cauchy loss at the noise's scale is concave at most pixels and makes
 local minima of its own), or the Cauchy likelihood at the noise's scale (the paper's)."""

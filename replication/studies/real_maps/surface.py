@@ -116,7 +116,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
              "uncertainty_inflation": uncertainty_ratio(windowed, independent)}
     if fits_available():
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
-                 "OBJECTIV": (observation.objective, "the objective fitted"),
+                 "OBJECTIV": (observation.objective.name, "the objective fitted"),
                  "TAPER": (observation.sigma, "illumination taper (dish radii)"),
                  "REACH": (reach, "pixels over which residuals correlate")}
         path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent)

@@ -12,9 +12,10 @@ from oof_common.limits import TOL
 from replication.core import measurement, optimum, registry, timing
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of as implementation
+from replication.core.objectives import CAUCHY
 from replication.core.records import as_written
 from replication.core.results import append_record
-from replication.core.simulation import covariance_scale, simulate_observation, true_params
+from replication.core.simulation import simulate_observation, true_params
 from replication.core.timing import fingerprint, fit_outcome
 from replication.studies.retrieval.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.studies.retrieval.records import (
@@ -27,12 +28,15 @@ from replication.studies.retrieval.records import (
 )
 
 IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
+"""What a retrieval folder's fits are measured under: its settings, the host and the trees' versions."""
 STAMPED = ("profile", "tol", "threads")
 """The settings every fit's record carries (since 2026-12-03): a folder whose settings.json and runs.jsonl were lost
 still refuses to resume under others."""
-"""What a retrieval folder's fits are measured under: its settings, the host and the trees' versions."""
 FIRST_STAGE = 2
 """The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""
+
+OBJECTIVE = CAUCHY
+"""What retrieval fits: the Cauchy likelihood, whose gamma is the constant GAMMA (the paper's)."""
 
 
 def aberrated_truth(setup, rms, seed):
@@ -57,7 +61,7 @@ def phase_stderr_rms(x, setup, data):
     hessian = reference_numpy.hessian(x, setup, data)
     inverse = np.linalg.inv(hessian)
     covariance = inverse @ reference_numpy.score_covariance(x, setup, data) @ inverse
-    zernike = covariance[:-N_ILLUMINATION, :-N_ILLUMINATION] * covariance_scale(0.0, data.size, len(x), "cauchy")
+    zernike = covariance[:-N_ILLUMINATION, :-N_ILLUMINATION] * OBJECTIVE.covariance_scale(0.0, data.size, len(x))
     return float(np.sqrt(np.mean(np.einsum("ip,ij,jp->p", setup.basis, zernike, setup.basis))))
 
 
@@ -73,7 +77,7 @@ def staged_start(previous, nparams):
 def timed_fit(impl, npix, nzern, data, p0, tol):
     """(seconds for setup + fit, seconds before the fit's first evaluation, scipy result with its trajectory) of one
     fit (timing.timed_fit)."""
-    setup_s, fit_s, result = timing.timed_fit(impl, npix, nzern, data, p0, tol, trajectory=True)
+    setup_s, fit_s, result = timing.timed_fit(impl, npix, nzern, data, p0, tol, OBJECTIVE, trajectory=True)
     return setup_s + fit_s, setup_s, result
 
 
@@ -104,7 +108,7 @@ def judge_optimum(setup, data, x):
     """The optimum a truth's cold starts are judged against (untimed): the truth-started fit's end polished by exact
     Newton steps, with its sandwich covariance (optimum.polish, NumPy's exact adjoint and Hessian)."""
     observed = reference_numpy.prepare_data(data, setup)
-    return optimum.polish(reference_numpy, x, setup, observed, GAMMA, "cauchy")
+    return optimum.polish(reference_numpy, x, setup, observed, GAMMA, OBJECTIVE)
 
 
 def against_judge(record, before_s, result, best, amp_index):
@@ -123,7 +127,8 @@ def retrieval_record(series, start, truth_point, truth, data, seconds, result, s
     npix, nzern, rms, seed = truth_point
     return {"impl": series.impl, "dtype": series.dtype, "gradient": series.gradient, "minimizer": series.minimizer,
             "npix": npix, "nzern": nzern, "rms": rms, "seed": seed, "start": start, "truth": [float(v) for v in truth],
-            "data_sha256": fingerprint(data), "total_s": seconds, "outcome": fit_outcome(result, npix, nzern, data),
+            "data_sha256": fingerprint(data), "total_s": seconds,
+            "outcome": fit_outcome(result, npix, nzern, data, OBJECTIVE),
             "phase_error_rms": phase_error_rms(result.x, truth, setup.basis)}
 
 
@@ -142,7 +147,7 @@ def fit_truth(truth_point, todo, tol, warmed, judge=None):
     for series, start in todo:
         impl = implementation(series)
         if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval
-            timing.warm_up(impl, npix, nzern, data, truth)
+            timing.warm_up(impl, npix, nzern, data, truth, OBJECTIVE)
             warmed.add((impl, npix, nzern))
         if start == STAGED:
             seconds, before_s, result = staged_fit(impl, npix, nzern, data, tol)

@@ -8,6 +8,7 @@ from typing import Annotated
 import msgspec
 
 from replication.core.fit_records import Account, check_optimum, series_of
+from replication.core.objectives import DEFAULT
 from replication.core.records import (
     FitEnd,
     GridSize,
@@ -79,7 +80,7 @@ def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> Non
         if "optimum" in record:  # fits since 2026-12-02: the optimum the truth's cold starts are judged against
             check_typed(path, number, record, Judge)
             check_optimum(path, number, record["optimum"] | {key: record[key] for key in ("npix", "nzern")}
-                          | {"objective": "cauchy", "data_sha256": record["data_sha256"]})
+                          | {"objective": DEFAULT, "data_sha256": record["data_sha256"]})
     elif "distance" in record:  # cold starts since 2026-12-02: distance from the judge's optimum, time to it
         check_typed(path, number, record, Judged)
         if record["target_s"] is not None and not record["target_s"] <= record["total_s"]:

@@ -14,6 +14,7 @@ import math
 import pathlib
 
 from replication.core import optimum
+from replication.core.objectives import DEFAULT
 from replication.studies.sweep.records import optimum_key, point_key, read_optima, read_points
 from replication.studies.sweep.trajectories import read_trajectories
 
@@ -62,7 +63,7 @@ def audit_sweep(folder: pathlib.Path, audit: Audit) -> None:
     for record in read_points(folder / "points.jsonl"):
         if record["estimated"] or "target" not in record:
             continue
-        key = optimum_key({**record, "objective": record.get("objective", "cauchy")})
+        key = optimum_key({**record, "objective": record.get("objective", DEFAULT)})
         if "trajectories" not in record or key not in optima:
             audit.not_auditable += 1
             continue

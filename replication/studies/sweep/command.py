@@ -8,13 +8,14 @@ import numpy as np
 import reference_numpy
 from oof_common.limits import MAX_NZERN, TOL
 from replication.core import measurement, registry, runs
-from replication.core.objectives import objective_names
+from replication.core.objectives import CAUCHY, objective_names
 from replication.core.options import (
     RUN_HELP,
     THREADS_HELP,
     add_run_options,
     grid_size,
     integer_in,
+    objective_option,
     once,
     positive_int,
     seed,
@@ -51,8 +52,9 @@ def add_sweep_command(sweep):
     add_run_options(sweep, "sweep-<profile>[-least-squares]")
     sweep.add_argument("--threads", type=threads, default=None, help=THREADS_HELP)
     sweep.add_argument("--tol", type=float, default=TOL, help=f"BFGS tolerance (default {TOL:g}, as in the paper)")
-    sweep.add_argument("--objective", choices=objective_names(), default="cauchy",
-                       help="the objective fitted (default cauchy; least-squares as in the author's timing code, "
+    sweep.add_argument("--objective", type=objective_option(), default=CAUCHY,
+                       help=f"the objective fitted: {', '.join(objective_names())} (default cauchy; least-squares as "
+                            "in the author's timing code, "
                             "into <run>/sweep-<profile>-least-squares)")
     sweep.add_argument("--gradient", action="append", choices=GRADIENTS, default=None,
                        help="gradient to time, repeatable (default: each implementation's own, the paper's: finite "

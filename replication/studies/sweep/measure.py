@@ -11,10 +11,10 @@ from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import grid_start, select, with_gradients
 from replication.core.load import watching_load
+from replication.core.objectives import Objective
 from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record
-from replication.core.simulation import objective_gamma
 from replication.core.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 from replication.core.watch import TIMED_OUT
 from replication.studies.sweep import trajectories
@@ -38,11 +38,11 @@ class PointOptima:
         self.known = read_optima(path, repair=True)
         self.checked = set()
 
-    def of(self, npix, nzern, data, start, objective):
+    def of(self, npix, nzern, data, start, objective: Objective):
         """The point's optimum (optimum.Optimum); one read from the file is checked to be this point's first."""
-        key = (npix, nzern, objective, fingerprint(data))
+        key = (npix, nzern, objective.name, fingerprint(data))
         if key not in self.known:
-            record = {"npix": npix, "nzern": nzern, "objective": objective, "data_sha256": key[3],
+            record = {"npix": npix, "nzern": nzern, "objective": objective.name, "data_sha256": key[3],
                       **find_optimum(npix, nzern, data, start, objective).record()}
             append_record(self.path, record)
             self.known[key] = record
@@ -61,18 +61,18 @@ class PointOptima:
         if record["fun"] is None:
             return
         value = reference_numpy.negative_log_likelihood(record["x"], reference_numpy.make_setup(npix, nzern), data,
-                                                        objective_gamma(data, objective), objective=objective)
+                                                        objective.gamma(data), objective=objective)
         if not math.isclose(value, record["fun"], rel_tol=1e-8, abs_tol=1e-8):
             raise RunError(f"{where} is not an optimum of this point's data (objective {value!r} at its x, recorded "
                            f"{record['fun']!r}); remove the line, and the sweep finds the optimum again")
 
 
-def find_optimum(npix, nzern, data, start, objective):
+def find_optimum(npix, nzern, data, start, objective: Objective):
     """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
     by Newton steps (optimum.polish)."""
     setup = torch_impl.make_setup(npix, nzern)
     observed = torch_impl.prepare_data(data, setup)
-    gamma = objective_gamma(data, objective)
+    gamma = objective.gamma(data)
     fitted = torch_impl.fit(setup, observed, start, tol=optimum.OPTIMUM_TOL, gamma=gamma, objective=objective,
                             gradient="adjoint")
     return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective)
@@ -86,7 +86,7 @@ def target_record(setup_s, results, best):
             "end_distance": optimum.end_distance(best, results[-1].x)}
 
 
-def measure_point(impl, npix, nzern, profile, tol, run_id, objective="cauchy", optima=None):
+def measure_point(impl, npix, nzern, profile, tol, run_id, objective: Objective, optima=None):
     """Time one point: up to the profile's repeats, as many as its budget holds (timing.another_repeat_fits), each
     fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
     where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
@@ -103,7 +103,8 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
               "npix": npix, "nzern": nzern,
               "nparams": int(truth.size),
-              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol, "objective": objective}
+              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol,
+              "objective": objective.name}
     setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
                                        trajectory=optima is not None, time_limit=profile.fit_limit_s,
                                        budget_s=profile.budget_s)
@@ -112,7 +113,7 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
                "outcome": fit_outcome(results[-1], npix, nzern, data, objective),
                "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
     if impl.fit_options.get("start_hessian") == registry.PER_GRID:  # its grid's matrix: made once, off the clocks
-        record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective_gamma(data, objective), objective)[1]
+        record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]
     if optima is not None:
         record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
         record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),
@@ -120,7 +121,7 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
     return record
 
 
-def plan(profile, impls, done, objective="cauchy"):
+def plan(profile, impls, done, objective: Objective):
     """Points still to run, smallest first; at each point the NumPy reference last. done: the keys of the points
     measured (an estimate, made by sweeps before 2026-12-02 for points predicted over the budget, is measured and
     replaced)."""
@@ -141,7 +142,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     points_path = results_dir / "points.jsonl"
     with thread_limits(settings.threads):
         environment = environment_record(settings.threads) | {
-            "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective,
+            "kind": "sweep", "profile": settings.profile, "tol": settings.tol, "objective": objective.name,
             "profile_settings": dataclasses.asdict(profile)}
     identity = {key: environment[key] for key in SweepSettings.IDENTITY + MACHINE}
     measurement.check_identity(results_dir, identity, records=(points_path.name,))
@@ -168,7 +169,7 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
         return 0
     optima = PointOptima(results_dir / OPTIMA_FILE)
     with measurement.measuring(results_dir, environment | {"unavailable": unavailable}, settings.threads, len(todo),
-                               f"sweep {settings.profile} {objective}", "point", quiet) as (run_id, bar):
+                               f"sweep {settings.profile} {objective.name}", "point", quiet) as (run_id, bar):
         for impl, npix, nzern in todo:
             bar.set_postfix_str(f"{impl.label} npix={npix} nzern={nzern}")
             record = measure_point(impl, npix, nzern, profile, settings.tol, run_id, objective, optima)

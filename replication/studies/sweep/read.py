@@ -5,7 +5,8 @@ series (a bound where a fit never reached its target), and how far apart the fit
 import numpy as np
 
 from replication.core import runs
-from replication.core.objectives import of_sweep_folder
+from replication.core.fit_records import record_objective
+from replication.core.objectives import DEFAULT, of_sweep_folder
 from replication.core.optimum import mahalanobis
 from replication.core.point_times import (
     comparable,
@@ -22,7 +23,6 @@ from replication.core.series import (
     ordered,
 )
 from replication.core.simulation import (
-    covariance_scale,
     ended_at_optimum,
     identifiable,
     judging_newton,
@@ -77,7 +77,7 @@ def off_yardstick_points(series, optima):
     for points in series.values():
         for key in [key for key, record in points.items() if timed_to_target(record)]:
             record = points[key]
-            found = optima.get((*key, record.get("objective", "cauchy"), record.get("data_sha256")))
+            found = optima.get((*key, record.get("objective", DEFAULT), record.get("data_sha256")))
             if found is not None and not found.get("sandwich", True):
                 del points[key]
                 removed += 1
@@ -173,7 +173,7 @@ def mahalanobis_differences(series, optima):
                 a, b = series[first][key], series[second][key]
                 if a["estimated"] or b["estimated"] or a.get("data_sha256") != b.get("data_sha256"):
                     continue
-                found = optima.get((*key, a.get("objective", "cauchy"), a.get("data_sha256")))
+                found = optima.get((*key, a.get("objective", DEFAULT), a.get("data_sha256")))
                 if not found or not found["polished"]:
                     continue
                 rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
@@ -198,8 +198,8 @@ def bfgs_over_exact(record):
     """BFGS's standard errors over the exact ones, per parameter (least squares: BFGS's put on the same
     likelihood scale first)."""
     outcome = record["outcome"]
-    scale = covariance_scale(outcome["fun"], 3 * record["npix"] ** 2, record["nparams"],
-                             record.get("objective", "cauchy"))
+    scale = record_objective(record).covariance_scale(outcome["fun"], 3 * record["npix"] ** 2,
+                                                                            record["nparams"])
     return np.sqrt(scale) * np.array(outcome["stderr"], dtype=float) / np.array(
         outcome["convergence"]["stderr"], dtype=float)
 

@@ -146,7 +146,7 @@ def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, tim
     SweepSettings); returns the number of shards that failed (each reported with its log). The local executor
     runs shards one after another."""
     sweep_name = settings.folder_name
-    recorded = {"profile": settings.profile, "objective": settings.objective, "shards": nshards,
+    recorded = {"profile": settings.profile, "objective": settings.objective.name, "shards": nshards,
                 "impl": list(settings.impls) if settings.impls else None,
                 "gradients": list(settings.gradients) if settings.gradients else None, "tol": settings.tol,
                 "threads": settings.threads}
