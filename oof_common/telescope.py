@@ -7,6 +7,7 @@ telescope; a real telescope's values come from its documentation (the real-maps 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from .constants import DZ, FOCAL_LENGTH, RADIUS, WAVELENGTH
 
@@ -19,6 +20,12 @@ class Telescope:
     effective_focal_length: the whole system's for a two-mirror (Cassegrain or Gregorian) telescope, None for a
     prime-focus one; blockage: radius of the central blockage (subreflector), 0 for none; wavelength; dz: the axial
     feed offset of the two out-of-focus maps (they are taken at -dz and +dz).
+
+    The support legs' shadows on the aperture, where legs > 0: `legs` straight strips of full width leg_width,
+    evenly spaced in angle, the first at leg_angle degrees from the aperture's x axis towards its y axis (the
+    model's own axes, Setup.x and Setup.y), each running radially outward from leg_start (its distance from the
+    dish's centre) to the rim: the shadow a plane wave casts of legs that meet above the centre (a spherical wave's
+    shadow widens outward; a strip is its first approximation). No pixel inside a shadow is part of the dish.
     """
 
     radius: float = RADIUS
@@ -27,12 +34,21 @@ class Telescope:
     blockage: float = 0.0
     wavelength: float = WAVELENGTH
     dz: float = DZ
+    legs: int = 0
+    leg_width: float = 0.0
+    leg_angle: float = 0.0
+    leg_start: float = 0.0
 
     def oversamp_for_sky_step(self, npix, sky_step):
         """The grid oversampling whose beam pixels are sky_step radians apart at npix: the aperture grid then
         spans wavelength / sky_step metres (npix pixels of wavelength / (npix sky_step)), so that the model's
         beams fall on a map's own u, v pixels."""
         return self.wavelength * (npix - 1) / (4 * self.radius * sky_step * npix)
+
+    def leg_shadows(self):
+        """(count, full width, angle (radians), start) of the legs' shadows in dish radii, as aperture.dish_mask
+        takes them."""
+        return (self.legs, self.leg_width / self.radius, math.radians(self.leg_angle), self.leg_start / self.radius)
 
     def beam_pixel(self, npix, oversamp):
         """The angle between neighbouring beam pixels (radians) of an npix grid with this oversampling."""

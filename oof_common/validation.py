@@ -102,7 +102,29 @@ def check_telescope(telescope, kind, overrides):
     blockage = values["blockage"]
     if isinstance(blockage, bool) or not isinstance(blockage, numbers.Real) or not 0 <= blockage < values["radius"]:
         raise ValueError(f"blockage must be a number in [0, radius = {values['radius']}) metres, got {blockage!r}")
+    check_legs(values)
     return kind(**values)
+
+
+MAX_LEGS = 12
+"""The most support legs a telescope may have."""
+
+
+def check_legs(values):
+    """The support legs' settings of a telescope (its fields as a dict): a count in [0, MAX_LEGS], a width in
+    [0, radius) metres (positive where there are legs), a finite angle (degrees), a start in [0, radius) metres."""
+    legs = values["legs"]
+    if isinstance(legs, bool) or not isinstance(legs, numbers.Integral) or not 0 <= legs <= MAX_LEGS:
+        raise ValueError(f"legs must be an integer in [0, {MAX_LEGS}], got {legs!r}")
+    for name in ("leg_width", "leg_start"):
+        value = values[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < values["radius"]:
+            raise ValueError(f"{name} must be a number in [0, radius = {values['radius']}) metres, got {value!r}")
+    angle = values["leg_angle"]
+    if isinstance(angle, bool) or not isinstance(angle, numbers.Real) or not math.isfinite(angle):
+        raise ValueError(f"leg_angle must be a finite number of degrees, got {angle!r}")
+    if legs and values["leg_width"] == 0:
+        raise ValueError(f"leg_width must be positive where there are legs (legs = {legs}), got 0")
 
 
 def check_finite_values(name, finite):

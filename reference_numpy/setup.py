@@ -151,7 +151,7 @@ def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float |
     check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
     x, y = dish_box(x, y)
     blockage = telescope.blockage / telescope.radius
-    box, index = tuple(x.shape), np.flatnonzero(dish_mask(x, y, blockage).reshape(-1))
+    box, index = tuple(x.shape), np.flatnonzero(dish_mask(x, y, blockage, telescope.leg_shadows()).reshape(-1))
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((np.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]

@@ -34,6 +34,17 @@ def test_the_shipped_configurations_are_the_default_sources_with_the_srts_whole_
     assert sources.SOURCES[1].files == ("ffmap_in.grd", "ffmap_-out.grd", "ffmap_+out.grd")
 
 
+LEGS = "legs = 4\nleg_width = 1.2\nleg_angle = -45\nleg_start = 3.953\nblockage = 3.953 "
+"""The SRT's configuration's blockage line with four support legs before it."""
+
+
+def test_support_legs_in_a_configuration_reach_the_telescope(tmp_path):
+    source = configs.read_config(edited(tmp_path, "blockage = 3.953 ", LEGS))
+    telescope = source.telescope
+    assert (telescope.legs, telescope.leg_width, telescope.leg_angle, telescope.leg_start) == (4, 1.2, -45.0, 3.953)
+    assert "legs" not in configs.read_config(SRT).dish  # a dish without legs records none: its identity unchanged
+
+
 def edited(tmp_path, old, new):
     """The SRT's shipped configuration with one piece of text replaced, written to a file of its own."""
     text = SRT.read_text()
@@ -50,7 +61,16 @@ def edited(tmp_path, old, new):
     ("blockage = 3.953 ", "blockage = \"3.953\" ", "key 'telescope.blockage': expected float"),
     ("blockage = 3.953 ", "blockage = true ", "key 'telescope.blockage': expected float"),
     ("blockage = 3.953 ", "blockage = nan ", "key 'telescope.blockage': expected a positive finite number"),
-    ("blockage = 3.953 ", "legs = 4\nblockage = 3.953 ", "key 'telescope.legs' is not known"),
+    ("blockage = 3.953 ", "feet = 4\nblockage = 3.953 ", "key 'telescope.feet' is not known"),
+    ("blockage = 3.953 ", "legs = 4\nblockage = 3.953 ", "key 'telescope.leg_width' is missing; support legs take"),
+    ("blockage = 3.953 ", LEGS.replace("legs = 4", "legs = -1"), "key 'telescope.legs': must be an integer in [0, 12]"),
+    ("blockage = 3.953 ", LEGS.replace("legs = 4", "legs = 4.0"), "key 'telescope.legs': expected int"),
+    ("blockage = 3.953 ", LEGS.replace("leg_width = 1.2", "leg_width = 0"), "key 'telescope.leg_width': expected a "
+                                                                           "positive finite number"),
+    ("blockage = 3.953 ", LEGS.replace("leg_start = 3.953", "leg_start = 33.0"),
+     "key 'telescope.leg_start': must be a number in [0, radius = 32.004) metres"),
+    ("blockage = 3.953 ", LEGS.replace("leg_angle = -45", "leg_angle = inf"), "key 'telescope.leg_angle': expected "
+                                                                             "a finite number"),
     ("dz = 0.027", "dz = 0", "key 'observation.dz': expected a positive finite number"),
     ("dz = 0.027", "dz = " + "9" * 400, "key 'observation.dz': expected a positive finite number"),
     ('format = "srt"', 'format = "fits"', "key 'observation.format': one of srt, ticra"),

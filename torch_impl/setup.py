@@ -154,7 +154,7 @@ def make_setup(npix: int, nzern: int, *, oversamp: float = OVERSAMP, dz: float |
     check_coverage(f"npix={npix} with oversamp={oversamp}", int(dish_mask(x, y).sum()), nparams)
     x, y = dish_box(x, y)
     blockage = telescope.blockage / telescope.radius
-    box, index = tuple(x.shape), torch.flatten(dish_mask(x, y, blockage).reshape(-1).nonzero())
+    box, index = tuple(x.shape), torch.flatten(dish_mask(x, y, blockage, telescope.leg_shadows()).reshape(-1).nonzero())
     x, y = x.reshape(-1)[index], y.reshape(-1)[index]
     check_coverage(f"sigma={sigma}", int((torch.hypot(x, y) < settings["sigma"] * ILLUMINATION_REACH).sum()), nparams)
     basis = zernike_basis(nzern, x, y)[1:]

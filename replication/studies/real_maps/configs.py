@@ -13,6 +13,7 @@ import re
 import stat
 
 import reference_numpy
+from oof_common.validation import check_legs
 from replication.core.results import RunError
 
 try:
@@ -24,6 +25,13 @@ SHIPPED = pathlib.Path(__file__).resolve().parent / "configs"
 """The folder of the shipped configurations, one file a source."""
 TELESCOPE = {"name": str, "radius": float, "focal_length": float, "blockage": float}
 TELESCOPE_OPTIONAL = {"effective_focal_length": float}
+LEGS = {"legs": int, "leg_width": float, "leg_angle": float, "leg_start": float}
+"""The support legs' keys of [telescope] (telescope.Telescope's fields: their count, full width in metres, the first
+one's angle in degrees from the aperture's x axis towards y, where their shadow starts in metres from the centre):
+all four or none; none is a dish without legs."""
+SIGNED = {"leg_angle"}
+NON_NEGATIVE = {"leg_start"}
+"""Numbers that may be negative (an angle), or zero (where the legs' shadow starts); every other one is positive."""
 OBSERVATION = {"name": str, "title": str, "short": str, "frequency": float, "dz": float, "format": str,
                "folder": str, "files": list}
 """The keys of each table, with their types (a float may be written as an integer)."""
@@ -131,11 +139,14 @@ def checked_table(path, content, table, required, optional=None):
     for key, value in values.items():
         kind = known[key]
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not (number if kind is float else isinstance(value, kind)):
+        integer = isinstance(value, int) and not isinstance(value, bool)
+        if not (number if kind is float else integer if kind is int else isinstance(value, kind)):
             raise RunError(f"--config {path}: key '{table}.{key}': expected {kind.__name__}, got {value!r}"[:200])
-        if kind is float and not (finite_float(value) and value > 0):
-            raise RunError(f"--config {path}: key '{table}.{key}': expected a positive finite number, got "
-                           f"{repr(value)[:40]}")
+        if kind is float and not (finite_float(value) and (key in SIGNED or value > 0 or (
+                key in NON_NEGATIVE and value == 0))):
+            least = "a finite number" if key in SIGNED else "a finite number >= 0" if key in NON_NEGATIVE else \
+                "a positive finite number"
+            raise RunError(f"--config {path}: key '{table}.{key}': expected {least}, got {repr(value)[:40]}")
         if kind is str and not value.strip():
             raise RunError(f"--config {path}: key '{table}.{key}' is empty")
     return {key: float(value) if known[key] is float else value for key, value in values.items()}
@@ -159,11 +170,12 @@ def read_config(path):
         raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope], "
                        "[observation] and, optionally, [fit]")
     terms = MAP_TERMS | (checked_table(path, content, "fit", {}, FIT) if "fit" in content else {})
-    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL)
+    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS)
     observation = checked_table(path, content, "observation", OBSERVATION)
     if dish["blockage"] >= dish["radius"]:
         raise RunError(f"--config {path}: key 'telescope.blockage': the blockage's radius ({dish['blockage']:g} m) "
                        f"must be smaller than the dish's ({dish['radius']:g} m)")
+    legs = checked_legs(path, dish)
     if not NAME.fullmatch(observation["name"]):
         raise RunError(f"--config {path}: key 'observation.name': letters, digits, '.', '_' and '-' (at most 64), "
                        f"got {observation['name']!r}"[:200])
@@ -179,8 +191,25 @@ def read_config(path):
                   files=tuple(relative_path(path, "observation.files", name) for name in files),
                   reader=observation["format"], frequency=observation["frequency"], dz=observation["dz"],
                   dish={key: dish[key] for key in ("radius", "focal_length", "blockage")}
-                  | {"effective_focal_length": dish.get("effective_focal_length")}, telescope_name=dish["name"],
+                  | {"effective_focal_length": dish.get("effective_focal_length")} | legs, telescope_name=dish["name"],
                   terms=terms)
+
+
+def checked_legs(path, dish) -> dict:
+    """The support legs' keys of [telescope] (LEGS), all four or none, checked as the model checks a telescope."""
+    given = [key for key in LEGS if key in dish]
+    if not given:
+        return {}
+    missing = [key for key in LEGS if key not in dish]
+    if missing:
+        raise RunError(f"--config {path}: key 'telescope.{missing[0]}' is missing; support legs take "
+                       f"{', '.join(LEGS)}")
+    legs = {key: dish[key] for key in LEGS}
+    try:
+        check_legs(legs | {"radius": dish["radius"]})
+    except ValueError as error:
+        raise RunError(f"--config {path}: key 'telescope.{error}".replace(" must ", "': must ", 1)) from None
+    return legs
 
 
 def shipped_configs() -> list[pathlib.Path]:
