@@ -109,6 +109,13 @@ def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_re
         assert record["truth_start_error_um"] == pytest.approx(record["surface_error_um"], rel=0.05, abs=0.5)
         assert 0 < record["predicted_error_um"] < 10 * max(record["surface_error_um"], 1.0)
     assert summary["at_optimum"] == summary["certified"] == 2
+    median = statistics.median(r["surface_error_um"] for r in records)
+    predicted = statistics.median(r["predicted_error_um"] for r in records)
+    said = done.stdout  # what it found, in a few lines, from its records
+    assert f"{summary['within']} of 2 seed(s) within {WITHIN_UM:g} um of the known surface" in said
+    assert f"surface error median {median:.3g} um" in said
+    assert f"predicted: the fits' covariance {predicted:.3g} um (median)" in said
+    assert len(said.strip().splitlines()) <= 5
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout

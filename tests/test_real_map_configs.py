@@ -72,6 +72,11 @@ def edited(tmp_path, old, new):
     ("blockage = 3.953 ", LEGS.replace("leg_angle = -45", "leg_angle = inf"), "key 'telescope.leg_angle': expected "
                                                                              "a finite number"),
     ("dz = 0.027", "dz = 0", "key 'observation.dz': expected a positive finite number"),
+    ('date = "2019-04-26"', 'date = "26/04/2019"', "key 'observation.date': a date YYYY-MM-DD"),
+    ('date = "2019-04-26"', 'date = "2019-04-26"\nelevation = 95.0', "key 'observation.elevation': degrees in (0, 90]"),
+    ('date = "2019-04-26"', 'date = "2019-04-26"\nelevation = 0', "key 'observation.elevation': expected a positive"),
+    ('date = "2019-04-26"', 'date = "2019-04-26"\nplus_dz = "up"', "key 'observation.plus_dz': one of lengthens, "
+                                                                      "shortens"),
     ("dz = 0.027", "dz = " + "9" * 400, "key 'observation.dz': expected a positive finite number"),
     ('format = "srt"', 'format = "fits"', "key 'observation.format': one of srt, ticra"),
     ('folder = "observed"', 'folder = "../elsewhere"', "key 'observation.folder': a path inside the maps folder"),

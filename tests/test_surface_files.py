@@ -1,12 +1,22 @@
 """The written surface: a deformation applied at a known place on the dish is found there in the FITS file (its
 header's axes, signs and centre), and the uncertainty map is the spread of the surfaces the covariance allows."""
 
+import dataclasses
+import types
+
 import numpy as np
 import pytest
 
 import reference_numpy
 from replication.studies.real_maps.sources import TILTS, source_named, surface_error, surface_grid
-from replication.studies.real_maps.surface import fits_available, surface_uncertainty, write_surface_fits
+from replication.studies.real_maps.surface import (
+    fits_available,
+    observation_words,
+    parameter_names,
+    sign_words,
+    surface_uncertainty,
+    write_surface_fits,
+)
 
 fits = pytest.importorskip("astropy.io.fits", reason="astropy (the fits extra) is not installed")
 
@@ -66,3 +76,42 @@ def test_the_uncertainty_map_is_the_spread_of_the_surfaces_the_covariance_allows
 
 def test_fits_is_written_only_where_astropy_is_installed():
     assert fits_available()
+
+
+@pytest.mark.parametrize(("plus_dz", "positive"), [("lengthens", "below design"), ("shortens", "above design"),
+                                                   (None, "not stated")])
+def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_parameters(srt, tmp_path, plus_dz, positive):
+    setup, source = srt
+    about = {"date": "2019-04-26", "elevation": 45.0} | ({"plus_dz": plus_dz} if plus_dz else {})
+    source = dataclasses.replace(source, about=about, dish=source.dish | {
+        "legs": 4, "leg_width": 1.0, "leg_angle": 45.0, "leg_start": 3.953})
+    observation = types.SimpleNamespace(source=source)
+    terms = {"pointing": False, "defocus_scale": False, "gains": False}
+    names = parameter_names(setup, terms)
+    assert names[:3] == ["Z(1,-1)", "Z(1,1)", "Z(2,-2)"]
+    assert names[-6:-3] == ["x0", "y0", "amp"]
+    rng = np.random.default_rng(4)
+    values, factor = rng.normal(size=setup.nparams), rng.normal(size=(setup.nparams, setup.nparams))
+    covariance = factor @ factor.T
+    image, spacing = surface_grid(values, setup, source.wavelength)
+    path = write_surface_fits(tmp_path / "surface.fits", image, np.zeros_like(image), spacing,
+                              observation_words(observation), sign=sign_words(about),
+                              parameters=(names, values, covariance))
+    with fits.open(path) as hdus:
+        header = hdus[0].header
+        assert (header["TELESCOP"], header["DATE-OBS"], header["ELEVATIO"]) == ("SRT", "2019-04-26", 45.0)
+        assert header["FREQ"] == pytest.approx(22.23e9)
+        assert header["DZ"] == pytest.approx(0.027)
+        assert header["WAVELEN"] == pytest.approx(299_792_458.0 / 22.23e9)
+        assert (header["LEGS"], header["LEGANGLE"]) == (4, 45.0)
+        assert header["POSITIVE"] == positive
+        comments = "".join(str(card) for card in header["COMMENT"]).replace(" ", "")  # wrapped over cards
+        assert sign_words(about).replace(" ", "") in comments
+        table = hdus["PARAMS"].data
+        assert [name.strip() for name in table["NAME"]] == names
+        np.testing.assert_array_equal(table["VALUE"], values)
+        np.testing.assert_allclose(table["STDERR"], np.sqrt(np.diag(covariance)))
+        np.testing.assert_array_equal(hdus["COVAR"].data, covariance)
+    with pytest.raises(ValueError, match="parameter names: 50 for 56 parameters"):
+        parameter_names(reference_numpy.make_setup(64, 8, telescope=source.telescope, offsets=True, pointing=True,
+                                                   gains=True), terms)

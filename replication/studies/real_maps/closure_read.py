@@ -56,6 +56,36 @@ def closure_summary(folder):
             "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)} | certification(records)
 
 
+def summary_lines(found: dict) -> list[str]:
+    """What a closure folder found, in a few lines for the terminal (closure_summary's dict; none where empty): the
+    seeds within WITHIN_UM, the errors, what the covariance and the Fisher information predict, the taper, the fits
+    scipy flags as failed."""
+    if not found:
+        return []
+    low, high = found["interval"]
+    seeds = found["seeds"]
+    lines = [f"{found['within']} of {seeds} seed(s) within {found['within_um']:g} um of the known surface "
+             f"(95% interval {low:.0%}-{high:.0%}; goal {found['goal']:.0%}: "
+             f"{'met' if found['meets_goal'] else 'not met'}); surface error median "
+             f"{number_um(found['median_um'])}, worst {number_um(found['worst_um'])}"]
+    predicted = found.get("predicted_um")
+    bound = found.get("bound")
+    if predicted is not None or bound:
+        lines.append("predicted: " + "; ".join(part for part in (
+            predicted is not None and f"the fits' covariance {number_um(predicted)} (median)",
+            bound and f"the Fisher information {number_um(bound['ls_um'])} for this least squares, "
+                      f"{number_um(bound['bound_um'])} for the efficient estimator (median rms, {bound['seeds']} "
+                      "seed(s))") if part))
+    lines.append(f"taper within {found['taper_match']:g} of the truth in {found['taper_right']} of {seeds}; "
+                 f"{found['failed']} reduction(s) with a stage scipy flags as failed; median "
+                 f"{found['median_s']:.3g} s a reduction")
+    return lines
+
+
+def number_um(value) -> str:
+    return "none finite" if value is None else f"{value:.3g} um"
+
+
 def closure_noise(folder) -> float | None:
     """The noise a closure folder's maps were made at, as its settings.json says (None where it says none: the
     report then reads the folder's records, and refuses a damaged one there)."""

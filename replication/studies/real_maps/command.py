@@ -15,7 +15,7 @@ from replication.core.options import (
     positive_int,
 )
 from replication.core.writers import writer_folder
-from replication.studies.real_maps import bound, closure, closure_maps, multistart
+from replication.studies.real_maps import bound, closure, closure_maps, closure_read, multistart
 from replication.studies.real_maps import configs as real_configs
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import sources as real_sources
@@ -147,6 +147,8 @@ def run_closure_command(args):
         count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
                                     noise=args.noise)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
+    for line in closure_read.summary_lines(closure_read.closure_summary(results)):
+        print(f"  {line}")
     return 0
 
 

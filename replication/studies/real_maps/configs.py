@@ -35,6 +35,12 @@ NON_NEGATIVE = {"leg_start"}
 OBSERVATION = {"name": str, "title": str, "short": str, "frequency": float, "dz": float, "format": str,
                "folder": str, "files": list}
 """The keys of each table, with their types (a float may be written as an integer)."""
+OBSERVATION_OPTIONAL = {"date": str, "elevation": float, "plus_dz": str}
+"""What an observation may also say, for the surface's FITS header: the date (YYYY-MM-DD), the mean elevation
+(degrees), and how the +dz map's feed offset changes the path at the dish's centre ("lengthens" or "shortens"):
+the sign of the surface follows from it (surface.sign_words)."""
+PLUS_DZ = ("lengthens", "shortens")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 FIT = {"pointing": bool, "defocus_scale": bool, "gains": bool}
 """The optional [fit] table: which per-map terms of the model the fits include (make_setup's switches: each
 out-of-focus map's pointing and gain, a scale on the feed's offset), each true where the table or the key is
@@ -73,6 +79,7 @@ class Source:
     dish: dict = dataclasses.field(hash=False, compare=False)
     telescope_name: str = ""
     terms: dict = dataclasses.field(default_factory=lambda: dict(MAP_TERMS), hash=False, compare=False)
+    about: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
 
     @property
     def wavelength(self) -> float:
@@ -171,7 +178,8 @@ def read_config(path):
                        "[observation] and, optionally, [fit]")
     terms = MAP_TERMS | (checked_table(path, content, "fit", {}, FIT) if "fit" in content else {})
     dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS)
-    observation = checked_table(path, content, "observation", OBSERVATION)
+    observation = checked_table(path, content, "observation", OBSERVATION, OBSERVATION_OPTIONAL)
+    about = checked_about(path, observation)
     if dish["blockage"] >= dish["radius"]:
         raise RunError(f"--config {path}: key 'telescope.blockage': the blockage's radius ({dish['blockage']:g} m) "
                        f"must be smaller than the dish's ({dish['radius']:g} m)")
@@ -192,7 +200,20 @@ def read_config(path):
                   reader=observation["format"], frequency=observation["frequency"], dz=observation["dz"],
                   dish={key: dish[key] for key in ("radius", "focal_length", "blockage")}
                   | {"effective_focal_length": dish.get("effective_focal_length")} | legs, telescope_name=dish["name"],
-                  terms=terms)
+                  terms=terms, about=about)
+
+
+def checked_about(path, observation) -> dict:
+    """The optional keys of [observation] (OBSERVATION_OPTIONAL) that are given, checked."""
+    about = {key: observation[key] for key in OBSERVATION_OPTIONAL if key in observation}
+    if "date" in about and not DATE.fullmatch(about["date"]):
+        raise RunError(f"--config {path}: key 'observation.date': a date YYYY-MM-DD, got {about['date']!r}"[:200])
+    if "elevation" in about and not about["elevation"] <= 90:
+        raise RunError(f"--config {path}: key 'observation.elevation': degrees in (0, 90], got {about['elevation']!r}")
+    if "plus_dz" in about and about["plus_dz"] not in PLUS_DZ:
+        raise RunError(f"--config {path}: key 'observation.plus_dz': one of {', '.join(PLUS_DZ)}, got "
+                       f"{about['plus_dz']!r}"[:200])
+    return about
 
 
 def checked_legs(path, dish) -> dict:

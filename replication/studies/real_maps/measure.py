@@ -191,7 +191,7 @@ def config_record(observation) -> dict:
     source = observation.source
     return {"dish": dict(source.dish), "telescope": source.telescope_name, "frequency": source.frequency,
             "dz": source.dz, "format": source.reader, "folder": source.folder, "files": list(source.files),
-            "fit": observation.map_terms}
+            "fit": observation.map_terms} | dict(source.about)
 
 
 def check_configs_recorded(folder, observations):

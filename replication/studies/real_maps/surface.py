@@ -11,6 +11,7 @@ import pathlib
 import numpy as np
 
 import torch_impl
+from reference_numpy.zernike import zernike_indices
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.results import atomic_stream
@@ -50,12 +51,66 @@ def surface_uncertainty(covariance: np.ndarray, setup, wavelength: float) -> np.
     return image.reshape(setup.box)
 
 
+PARAMETER_WORDS = {"pointing": ("tilt x -dz", "tilt y -dz", "tilt x +dz", "tilt y +dz"), "defocus_scale": ("dz scale",),
+                   "gains": ("gain -dz", "gain +dz")}
+"""The per-map terms' parameters by name, in make_setup's order (sources.TERM_SIZES)."""
+
+
+def parameter_names(setup, terms: dict) -> list[str]:
+    """Each fitted parameter's name: the Zernike terms as Z(n,l) in the basis' order (piston left out), the
+    illumination's x0, y0, amp, the per-map terms fitted (terms: make_setup's switches) and the maps' offsets."""
+    names = [f"Z({n},{l})" for n, l in zernike_indices(setup.nzern)[1:]] + ["x0", "y0", "amp"]
+    names += [word for name, words in PARAMETER_WORDS.items() if terms.get(name) for word in words]
+    names += ["offset in focus", "offset -dz", "offset +dz"][:setup.n_offsets]
+    if len(names) != setup.nparams:
+        raise ValueError(f"parameter names: {len(names)} for {setup.nparams} parameters")
+    return names
+
+
+def sign_words(about: dict) -> str:
+    """What a positive surface error is, from how the +dz map's feed offset changes the path (configs.PLUS_DZ): the
+    model adds the fitted phase to the defocus screens, so a positive phase changes the path as the +dz map's offset
+    does at the dish's centre; a longer path is a surface further from the focus."""
+    sense = about.get("plus_dz")
+    if sense is None:
+        return ("positive: a path changed as the +dz map's feed offset changes it at the dish's centre (the "
+                "configuration's observation.plus_dz says which way)")
+    low = sense == "lengthens"
+    return (f"positive: the surface {'below' if low else 'above'} its design, {'away from' if low else 'towards'} "
+            f"the focus (the +dz map's feed offset {sense} the path)")
+
+
+def observation_words(observation: Observation) -> dict:
+    """The FITS header's account of the observation: telescope, date, elevation, frequency, wavelength, dz, the
+    support legs where the dish has any, and what a positive surface error is."""
+    source, about = observation.source, observation.source.about
+    telescope = source.telescope
+    words = {"TELESCOP": (source.telescope_name or "unnamed", "the telescope"),
+             "FREQ": (source.frequency, "observing frequency (Hz)"),
+             "WAVELEN": (source.wavelength, "wavelength (m)"),
+             "DZ": (source.dz, "axial feed offset of the -dz, +dz maps (m)")}
+    if "date" in about:
+        words["DATE-OBS"] = (about["date"], "date of the observation")
+    if "elevation" in about:
+        words["ELEVATIO"] = (about["elevation"], "mean elevation (degrees)")
+    if telescope.legs:
+        words |= {"LEGS": (telescope.legs, "support legs"), "LEGWIDTH": (telescope.leg_width, "their width (m)"),
+                  "LEGANGLE": (telescope.leg_angle, "the first's angle from x towards y (degrees)"),
+                  "LEGSTART": (telescope.leg_start, "where their shadow starts (m from the centre)")}
+    words["POSITIVE"] = ("below design" if about.get("plus_dz") == "lengthens" else "above design"
+                         if about.get("plus_dz") == "shortens" else "not stated", "a positive surface error (COMMENT)")
+    return words
+
+
 def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.ndarray, spacing: float,
-                       words: dict, independent: np.ndarray | None = None) -> pathlib.Path:
+                       words: dict, independent: np.ndarray | None = None, sign: str = "",
+                       parameters: tuple | None = None) -> pathlib.Path:
     """The surface (primary HDU) and its uncertainty (extension UNCERT; where given, UNCERTIN: the uncertainty that
     takes the pixels as independent), micrometres, NaN off the dish, written atomically: axis 1 the aperture's y,
     axis 2 its x (FITS_AXES), each centred on the dish's axis with the pixel spacing (m) as its step; words (source,
-    order, objective, taper) go into the header as they are."""
+    order, objective, taper) go into the header as they are, sign (sign_words) as a comment; where parameters
+    (names, values, covariance) are given, the fitted parameters and their standard errors (table PARAMS) and their
+    covariance (image COVAR)."""
     from astropy.io import fits  # the `fits` extra, behind fits_available()
 
     hdus = fits.HDUList([fits.PrimaryHDU(surface.astype(np.float32)),
@@ -81,6 +136,17 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
             header[f"CDELT{axis}"] = (spacing, "pixel spacing on the dish (m)")
         for key, (value, comment) in words.items():
             header[key] = (value, comment)
+        if sign:
+            header.add_comment(sign)
+    if parameters is not None:
+        names, values, covariance = parameters
+        errors = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+        hdus.append(fits.BinTableHDU.from_columns([
+            fits.Column(name="NAME", format="24A", array=np.array(names)),
+            fits.Column(name="VALUE", format="D", array=np.asarray(values, dtype=np.float64)),
+            fits.Column(name="STDERR", format="D", array=errors)], name="PARAMS"))
+        hdus.append(fits.ImageHDU(np.asarray(covariance, dtype=np.float64), name="COVAR"))
+        hdus[-1].header.add_comment("covariance of the fitted parameters (PARAMS' order; correlated residuals)")
     with atomic_stream(path) as stream:
         hdus.writeto(stream)
     return path
@@ -109,8 +175,8 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
     reach = bandwidth(residual)
     torch_setup = setup_for(of(series.TORCH_CPU), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, torch_setup, observation.dropped, smaller=True)
-    independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in correlated_covariance(
-        x, torch_setup, data, observation.gamma, observation.objective, 0, reach))
+    covariances = correlated_covariance(x, torch_setup, data, observation.gamma, observation.objective, 0, reach)
+    independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in covariances)
     found = {"surface_fits": None, "uncertainty_reach": reach,
              "uncertainty_median_um": float(np.nanmedian(windowed)),
              "uncertainty_inflation": uncertainty_ratio(windowed, independent)}
@@ -118,7 +184,9 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
                  "OBJECTIV": (observation.objective.name, "the objective fitted"),
                  "TAPER": (observation.sigma, "illumination taper (dish radii)"),
-                 "REACH": (reach, "pixels over which residuals correlate")}
-        path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent)
+                 "REACH": (reach, "pixels over which residuals correlate")} | observation_words(observation)
+        parameters = (parameter_names(setup, observation.map_terms), np.asarray(x, dtype=np.float64), covariances[-1])
+        path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent,
+                                  sign_words(observation.source.about), parameters)
         found["surface_fits"] = path.name
     return found
