@@ -62,3 +62,36 @@ def multistart_line(short, found):
     return (f"{short}: of {found['starts']} random starts (aperture phase {found['scale']:g} rad rms), "
             f"{found['reached_best']} ended at the best minimum found (surface within {found['same_um']:g} um of its "
             f"own), {minima} distinct minim{'um' if minima == 1 else 'a'} in all; {ladder}.{groups}")
+
+
+def p_text(value) -> str:
+    """A chi-squared p-value in a few characters: 'p < 1e-12' below that, else two figures."""
+    return "p not finite" if value is None else "p < 1e-12" if value < 1e-12 else f"p = {value:.2g}"
+
+
+def higher_orders_line(short, found, record):
+    """Two sentences on the source fitted beyond its last order (truncation.higher_orders): each higher order's
+    decrease of the objective (its chi-squared p for the parameters it adds) and how far the surface moves, against
+    the statistical uncertainty; the order the rule chooses, and the truncation systematic (the move to it)."""
+    order, chosen, orders = record["order"], found["chosen"], found["orders"]
+    ps = {p_text(p) for p in found["p_value"]}
+    p_words = f"{ps.pop()} each" if len(ps) == 1 else ", ".join(p_text(p) for p in found["p_value"])
+    statistical = record.get("uncertainty_median_um")
+    lines = (f"{short}, fitted beyond n = {order}: n = {', '.join(map(str, orders))} lower the objective by "
+             f"{', '.join(number(v, '.2g') for v in found['lower_by'])} (chi-squared {p_words}, for "
+             f"{', '.join(map(str, found['parameters']))} more parameters) and move the surface by "
+             f"{', '.join(number(v, '.3g') for v in found['moved_um'])} um rms"
+             + (f", against its statistical uncertainty of {statistical:.2g} um (median)." if statistical is not None
+                else "."))
+    rule = (f" The order rule (the lowest order beyond which no higher one lowers the objective past chi-squared's "
+            f"{1 - found['significant_p']:.1%} point for the parameters it adds) chooses n = {chosen}")
+    if chosen == order:
+        return lines + rule + ", the order fitted."
+    moved = found["moved_um"][orders.index(chosen)]
+    at_least = ", the highest fitted: the maps ask for at least that order, and" if chosen == orders[-1] else ";"
+    return (lines + rule + f"{at_least} the surface at n = {order} carries a truncation systematic of "
+            f"{'at least ' if chosen == orders[-1] else ''}{number(moved, '.3g')} um rms.")
+
+
+def number(value, form) -> str:
+    return "—" if value is None else format(value, form)

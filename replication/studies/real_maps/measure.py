@@ -53,6 +53,7 @@ from replication.studies.real_maps.sources import (
     surface_error,
 )
 from replication.studies.real_maps.surface import write_surface_files
+from replication.studies.real_maps.truncation import higher_orders
 
 SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 """What fits the real maps: the NumPy tree with finite differences (the paper's), torch with autograd (the paper's)
@@ -322,7 +323,8 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
     record = source_record(observation, x, order, npix, residual)
     record = stamp | record | surface | {"config": config_record(observation),
                                          "other_objective": other_objective(observation, x, order, npix),
-                                         "terms_effect": terms_effect(observation, optimum_found, order, npix)}
+                                         "terms_effect": terms_effect(observation, optimum_found, order, npix),
+                                         "higher_orders": higher_orders(observation, x, order, npix)}
     if found is not None:
         record["multistart"] = found
     append_record(path, as_written(path, 0, record, check_real_source))

@@ -111,6 +111,20 @@ class TermsEffect(Record):
     values: dict[str, Vector]
 
 
+class HigherOrders(Record):
+    """The source fitted beyond its last order (truncation.higher_orders): per higher order, the parameters it adds,
+    how much lower its objective ends, the chi-squared p-value of that, how far the surface moves (micrometres rms);
+    the order the rule chooses and its level."""
+
+    orders: Annotated[list[Order], msgspec.Meta(min_length=1)]
+    parameters: list[Count]
+    lower_by: list[MaybeNumber]
+    p_value: list[MaybeNumber]
+    moved_um: list[MaybeNumber]
+    chosen: Order
+    significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
+
+
 class RealSource(Record):
     """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
     surface is the primary's displacement along its normal, None for records before, taken at normal incidence)."""
@@ -137,6 +151,7 @@ class RealSource(Record):
     multistart: MultiStart | None = None
     terms_effect: TermsEffect | None = None
     surface_displacement: Literal["normal"] | None = None
+    higher_orders: HigherOrders | None = None
 
 
 class Basin(Record):
@@ -222,6 +237,15 @@ def check_real_source(path: pathlib.Path, number: int, record: dict) -> None:
         raise RunError(f"{path}: line {number}, key 'x': expected at least {least} numbers (order {record['order']}'s "
                        f"Zernike terms, the illumination, the three maps' offsets), got {len(record['x'])} values"
                        + (" with nulls" if None in record["x"] else ""))
+    higher = record.get("higher_orders")
+    if higher:
+        for key in ("parameters", "lower_by", "p_value", "moved_um"):
+            if len(higher[key]) != len(higher["orders"]):
+                raise RunError(f"{path}: line {number}, key 'higher_orders.{key}': expected one value per order "
+                               f"({len(higher['orders'])}), got {len(higher[key])}")
+        if higher["chosen"] not in (record["order"], *higher["orders"]):
+            raise RunError(f"{path}: line {number}, key 'higher_orders.chosen': expected one of the orders fitted, got "
+                           f"{higher['chosen']}")
 
 
 class RealTaper(Record):

@@ -1,0 +1,87 @@
+"""What the surface does when the order rises beyond the last one fitted: the same maps fitted at a few higher orders
+(each from the last one's optimum), how much lower each ends (a likelihood-ratio test against the added parameters)
+and how far its surface moves. From them, an order rule and the truncation systematic: the surface's error that the
+choice of order makes, beside the statistical uncertainty the fit's covariance gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.stats
+
+import torch_impl
+from oof_common.limits import MAX_NZERN
+from oof_common.validation import NotIdentifiable
+from replication.core import series
+from replication.core.implementations import of
+from replication.studies.real_maps.sources import TOL, Observation, next_start, setup_for, surface_error
+
+HIGHER_ORDERS = 3
+"""Orders fitted beyond a source's last one (untimed, torch's exact adjoint, each from the last one's optimum)."""
+SIGNIFICANT_P = 1e-3
+"""The order rule's level: a higher order is called for where it lowers the objective by more than chi-squared's
+99.9% point for the parameters it adds (twice the objective's decrease is that statistic for a likelihood)."""
+
+
+def objective_at(observation: Observation, x, order: int, npix: int) -> float:
+    """The objective (torch, float64) of the observation's maps at x, fitted at this order with every per-map term."""
+    setup = setup_for(torch_impl, observation, order, npix)
+    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    return float(torch_impl.negative_log_likelihood(x, setup, data, observation.gamma, observation.objective))
+
+
+def identified(observation: Observation, order: int, npix: int) -> bool:
+    """Whether the maps identify every parameter of this order on this grid (make_setup refuses it otherwise)."""
+    try:
+        setup_for(torch_impl, observation, order, npix)
+    except NotIdentifiable:
+        return False
+    return True
+
+
+def higher_orders(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> dict | None:
+    """The source at its last order's optimum x, fitted again at each of the next HIGHER_ORDERS orders (at most
+    MAX_NZERN; those the maps identify on this grid), each from the last one's end: {orders, parameters (added
+    beyond `order`), lower_by (the objective's decrease from `order`), p_value (chi-squared, of twice that decrease
+    for the parameters added), moved_um (the surface's rms difference from `order`'s, micrometres), chosen
+    (order_rule), significant_p}; None where no higher order can be fitted."""
+    impl = of(series.TORCH_ADJOINT)
+    highest = min(order + HIGHER_ORDERS, MAX_NZERN)
+    orders = [n for n in range(order + 1, highest + 1) if identified(observation, n, npix)]
+    if not orders:
+        return None
+    base = np.asarray(x, dtype=np.float64)
+    base_value = objective_at(observation, base, order, npix)
+    base_count = setup_for(torch_impl, observation, order, npix).nparams
+    found = {"orders": orders, "parameters": [], "lower_by": [], "p_value": [], "moved_um": []}
+    previous = base
+    for higher in orders:
+        setup = setup_for(impl, observation, higher, npix)
+        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+        start = next_start(previous, setup, observation.map_terms)
+        result = impl.package.fit(setup, data, start, tol=tol, gamma=observation.gamma, objective=observation.objective,
+                                  gradient=impl.gradient_name, **impl.fit_options)
+        previous = np.asarray(result.x, dtype=np.float64)
+        lower_by = base_value - objective_at(observation, previous, higher, npix)
+        added = setup.nparams - base_count
+        numpy_setup = setup_for(of(series.NUMPY), observation, higher, npix)
+        moved = surface_error(previous - next_start(base, numpy_setup, observation.map_terms), numpy_setup,
+                              observation.source.wavelength)
+        found["parameters"].append(added)
+        found["lower_by"].append(lower_by)
+        found["p_value"].append(float(scipy.stats.chi2.sf(2 * max(lower_by, 0.0), added)))
+        found["moved_um"].append(float(np.sqrt(np.mean(moved**2))))
+    return found | {"chosen": order_rule(order, found), "significant_p": SIGNIFICANT_P}
+
+
+def order_rule(order: int, found: dict) -> int:
+    """The lowest order, from `order` up, beyond which no higher order fitted lowers the objective significantly
+    (SIGNIFICANT_P, for the parameters it adds beyond that order); the highest order fitted where even it is called
+    for (then the maps ask for at least that order)."""
+    orders, lower = [order, *found["orders"]], [0.0, *found["lower_by"]]
+    counts = [0, *found["parameters"]]
+    for place, candidate in enumerate(orders):
+        beyond = range(place + 1, len(orders))
+        if all(scipy.stats.chi2.sf(2 * max(lower[k] - lower[place], 0.0), counts[k] - counts[place]) > SIGNIFICANT_P
+               for k in beyond):
+            return candidate
+    return orders[-1]
