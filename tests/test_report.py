@@ -144,8 +144,9 @@ def test_c1_is_the_median_over_orders_at_the_largest_grid_with_the_largest_ratio
 
 
 def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
-    close, far = {"max_stderr": 0.01, "comparable": True}, {"max_stderr": 0.5, "comparable": True}
-    short = {"max_stderr": 0.5, "comparable": False}
+    point = {"series": "torch-cpu", "against": "numpy", "npix": 64, "nzern": 3}
+    close, far = point | {"max_stderr": 0.01, "comparable": True}, point | {"max_stderr": 0.5, "comparable": True}
+    short = point | {"max_stderr": 0.5, "comparable": False}
     assert verdicts.verdict_c5a([close], [close, short])["verdict"] == judging.REPRODUCED
     assert verdicts.verdict_c5a([close], [close, short])["not_comparable"] == 1
     assert verdicts.verdict_c5a([], [far])["verdict"] == judging.NOT_REPRODUCED

@@ -110,7 +110,26 @@ def verdict_c5a(crosscheck_fits, sweep_differences):
     result = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows], RULES["C5a"])
     result["worst"] = max(rows, key=lambda row: row["max_stderr"]) if rows else None
     result["not_comparable"] = sum(not row["comparable"] for row in list(crosscheck_fits) + list(sweep_differences))
+    result["comparisons"] = [(comparison_key(row), row["max_stderr"]) for row in rows]
     return result
+
+
+def comparison_key(row) -> tuple:
+    """What makes a C5a pair the same comparison in another run: the same two series fitted to the same data (the
+    cross-check's or the sweep's, whose data are seeded by their point alone) at the same point."""
+    return (row.get("source", "sweep"), str(row["series"]), str(row.get("against", "")), row["npix"], row["nzern"])
+
+
+def distinct_comparisons(results) -> dict:
+    """C5a over several runs' results with each comparison counted once (refits of the same data are one
+    comparison, passing only where every run's pair of it passes): {passed, total, pairs (as counted per run),
+    worst (the largest distance, standard errors)}."""
+    worst = {}
+    for result in results:
+        for key, distance in result.get("comparisons", []):
+            worst[key] = max(worst.get(key, distance), distance)
+    return {"passed": sum(distance <= SAME_SOLUTION_STDERR for distance in worst.values()), "total": len(worst),
+            "pairs": sum(result["total"] for result in results), "worst": max(worst.values(), default=None)}
 
 
 def verdict_c5b(fit_endings):

@@ -4,6 +4,7 @@ where, the verdict, the caveats), the mechanism sentence and the answer above it
 import math
 
 from replication import claims
+from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, point_times
 from replication.core.format import bound_text, times, value_range, values_and_bounds
 from replication.core.load import LOADED_CORES
@@ -55,9 +56,10 @@ def ours_cell(key, measured):
             return "slope open"
         slopes = [(">= " if bound else "") + f"{value:.2f}" for value, bound in (known[0], known[-1])]
         return "slope " + (slopes[0] if slopes[0] == slopes[1] else f"{slopes[0]} to {slopes[1]}")
-    if key == "C5a":
-        worst = max(float(f["worst"]["max_stderr"]) for f in found if f["worst"])
-        return f"{sum(f['passed'] for f in found)}/{sum(f['total'] for f in found)} pairs, worst {worst:.2g} SE"
+    if key == "C5a":  # refits of the same data in several runs are one comparison
+        distinct = claim_verdicts.distinct_comparisons(found)
+        return (f"{distinct['passed']}/{distinct['total']} distinct comparisons ({distinct['pairs']} pairs), worst "
+                f"{distinct['worst']:.2g} SE")
     return "; ".join(dict.fromkeys(cell["text"] for _, cell in measured))  # any other claim: its runs' own words
 
 
