@@ -7,7 +7,7 @@ from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code, point_times
 from replication.core.format import times
-from replication.core.load import LOADED_CORES
+from replication.core.load import LOADED_CORES, measured_quiet
 from replication.core.objectives import CAUCHY, DEFAULT, Objective
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.core.simulation import (
@@ -234,9 +234,12 @@ def run_claims(run, code, objective, notes):
     off = run.off_yardstick.get(name)
     off = off and (f"{off} point(s) of this sweep not judged: their optimum's covariance is the inverse Hessian "
                    "(recorded before 2026-12-03), not the sandwich every rule judges on")
+    loaded = LOADED_TEXT if series and not measured_quiet(run) else None
     for key in CLAIMS:
         verdict = verdicts[key]["verdict"]
         marks = []
+        if loaded and key in TIMED and verdict != judging.NOT_MEASURED:  # beside each timing verdict, first
+            marks.append(notes.mark(loaded))
         if verdict == judging.NOT_MEASURED:
             marks.append(notes.mark(reason_not_measured(key, series, objective)))
         elif verdict == judging.UNDETERMINED:
@@ -257,5 +260,11 @@ def run_claims(run, code, objective, notes):
                                     f"{claims.SAME_SOLUTION_STDERR} SE"))
         if key == "C5a" and any(row["basis"] == "BFGS" for row in differences):
             marks.append(notes.mark("no exact account in this run: BFGS's standard errors"))
-        cells[key] = {"text": text[key] or "—", "verdict": verdict, "notes": marks, "found": verdicts[key]}
+        cells[key] = {"text": text[key] or "—", "verdict": verdict, "notes": marks, "found": verdicts[key],
+                      "loaded": bool(loaded) and key in TIMED}
     return cells
+
+
+LOADED_TEXT = ("measured on a loaded machine: other processes kept cores busy at some points, so its times, torch's "
+               "most, read lower than a quiet machine's; a verdict below the bar may be the load's")
+"""The note beside each timing verdict of a run measured on a loaded machine."""

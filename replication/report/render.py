@@ -321,7 +321,8 @@ def your_runs_summary(values, output):
                      f"{machine.get('gpu') or 'none'}; {table['title']}:")
         for row in table["rows"]:
             cell = row["cells"][column]
-            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell['text'])} -> {cell['verdict']}")
+            loaded = " (on a loaded machine: may read low)" if cell.get("loaded") else ""
+            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell['text'])} -> {cell['verdict']}{loaded}")
     if not lines:
         lines.append("None of your runs has a sweep the claims judge yet (nox -s replicate measures one).")
     return "\n".join([*lines[:13], f"Report: {output / 'REPORT.md'} (every verdict: {output / 'DETAILS.md'})"])
