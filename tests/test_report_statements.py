@@ -333,7 +333,8 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     bounds = [found["value"] for found in c3 if found["value"] is not None and found["value"].is_bound]
     low, high = fmt.times(min(values, key=float), False), fmt.times(max(values, key=float), False)
     row = next(line for line in text.splitlines() if line.startswith("| C3 | "))
-    expected = f"{low} to {high}" + (f" (+{len(bounds)} bound{'s' if len(bounds) > 1 else ''})" if bounds else "")
+    expected = f"{low} to {high}" + (f", {len(bounds)} run{'s' if len(bounds) > 1 else ''} only a bound" if bounds
+                                     else "")
     assert f"| {expected} |" in row
     for run in old:  # no value of an older run in the row
         found = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))["value"]

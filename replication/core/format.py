@@ -57,15 +57,15 @@ def value_range(values, format_value):
 
 
 def values_and_bounds(ratios):
-    """The runs' speed-ups of one claim: the range of the values, the bounds counted beside it ('3.97x to 7.25x
-    (+1 bound)'; bound_text gives them), so that no range joins a value with a bound; the bounds alone without a
-    value."""
+    """The runs' speed-ups of one claim: the range of the values, the runs that give only a bound counted beside it
+    ('3.97x to 7.25x, 1 run only a bound'; bound_text gives them), so that no range joins a value with a bound; the
+    bounds alone without a value."""
     values = [r for r in ratios if not (isinstance(r, judging.Ratio) and r.is_bound)]
     bounds = [r for r in ratios if isinstance(r, judging.Ratio) and r.is_bound]
     if not values:
         return ", ".join(bound_text(r) for r in sorted(bounds, key=lambda r: r.floor))
-    return value_range(values, lambda v: times(v, False)) + (f" (+{len(bounds)} bound{'s' if len(bounds) > 1 else ''})"
-                                                             if bounds else "")
+    more = f", {len(bounds)} run{'s' if len(bounds) > 1 else ''} only a bound" if bounds else ""
+    return value_range(values, lambda v: times(v, False)) + more
 
 
 def bound_text(ratio):

@@ -115,10 +115,13 @@ def caveat_cell(key, measured, sections):
             size = judging.weakest_npix(cell["found"]["by_npix"]) if key == "C3" else cell["found"]["npix"]
             notes.append(f"a bound on {short_name(run)}: {bound_text(value)} at npix {size}")
     if key == "C4":
-        opened = sum(cell["found"]["value"] is None and not math.isfinite(cell["found"]["known"][0])
-                     for _, cell in measured)
-        if opened:
-            notes.append(f"on {opened} run(s) the bounds leave the slope unknown from below")
+        open_ends = [cell["found"]["known"] for _, cell in measured
+                     if cell["found"]["value"] is None and not math.isfinite(cell["found"]["known"][0])]
+        both = sum(not math.isfinite(known[1]) for known in open_ends)
+        if len(open_ends) > both:
+            notes.append(f"on {len(open_ends) - both} run(s) the bounds leave the slope unknown from below")
+        if both:
+            notes.append(f"on {both} run(s) the bounds leave the slope open both ways")
         same = [(run, sections[run.folder.name]["decomposition"]["c4"]["exact (adjoint)"]) for run, _ in measured
                 if sections[run.folder.name]["decomposition"]]
         same = [(run, found) for run, found in same if found["value"] is not None]
@@ -129,12 +132,13 @@ def caveat_cell(key, measured, sections):
 
 
 def your_column(table, judged_runs):
-    """Your first run's own values and verdicts, claim by claim ({name, cells: {claim: {text, verdict}}}), for the
-    first screen's column of its own; None without a run of yours the claims judge."""
+    """Your first run's own values and verdicts, claim by claim ({name, cells: {claim: {text, verdict, loaded}}}),
+    for the first screen's column of its own; None without a run of yours the claims judge."""
     index = next((place for place, run in enumerate(judged_runs) if run.own), None)
     if index is None:
         return None
-    cells = {row["id"]: {"text": row["cells"][index]["text"], "verdict": row["cells"][index]["verdict"]}
+    cells = {row["id"]: {"text": row["cells"][index]["text"], "verdict": row["cells"][index]["verdict"],
+                         "loaded": row["cells"][index].get("loaded", False)}
              for row in table["rows"] if row["id"] in PAPER_SAYS}
     return {"name": short_name(judged_runs[index]), "cells": cells}
 
@@ -241,7 +245,8 @@ def history_rows(table, judged_runs, current):
 def first_screen_legend():
     """The words under the first screen's table: each claim's bar, what a slope and a bound are."""
     bars = "; ".join(f"{claim.id} {claim.threshold}" for claim in claims.CLAIMS if claim.paper)
-    return (f"Reproduced if: {bars}; partly at a lower bar ([rules](DETAILS.md#how-the-verdicts-are-computed)). "
+    return (f"Reproduced if: {bars}; partly if at the lower bar its rule gives "
+            "([rules](DETAILS.md#how-the-verdicts-are-computed)). "
             "A slope is that of log(speed-up) against log(P): 0 where the speed-up does not depend on P, 1 where it "
             "grows as P (a finite-difference gradient costs P + 1 evaluations). '>=' marks a bound: a fit that "
             "never reached the solution counts at its total time. Ranges in brackets: over every pair of repeats.")
