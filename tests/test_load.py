@@ -92,7 +92,7 @@ def test_a_measuring_command_measures_with_the_cores_others_leave_free_and_recor
     monkeypatch.setattr(measurement, "others_busy_now", lambda: 0.9)  # another process holds a core
     busy = measurement.chosen_threads(None, tmp_path)
     assert (busy, busy.chosen_by, busy.others_busy_cores) == (1, "free cores", 0.9)
-    assert "threads: 1 (other processes keep 0.9 cores busy; --threads 2 overrides)" in capsys.readouterr().err
+    assert "threads: 1 (other processes keep 0.9 cores busy; --threads 2 overrides)" in capsys.readouterr().out
     record = environment.environment_record(busy)
     assert (record["threads"], record["threads_chosen_by"], record["others_busy_cores_at_start"]) == (
         1, "free cores", 0.9)

@@ -177,3 +177,27 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     assert not pair["comparable"]
     assert verdicts.verdict_c5a([], [pair])["not_comparable"] == 1
     assert len(sweep_read.endings(series)) == 1  # torch's only
+
+
+def test_no_fit_c5b_counts_at_the_optimum_is_censored_by_the_time_to_target_rule():
+    """C5b's yardstick is the time to target's: every fit a reference sweep counts as ended at the optimum reached
+    the target (its time to solution is a value), and every fit whose time is censored is counted as not there."""
+    from replication.core.optimum import ended_at_target
+    from replication.core.paths import REFERENCE
+    from replication.report.render import load_runs
+    from replication.studies.sweep import read as sweep_read
+
+    counted = 0
+    for run in load_runs([], REFERENCE):
+        if not run.series or not sweep_read.timed_to_targets(run.series):
+            continue
+        for points in run.series.values():
+            for record in points.values():
+                target = record.get("target")
+                if record["estimated"] or not record["outcome"].get("convergence") or not target:
+                    continue
+                at_optimum = ended_at_target(target["end_distance"], record["outcome"])
+                last_time = target["times"][-1]
+                assert not (at_optimum and last_time is None), record["npix"]
+                counted += bool(at_optimum)
+    assert counted > 100

@@ -134,7 +134,7 @@ def distinct_comparisons(results) -> dict:
 
 def verdict_c5b(fit_endings):
     """C5b, the fits reached the optimum: each measured fit with an exact account (cross-check and sweep) ended
-    at the optimum (simulation.ended_at_optimum); all reproduced, >= 90% partly."""
+    at the optimum (optimum.ended_at_target); all reproduced, >= 90% partly."""
     return share_verdict(list(fit_endings), RULES["C5b"])
 
 

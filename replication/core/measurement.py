@@ -62,8 +62,7 @@ def chosen_threads(requested: int | None, folder=None) -> ThreadCount:
     others = others_busy_now() if ceiling > 1 else None
     count = min(ceiling, cores(), free_cores(others, os.cpu_count() or 1))  # others counted machine-wide
     if count < ceiling:
-        print(f"threads: {count} (other processes keep {others:.1f} cores busy; --threads {ceiling} overrides)",
-              file=sys.stderr)
+        print(f"threads: {count} (other processes keep {others:.1f} cores busy; --threads {ceiling} overrides)")
     return ThreadCount(count, "free cores", others)
 
 

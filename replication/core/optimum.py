@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from replication.core.simulation import SCORES_MAX_BYTES
+from replication.core.simulation import SCORES_MAX_BYTES, ended_at_optimum
 
 TARGET = 0.1
 """Standard errors (Mahalanobis) within which a fit has reached the optimum."""
@@ -122,3 +122,13 @@ def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
         return None
     near = np.flatnonzero(optimum.distances(trajectory["params"]) <= TARGET)
     return prep_s + float(trajectory["seconds"][near[0]]) if near.size else None
+
+
+def ended_at_target(distance, outcome) -> bool | None:
+    """Whether a fit ended at its point's optimum on the time to target's own yardstick: its end within TARGET
+    standard errors of the optimum (distance: Mahalanobis under the optimum's sandwich covariance, as its record
+    holds it); where no distance was recorded (runs before times to target), by the Newton step left
+    (simulation.ended_at_optimum). A fit counted here at the optimum is one whose time to the target is a value."""
+    if distance is not None:
+        return bool(distance <= TARGET)
+    return ended_at_optimum(outcome)

@@ -9,10 +9,8 @@ from replication.core import judging, model_code, point_times
 from replication.core.format import times
 from replication.core.load import LOADED_CORES, measured_quiet
 from replication.core.objectives import CAUCHY, DEFAULT, Objective
+from replication.core.optimum import ended_at_target
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
-from replication.core.simulation import (
-    ended_at_optimum,
-)
 from replication.report import load
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.crosscheck.records import crosscheck_fits
@@ -124,7 +122,7 @@ def c5_parts(run, series, objective):
     """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
     crosscheck, differences, others = c5a_pairs(run, series, objective)
     endings = sweep_read.endings(series) + [
-        ended_at_optimum(fit) for fit in crosscheck_fits(run.crosscheck)
+        ended_at_target(fit.get("distance"), fit) for fit in crosscheck_fits(run.crosscheck)
         if fit.get("objective", DEFAULT) == objective.name and fit.get("convergence")]
     return (claim_verdicts.verdict_c5a(crosscheck, differences), claim_verdicts.verdict_c5b(endings), differences,
             claim_verdicts.verdict_c5a(others, []))

@@ -7,7 +7,7 @@ import numpy as np
 from replication.core import runs
 from replication.core.fit_records import record_objective
 from replication.core.objectives import DEFAULT, of_sweep_folder
-from replication.core.optimum import mahalanobis
+from replication.core.optimum import ended_at_target, mahalanobis
 from replication.core.point_times import (
     comparable,
     how_it_ended,
@@ -183,8 +183,11 @@ def mahalanobis_differences(series, optima):
 
 
 def endings(series):
-    """Whether each measured fit of an identifiable point with an exact account ended at the optimum (bools)."""
-    return [ended_at_optimum(record["outcome"]) for points in series.values() for record in points.values()
+    """Whether each measured fit of an identifiable point with an exact account ended at the optimum (bools): by its
+    end distance from the point's optimum where its sweep timed to a target (the time to target's yardstick), else by
+    the Newton step left (ended_at_target)."""
+    return [ended_at_target((record.get("target") or {}).get("end_distance"), record["outcome"])
+            for points in series.values() for record in points.values()
             if not record["estimated"] and record["outcome"].get("convergence")
             and identifiable(record["npix"], record["nzern"]) and not stopped_at_limit(record)]
 
