@@ -46,12 +46,16 @@ from replication.studies.real_maps.sources import (
     surface_error,
 )
 from replication.studies.real_maps.surface import surface_uncertainty
+from replication.studies.real_maps.truncation import higher_orders_and_moves
 
 
-def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE):
-    """One seed made (at that noise, a fraction of the in-focus peak) and reduced as the real maps are (taper by
-    likelihood, then the ladder of orders with torch's exact adjoint, from a cold start), timed: its record."""
-    maps, truth, truth_setup = simulated_maps(seed, npix, orders[-1], noise)
+def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None):
+    """One seed made (at that noise, a fraction of the in-focus peak; its known surface up to truth_order, the
+    ladder's last order where None) and reduced as the real maps are (taper by likelihood, then the ladder of orders
+    with torch's exact adjoint, from a cold start), timed: its record; where the truth goes beyond the ladder, what
+    the order rule makes of it and whether the stated uncertainty covers the error (covered)."""
+    truth_order = orders[-1] if truth_order is None else truth_order
+    maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise)
     observation = observation_of(SOURCES[0], maps, STEP)
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
@@ -62,11 +66,31 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE):
     fitted_setup = setup_for(reference_numpy, observation, orders[-1], npix)
     truth_surface = surface_error(truth, truth_setup, wavelength)
     error = rms(surface_error(found, fitted_setup, wavelength) - truth_surface)
-    return {"seed": seed, "npix": npix, "orders": list(orders), "sigma": observation.sigma, "true_sigma": TRUE_SIGMA,
-            "seconds": seconds, "success": all(stage["success"] for stage in stages),
-            "surface_error_um": error if math.isfinite(error) else None,
-            "truth_surface_um": rms(truth_surface), "x": [float(v) for v in found], "truth": [float(v) for v in truth]
-            } | certified(observation, found, truth, orders[-1], npix, tol, truth_surface)
+    account, predicted = certified(observation, found, truth, orders[-1], npix, tol, truth_surface)
+    record = {"seed": seed, "npix": npix, "orders": list(orders), "sigma": observation.sigma, "true_sigma": TRUE_SIGMA,
+              "seconds": seconds, "success": all(stage["success"] for stage in stages),
+              "surface_error_um": error if math.isfinite(error) else None,
+              "truth_surface_um": rms(truth_surface), "x": [float(v) for v in found],
+              "truth": [float(v) for v in truth]} | account
+    if truth_order > orders[-1]:
+        errors = surface_error(found, fitted_setup, wavelength) - truth_surface
+        record |= covered(observation, found, orders[-1], npix, tol, errors, predicted) | {"truth_order": truth_order}
+    return record
+
+
+def covered(observation, found, order, npix, tol, errors, statistical) -> dict:
+    """Whether the stated uncertainty covers a surface's error (micrometres on each dish pixel): the statistical
+    (the fit's covariance, correlated residuals respected) alone, and with the truncation systematic (the surface's
+    move to the order the order rule chooses, pixel by pixel) added in quadrature; the share of the dish where the
+    error is within 2 sigma of each, the order chosen and the systematic's rms."""
+    found_orders, moves = higher_orders_and_moves(observation, found, order, npix, tol)
+    chosen = found_orders["chosen"] if found_orders else order
+    systematic = moves.get(chosen)
+    systematic = np.zeros_like(errors) if systematic is None else systematic
+    total = np.sqrt(statistical**2 + systematic**2)
+    return {"chosen_order": chosen, "truncation_um": rms(systematic),
+            "covered_statistical": float(np.mean(np.abs(errors) <= 2 * statistical)),
+            "covered_total": float(np.mean(np.abs(errors) <= 2 * total))}
 
 
 def rms(values) -> float:
@@ -78,7 +102,8 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
     truth reaches (its Zernike terms the truth's, the rest the reduction's), polished, with the distance of the
     reduction's end from it (standard errors) and how much lower its objective is; its surface error (micrometres
     rms: the estimator's error at this noise, which no optimizer can beat); and the error the fit's own covariance
-    predicts (rms over the dish of the surface's uncertainty, correlated residuals respected)."""
+    predicts (rms over the dish of the surface's uncertainty, correlated residuals respected); and that uncertainty
+    on each dish pixel beside the record."""
     setup = setup_for(of(series.TORCH_ADJOINT), observation, order, npix)
     data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
     start = found.copy()
@@ -95,21 +120,24 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
     return {"optimum_distance_se": finite_or_none(float(best.distances(found)[0])),
             "optimum_lower_by": finite_or_none(ended.fun - best.fun),
             "truth_start_error_um": finite_or_none(rms(surface_error(best.x, setup, wavelength) - truth_surface)),
-            "predicted_error_um": finite_or_none(rms(predicted))}
+            "predicted_error_um": finite_or_none(rms(predicted))}, predicted
 
 
-def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE) -> dict:
-    """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused."""
+def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE,
+                     truth_order: int | None = None) -> dict:
+    """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused
+    (a truth beyond the ladder's orders, where asked, is part of it)."""
+    beyond = {} if truth_order is None or truth_order == orders[-1] else {"truth_order": truth_order}
     return {"npix": check_grid(npix), "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
-            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS}
+            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS} | beyond
 
 
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
-                tol: float = TOL, quiet: bool = False, noise: float = NOISE) -> int:
+                tol: float = TOL, quiet: bool = False, noise: float = NOISE, truth_order: int | None = None) -> int:
     """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
     fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
-    identity = closure_identity(npix, orders, tol, noise)
+    identity = closure_identity(npix, orders, tol, noise, truth_order)
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
@@ -122,7 +150,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, len(todo), "closure", "seed", quiet) as (run_id, bar):
         for seed in todo:
-            record = reduce_seed(seed, npix, orders, tol, noise) | {"run_id": run_id, **identity}
+            record = reduce_seed(seed, npix, orders, tol, noise, truth_order) | {"run_id": run_id, **identity}
             append_record(path, as_written(path, 0, record, check_closure))
             bar.update()
     return len(todo)

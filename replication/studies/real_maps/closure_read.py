@@ -53,7 +53,22 @@ def closure_summary(folder):
             "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
             "map_terms": any(truth_has_terms(r) for r in records),
             "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
-            "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)} | certification(records)
+            "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)
+            } | certification(records) | coverage(records)
+
+
+def coverage(records) -> dict:
+    """Of the seeds whose truth went beyond the fitted orders (closure.covered): their truth's order, the orders the
+    rule chose, the median truncation systematic and the median shares of the dish within 2 sigma of the statistical
+    and of the total uncertainty; {} where none."""
+    beyond = [r for r in records if r.get("covered_total") is not None]
+    if not beyond:
+        return {}
+    return {"beyond": len(beyond), "truth_order": beyond[0]["truth_order"],
+            "chosen_orders": sorted({r["chosen_order"] for r in beyond}),
+            "truncation_um": statistics.median(r["truncation_um"] or 0.0 for r in beyond),
+            "covered_statistical": statistics.median(r["covered_statistical"] for r in beyond),
+            "covered_total": statistics.median(r["covered_total"] for r in beyond)}
 
 
 def summary_lines(found: dict) -> list[str]:
@@ -76,6 +91,12 @@ def summary_lines(found: dict) -> list[str]:
             bound and f"the Fisher information {number_um(bound['ls_um'])} for this least squares, "
                       f"{number_um(bound['bound_um'])} for the efficient estimator (median rms, {bound['seeds']} "
                       "seed(s))") if part))
+    if found.get("beyond"):
+        chosen = ", ".join(map(str, found["chosen_orders"]))
+        lines.append(f"truth to n = {found['truth_order']}, fitted to n = {found['orders'][-1]}: the order rule chose "
+                     f"n = {chosen}; truncation systematic {found['truncation_um']:.3g} um (median); error within "
+                     f"2 sigma over {found['covered_statistical']:.0%} of the dish with the "
+                     f"statistical uncertainty alone, {found['covered_total']:.0%} with the systematic (medians)")
     lines.append(f"taper within {found['taper_match']:g} of the truth in {found['taper_right']} of {seeds}; "
                  f"{found['failed']} reduction(s) with a stage scipy flags as failed; median "
                  f"{found['median_s']:.3g} s a reduction")

@@ -23,6 +23,7 @@ from replication.core.records import (
     check_vectors,
     read_keyed,
 )
+from replication.core.results import RunError
 from replication.studies.real_maps.closure_maps import NOISE
 
 PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
@@ -74,11 +75,17 @@ CLOSURE_FILE = "closure.jsonl"
 """A closure folder's records: one line per seed as it ends."""
 
 
+Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
+"""A share of the dish or of the seeds, in [0, 1]."""
+
+
 class Closure(Record):
     """One seed of the closure test: the surface found against the known one (micrometres rms), the time the
     reduction took, the taper chosen against the one the maps were made with; since 2026-12-03 (later), the optimum a
     start at the truth reaches: the reduction's distance from it, how much lower its objective is, its own surface
-    error, and the error the fit's covariance predicts (closure.certified)."""
+    error, and the error the fit's covariance predicts (closure.certified); where the truth went beyond the fitted
+    orders (truth_order), the order the rule chose, the truncation systematic and the share of the dish where the
+    error is within 2 sigma of the statistical and of the total uncertainty (closure.covered)."""
 
     seed: Seed
     npix: GridSize
@@ -95,6 +102,11 @@ class Closure(Record):
     optimum_lower_by: MaybeNumber = None
     truth_start_error_um: MaybeNumber = None
     predicted_error_um: MaybeNumber = None
+    truth_order: Order | None = None
+    chosen_order: Order | None = None
+    truncation_um: MaybeNumber = None
+    covered_statistical: Share | None = None
+    covered_total: Share | None = None
 
 
 BOUND_FILE = "bound.jsonl"
@@ -112,9 +124,9 @@ class ClosureBound(Record):
     order: Order
     parameters: Annotated[int, msgspec.Meta(ge=1)]
     ls_rms_um: Annotated[float, msgspec.Meta(ge=0)]
-    ls_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    ls_share: Share
     bound_rms_um: Annotated[float, msgspec.Meta(ge=0)]
-    bound_share: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    bound_share: Share
     git_commit: str | None = None
 
 
@@ -131,4 +143,8 @@ def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -
 def check_closure(path, number, record):
     """Validate one closure record as read: an error names the file, the line and the key."""
     check_typed(path, number, record, Closure)
-    check_vectors(path, number, {"x": record["x"]}, len(record["truth"]))
+    beyond = record.get("truth_order") is not None and record["truth_order"] > record["orders"][-1]
+    if beyond and len(record["truth"]) <= len(record["x"]):
+        raise RunError(f"{path}: line {number}, key 'truth': a truth of order {record['truth_order']} beyond the "
+                       f"fitted {record['orders'][-1]} has more parameters than the fit's {len(record['x'])}")
+    check_vectors(path, number, {"x": record["x"]}, len(record["x"]) if beyond else len(record["truth"]))

@@ -101,6 +101,11 @@ def add_closure_command(closure):
                          help="the noise's standard deviation, a fraction of the in-focus peak (default "
                               f"{closure_maps.NOISE:g}, the SRT maps'); the seeds' draws do not depend on it, so a "
                               "lower level makes the same maps with the noise scaled")
+    closure.add_argument("--truth-order", type=integer_in(2, MAX_NZERN, "Zernike order"), default=None,
+                         help="draw the known surface up to this order, beyond the ladder's --max-order (default: "
+                              "the same): the seeds then say what the order rule chose, the truncation systematic "
+                              "and the share of the dish where the error lies within 2 sigma of the stated "
+                              "uncertainty, statistical alone and with the systematic")
     closure.add_argument("--bound", action="store_true",
                          help="instead of reducing, write for the same seeds the surface error the Fisher information "
                               "at each truth predicts for the reduction's least squares and for the efficient "
@@ -136,6 +141,10 @@ CLOSURE_SEEDS = 100
 
 def run_closure_command(args):
     orders = tuple(range(1, args.max_order + 1))
+    if args.truth_order is not None and args.truth_order < args.max_order:
+        raise runs.RunError(f"--truth-order {args.truth_order}: at least --max-order ({args.max_order})")
+    if args.truth_order not in (None, args.max_order) and args.bound:
+        raise runs.RunError("--truth-order: the Fisher bound is for truths inside the fitted orders; not with --bound")
     results, lock = writer_folder(args, "closure")
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)
@@ -145,7 +154,7 @@ def run_closure_command(args):
             print(f"{results / BOUND_FILE}: {count} seed(s) bounded in this run")
             return 0
         count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
-                                    noise=args.noise)
+                                    noise=args.noise, truth_order=args.truth_order)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     for line in closure_read.summary_lines(closure_read.closure_summary(results)):
         print(f"  {line}")

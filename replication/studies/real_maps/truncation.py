@@ -39,21 +39,27 @@ def identified(observation: Observation, order: int, npix: int) -> bool:
 
 
 def higher_orders(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> dict | None:
+    """higher_orders_and_moves' record alone."""
+    return higher_orders_and_moves(observation, x, order, npix, tol)[0]
+
+
+def higher_orders_and_moves(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> tuple:
     """The source at its last order's optimum x, fitted again at each of the next HIGHER_ORDERS orders (at most
     MAX_NZERN; those the maps identify on this grid), each from the last one's end: {orders, parameters (added
     beyond `order`), lower_by (the objective's decrease from `order`), p_value (chi-squared, of twice that decrease
     for the parameters added), moved_um (the surface's rms difference from `order`'s, micrometres), chosen
-    (order_rule), significant_p}; None where no higher order can be fitted."""
+    (order_rule), significant_p}, or None where no higher order can be fitted; and {order: the surface's move to it on
+    the dish pixels, micrometres} beside it (not recorded: the closure compares it pixel by pixel)."""
     impl = of(series.TORCH_ADJOINT)
     highest = min(order + HIGHER_ORDERS, MAX_NZERN)
     orders = [n for n in range(order + 1, highest + 1) if identified(observation, n, npix)]
     if not orders:
-        return None
+        return None, {}
     base = np.asarray(x, dtype=np.float64)
     base_value = objective_at(observation, base, order, npix)
     base_count = setup_for(torch_impl, observation, order, npix).nparams
     found = {"orders": orders, "parameters": [], "lower_by": [], "p_value": [], "moved_um": []}
-    previous = base
+    previous, moves = base, {order: None}
     for higher in orders:
         setup = setup_for(impl, observation, higher, npix)
         data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
@@ -70,7 +76,8 @@ def higher_orders(observation: Observation, x, order: int, npix: int, tol: float
         found["lower_by"].append(lower_by)
         found["p_value"].append(float(scipy.stats.chi2.sf(2 * max(lower_by, 0.0), added)))
         found["moved_um"].append(float(np.sqrt(np.mean(moved**2))))
-    return found | {"chosen": order_rule(order, found), "significant_p": SIGNIFICANT_P}
+        moves[higher] = moved
+    return found | {"chosen": order_rule(order, found), "significant_p": SIGNIFICANT_P}, moves
 
 
 def order_rule(order: int, found: dict) -> int:
