@@ -59,7 +59,19 @@ def record_objective(record: dict) -> Objective:
     return objective_of(record.get("objective", DEFAULT))
 
 
-class OptimumRecord(Record):
+class PolishedOptimum(Record):
+    """An optimum as optimum.polish leaves it: the parameters, the objective there, their standard errors, the Newton
+    steps taken and the last one's size (standard errors), whether the polish ended at a minimum."""
+
+    x: Vector
+    fun: MaybeNumber
+    stderr: Vector
+    newton_steps: Count
+    last_step: MaybeNumber
+    polished: bool
+
+
+class OptimumRecord(PolishedOptimum):
     """A point's optimum (optimum.Optimum.record: a sweep's optima.jsonl; the retrieval's and the cross-check's
     fits hold one): found once, untimed, before its timed fits; the covariance its distances are measured under
     (sandwich: whether it is the sandwich covariance)."""
@@ -68,12 +80,6 @@ class OptimumRecord(Record):
     nzern: Order
     objective: str
     data_sha256: str
-    x: Vector
-    fun: MaybeNumber
-    stderr: Vector
-    newton_steps: Count
-    last_step: MaybeNumber
-    polished: bool
     sandwich: bool
     covariance: list[Vector]
 

@@ -8,6 +8,8 @@ import statistics
 
 import scipy.stats
 
+from replication.core.format import number
+
 
 def plural(count, noun):
     """'1 stage', '2 stages'."""
@@ -78,9 +80,9 @@ def higher_orders_line(short, found, record):
     p_words = f"{ps.pop()} each" if len(ps) == 1 else ", ".join(p_text(p) for p in found["p_value"])
     statistical = record.get("uncertainty_median_um")
     lines = (f"{short}, fitted beyond n = {order}: n = {', '.join(map(str, orders))} lower the objective by "
-             f"{', '.join(number(v, '.2g') for v in found['lower_by'])} (chi-squared {p_words}, for "
+             f"{', '.join(number(v, 2) for v in found['lower_by'])} (chi-squared {p_words}, for "
              f"{', '.join(map(str, found['parameters']))} more parameters) and move the surface by "
-             f"{', '.join(number(v, '.3g') for v in found['moved_um'])} um rms"
+             f"{', '.join(number(v, 3) for v in found['moved_um'])} um rms"
              + (f", against its statistical uncertainty of {statistical:.2g} um (median)." if statistical is not None
                 else "."))
     rule = (f" The order rule (the lowest order beyond which no higher one lowers the objective past chi-squared's "
@@ -90,8 +92,4 @@ def higher_orders_line(short, found, record):
     moved = found["moved_um"][orders.index(chosen)]
     at_least = ", the highest fitted: the maps ask for at least that order, and" if chosen == orders[-1] else ";"
     return (lines + rule + f"{at_least} the surface at n = {order} carries a truncation systematic of "
-            f"{'at least ' if chosen == orders[-1] else ''}{number(moved, '.3g')} um rms.")
-
-
-def number(value, form) -> str:
-    return "—" if value is None else format(value, form)
+            f"{'at least ' if chosen == orders[-1] else ''}{number(moved, 3)} um rms.")

@@ -10,7 +10,7 @@ import msgspec
 
 from oof_common.constants import N_ILLUMINATION, N_MAPS
 from reference_numpy.zernike import zernike_indices
-from replication.core.fit_records import series_of
+from replication.core.fit_records import PolishedOptimum, series_of
 from replication.core.records import (
     Count,
     FitEnd,
@@ -45,13 +45,8 @@ class RealFit(Record):
     outcome: FitEnd
 
 
-class StageOptimum(Record):
-    x: Vector
-    fun: MaybeNumber
-    stderr: Vector
-    newton_steps: Count
-    last_step: MaybeNumber
-    polished: bool
+class StageOptimum(PolishedOptimum):
+    """A real-maps stage's optimum, polished (no covariance kept)."""
 
 
 class RealMinimum(Record):

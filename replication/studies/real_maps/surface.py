@@ -67,6 +67,11 @@ def parameter_names(setup, terms: dict) -> list[str]:
     return names
 
 
+POSITIVE = {"lengthens": ("below", "away from"), "shortens": ("above", "towards")}
+"""Where a positive surface error lies against its design, and against the focus, by how the +dz map's feed offset
+changes the path (configs.PLUS_DZ)."""
+
+
 def sign_words(about: dict) -> str:
     """What a positive surface error is, from how the +dz map's feed offset changes the path (configs.PLUS_DZ): the
     model adds the fitted phase to the defocus screens, so a positive phase changes the path as the +dz map's offset
@@ -75,9 +80,8 @@ def sign_words(about: dict) -> str:
     if sense is None:
         return ("positive: a path changed as the +dz map's feed offset changes it at the dish's centre (the "
                 "configuration's observation.plus_dz says which way)")
-    low = sense == "lengthens"
-    return (f"positive: the surface {'below' if low else 'above'} its design, {'away from' if low else 'towards'} "
-            f"the focus (the +dz map's feed offset {sense} the path)")
+    side, focus = POSITIVE[sense]
+    return f"positive: the surface {side} its design, {focus} the focus (the +dz map's feed offset {sense} the path)"
 
 
 def observation_words(observation: Observation) -> dict:
@@ -97,8 +101,9 @@ def observation_words(observation: Observation) -> dict:
         words |= {"LEGS": (telescope.legs, "support legs"), "LEGWIDTH": (telescope.leg_width, "their width (m)"),
                   "LEGANGLE": (telescope.leg_angle, "the first's angle from x towards y (degrees)"),
                   "LEGSTART": (telescope.leg_start, "where their shadow starts (m from the centre)")}
-    words["POSITIVE"] = ("below design" if about.get("plus_dz") == "lengthens" else "above design"
-                         if about.get("plus_dz") == "shortens" else "not stated", "a positive surface error (COMMENT)")
+    sense = about.get("plus_dz")
+    words["POSITIVE"] = (f"{POSITIVE[sense][0]} design" if sense else "not stated",
+                         "a positive surface error (COMMENT)")
     return words
 
 
