@@ -199,10 +199,11 @@ def test_a_sweep_measures_as_many_repeats_as_the_budget_holds_and_stops_each_fit
     one more as long as the longest fit within the budget; a fit stopped at the limit is the point's only one."""
     seconds = iter([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 30.0, 30.0])
 
-    def fake_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit):
+    def fake_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit, target):
         fit_s = next(seconds)
         stopped = fit_s > time_limit
-        return 0.0, fit_s, types.SimpleNamespace(status=TIMED_OUT if stopped else 0, limit=time_limit)
+        return 0.0, fit_s, types.SimpleNamespace(status=TIMED_OUT if stopped else 0, limit=time_limit,
+                                                 stopped_at_target=False)
 
     monkeypatch.setattr(timing, "timed_fit", fake_fit)
     monkeypatch.setattr(timing, "warm_up", lambda *args: None)

@@ -41,9 +41,26 @@ def test_the_summary_counts_the_loaded_points_and_ignores_unrecorded_ones():
     summary = load_summary([None, {"load_1min": 1.0, "others_busy_cores": 0.1},
                             {"load_1min": 2.0, "others_busy_cores": 1.4},
                             {"load_1min": None, "others_busy_cores": None}])
-    assert summary == {"recorded": 2, "loaded_count": 1, "loaded": True, "median": pytest.approx(0.75),
+    assert summary == {"recorded": 2, "judged": 2, "loaded_count": 1, "loaded": True, "median": pytest.approx(0.75),
                        "largest": 1.4}
     assert not load_summary([])["loaded"]
+
+
+def test_a_reading_too_short_to_tell_is_recorded_but_never_judges_the_machine():
+    """/proc/stat counts in 10 ms ticks: a point of 50 ms on a quiet machine can read a busy core. Such a reading
+    (shorter than MIN_WINDOW_S) is kept and counted as recorded, never as loaded; a point recorded before readings
+    kept their window is judged by its fits' total seconds, a lower bound of it."""
+    short = {"load_1min": 0.1, "others_busy_cores": 0.96, "seconds": 0.05}
+    long = {"load_1min": 0.1, "others_busy_cores": 0.02, "seconds": 12.0}
+    summary = load_summary([short, long])
+    assert (summary["recorded"], summary["judged"], summary["loaded"], summary["largest"]) == (2, 1, False, 0.02)
+    assert load_summary([short | {"seconds": load.MIN_WINDOW_S}])["loaded"]
+    old = {"load": {"load_1min": 0.1, "others_busy_cores": 0.9}, "total_s": {"median": 0.02, "all": [0.02, 0.03]}}
+    assert load.point_load(old)["seconds"] == pytest.approx(0.05)
+    assert not load_summary([load.point_load(old)])["loaded"]
+    with watching_load() as reading:
+        time.sleep(0.05)
+    assert reading["seconds"] == pytest.approx(0.05, abs=0.04)
 
 
 def test_a_run_measured_on_a_loaded_machine_says_so_in_its_appendix_and_on_the_first_screen(tmp_path, monkeypatch):
@@ -54,12 +71,13 @@ def test_a_run_measured_on_a_loaded_machine_says_so_in_its_appendix_and_on_the_f
 
     busy = iter([(0.0, 0.0), (1e6, 1.0)] * 100)  # others busy for 1e6 CPU seconds while the point was measured
     monkeypatch.setattr(load, "cpu_seconds", lambda: next(busy))
+    monkeypatch.setattr(load, "MIN_WINDOW_S", 0.0)  # the tiny point lasts less than a reading needs
     monkeypatch.setitem(sweep.PROFILES, "tiny", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=30.0))
     run = runs.create_run(tmp_path / "run", machine_record())
     sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
     (tmp_path / "reference").mkdir()
     texts = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")
-    said = re.search(r"\*\*measured on a loaded machine\*\*: at (\d+) of (\d+) points", texts["runs/your-run.md"])
+    said = re.search(r"\*\*measured on a loaded machine\*\*: at (\d+) of the (\d+) points", texts["runs/your-run.md"])
     assert said is not None
     assert said.group(1) == said.group(2)  # every point of the sweep
     assert "Measured on a loaded machine" in texts["REPORT.md"]

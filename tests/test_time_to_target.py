@@ -3,6 +3,7 @@ within 0.1 standard errors of the point's optimum; a fit that never got there is
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from replication.core import point_times
@@ -35,8 +36,41 @@ def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, o
     assert all(0 < time <= total for time, total in zip(finished["target"]["times"], finished["total_s"]["all"],
                                                          strict=True))
     assert finished["target"]["end_distance"] <= 0.1
+    assert stopped["target"]["stopped"] == [False, False]  # never within the target: every repeat to its end
+    assert finished["target"]["stopped"] == [False, True]
     for number, record in enumerate((stopped, finished), 1):
         check_point(tmp_path / "points.jsonl", number, record | {"schema": 2})
+
+
+def test_the_repeats_after_the_first_stop_at_the_target_and_leave_the_time_to_stop_alone(optima, tmp_path):
+    """The first repeat runs to the minimizer's stop (the point's outcome and end distance are its); where it came
+    within the target, each later one stops at the end of the iteration that got there: its time to the target is
+    measured as the first's was (same evaluations, since the fits are deterministic), its trajectory ends there, and
+    the point's time to stop is the first's alone. A record that says a stopped repeat never reached the target, or
+    that the first was stopped, is refused."""
+    from replication.core import optimum
+    from replication.core.results import RunError
+    from replication.studies.sweep.trajectories import read_trajectories
+
+    record = sweep.measure_point(Implementation(TORCH_CPU.name), 64, 4, dataclasses.replace(PROFILE, repeats=3),
+                                 1e-8, "t", CAUCHY, optima)
+    assert record["target"]["stopped"] == [False, True, True]
+    first, *later = read_trajectories(optima.path.parent, record["trajectories"], record["nparams"])
+    best = optimum.Optimum.of(next(r for key, r in optima.known.items() if key[:2] == (64, 4)))
+    reached = [int(np.argmax(best.distances(t["params"]) <= optimum.TARGET)) for t in (first, *later)]
+    assert len(set(reached)) == 1  # the same evaluation first within the target in every repeat
+    for trajectory in later:
+        assert len(trajectory["evaluations"]) < len(first["evaluations"])
+        assert len(trajectory["evaluations"]) - 1 - reached[0] <= 25  # stopped within that iteration's line search
+    assert record["outcome"]["nfev"] >= len(first["evaluations"])
+    assert record["target"]["end_distance"] == pytest.approx(optimum.end_distance(best, record["outcome"]["x"]))
+    assert point_times.stop_seconds(record) == record["total_s"]["all"][0]
+    assert point_times.ended_repeats(record, "fit_s") == record["fit_s"]["all"][:1]
+    check_point(tmp_path / "points.jsonl", 1, record | {"schema": 2})
+    for stopped in ([True, False, False], [False, True]):
+        damaged = record | {"schema": 2, "target": record["target"] | {"stopped": stopped}}
+        with pytest.raises(RunError, match=r"target\.stopped"):
+            check_point(tmp_path / "points.jsonl", 1, damaged)
 
 
 def test_the_optimum_of_a_point_is_found_once(optima):

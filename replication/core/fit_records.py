@@ -7,6 +7,7 @@ import pathlib
 from typing import Annotated
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from replication.core.objectives import DEFAULT, Objective, objective_of
 from replication.core.records import (
@@ -40,6 +41,7 @@ class Load(Record):
 
     load_1min: MaybeNumber
     others_busy_cores: Annotated[float, msgspec.Meta(ge=0)] | None
+    seconds: Annotated[float, msgspec.Meta(ge=0)] | UnsetType = UNSET
 
 
 def series_of(path, number, record):

@@ -18,6 +18,10 @@ inside user)."""
 LOADED_CORES = 0.5
 """Other processes busy on average on at least this many cores during a measurement: it was measured on a loaded
 machine, and the report says so."""
+MIN_WINDOW_S = 1.0
+"""Seconds a measurement must last for its load reading to judge the machine by: /proc/stat counts in ticks of
+10 ms, so over 0.1 s a tick or two on each core reads as 0.2-0.4 busy cores (points of a few tens of ms read 0-1
+cores on a quiet machine); from 1 s on the reading is good to a few hundredths of a core."""
 
 
 def cpu_seconds() -> tuple[float, float] | None:
@@ -35,8 +39,8 @@ def cpu_seconds() -> tuple[float, float] | None:
 
 @contextlib.contextmanager
 def watching_load():
-    """Yields a dict filled, when the block ends, with the machine's 1-minute load average at its start and the
-    cores other processes kept busy on average during it (None where the machine does not say)."""
+    """Yields a dict filled, when the block ends, with the machine's 1-minute load average at its start, the cores
+    other processes kept busy on average during it (None where the machine does not say) and its length (s)."""
     found: dict = {}
     start, wall = cpu_seconds(), time.perf_counter()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -47,7 +51,7 @@ def watching_load():
         others = None
         if start is not None and end is not None and elapsed > 0:
             others = max(0.0, ((end[0] - start[0]) - (end[1] - start[1])) / elapsed)
-        found |= {"load_1min": load, "others_busy_cores": others}
+        found |= {"load_1min": load, "others_busy_cores": others, "seconds": elapsed}
 
 
 CONTENTION_WARNING = (
@@ -86,18 +90,39 @@ def contention_warning(threads: int, window_s: float = 0.3) -> str | None:
     return CONTENTION_WARNING.format(others=others, cores=cores, threads=threads, free=free) if free < threads else None
 
 
+def judged(load: dict | None) -> float | None:
+    """The cores others kept busy during a measurement, where it was recorded and lasted long enough to tell
+    (MIN_WINDOW_S; a reading that does not say how long it lasted is taken as it is); None where not."""
+    if not load or load.get("others_busy_cores") is None:
+        return None
+    seconds = load.get("seconds")
+    return load["others_busy_cores"] if seconds is None or seconds >= MIN_WINDOW_S else None
+
+
 def load_summary(loads: list[dict | None]) -> dict:
-    """What the records' loads say: how many were measured, how many on a loaded machine (LOADED_CORES), the
-    median and largest number of cores others kept busy; loaded True where any was."""
-    cores = [load["others_busy_cores"] for load in loads if load and load.get("others_busy_cores") is not None]
+    """What the records' loads say: how many were recorded, how many judged (lasting MIN_WINDOW_S at least), how
+    many of those on a loaded machine (LOADED_CORES), the median and largest number of cores others kept busy over
+    them; loaded True where any was."""
+    recorded = [load for load in loads if load and load.get("others_busy_cores") is not None]
+    cores = [value for value in map(judged, recorded) if value is not None]
     loaded = [value for value in cores if value >= LOADED_CORES]
-    return {"recorded": len(cores), "loaded_count": len(loaded), "loaded": bool(loaded),
+    return {"recorded": len(recorded), "judged": len(cores), "loaded_count": len(loaded), "loaded": bool(loaded),
             "median": statistics.median(cores) if cores else None, "largest": max(cores) if cores else None}
 
 
+def point_load(record: dict) -> dict | None:
+    """A sweep point's load reading, with its window: as recorded, or, where the point predates recording it, its
+    fits' total seconds (a lower bound: the window also held the warm-up, the evaluations timed and the optimum's
+    search)."""
+    load = record.get("load")
+    if not load or "seconds" in load:
+        return load
+    return load | {"seconds": sum(record["total_s"].get("all") or [record["total_s"]["median"]])}
+
+
 def run_loads(run) -> list[dict | None]:
-    """The load recorded with each point of a run's sweeps (None where a point holds none)."""
-    return [record.get("load") for series, _ in run.sweeps.values() for points in series.values()
+    """The load recorded with each point of a run's sweeps (None where a point holds none), with its window."""
+    return [point_load(record) for series, _ in run.sweeps.values() for points in series.values()
             for record in points.values()]
 
 

@@ -45,6 +45,11 @@ class Optimum:
         offsets = np.atleast_2d(params) - self.x
         return np.sqrt(np.einsum("ij,ij->i", offsets, np.linalg.solve(self.covariance, offsets.T).T))
 
+    def within_target(self, params: np.ndarray) -> bool:
+        """Whether one parameter vector lies within TARGET standard errors of this optimum (the test that times to
+        target are read with: a timed fit's watch calls it at each evaluation)."""
+        return bool(self.distances(params)[0] <= TARGET)
+
     def record(self) -> dict:
         """The optimum as a JSON-ready record (the covariance as a list of rows)."""
         return {"x": [float(v) for v in self.x], "fun": finite_or_none(self.fun),
@@ -86,13 +91,14 @@ def covariance_at(package, x, setup, data, gamma, objective):
 
 def polish(package, x, setup, data, gamma, objective) -> Optimum:
     """The local minimum near x by exact Newton steps of the package (its value_and_grad with the adjoint, its
-    Hessian): stops once a step is below NEWTON_DONE standard errors (sandwich)."""
+    Hessian): stops once a step is below NEWTON_DONE standard errors (sandwich), the covariance then the one just
+    made at x (the costly part: the Hessian and the per-pixel scores), never made twice at one point."""
     x = np.asarray(x, dtype=np.float64)
     size, steps = math.inf, 0
-    while steps < NEWTON_STEPS:
+    while True:
         _, grad = package.value_and_grad(x, setup, data, gamma, objective, gradient="adjoint")
         hessian, covariance = covariance_at(package, x, setup, data, gamma, objective)
-        if covariance is None:
+        if covariance is None or steps == NEWTON_STEPS:
             break
         step = np.linalg.solve(hessian, grad)
         size = float(np.max(np.abs(step) / np.sqrt(np.diag(covariance))))
@@ -100,7 +106,6 @@ def polish(package, x, setup, data, gamma, objective) -> Optimum:
             break
         x, steps = x - step, steps + 1
     fun = package.negative_log_likelihood(x, setup, data, gamma, objective)
-    _, covariance = covariance_at(package, x, setup, data, gamma, objective)
     if covariance is None:
         nan = np.full((x.size, x.size), np.nan)
         return Optimum(x=x, fun=fun, covariance=nan, stderr=np.full(x.size, np.nan), steps=steps, last_step=size,

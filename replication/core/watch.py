@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -20,24 +21,29 @@ TIMED_OUT = FitStatus.STOPPED
 class FitWatch:
     """A fit's callback: counts evaluations, keeps (seconds since the watch started, evaluations so far, a copy of
     the point) of each as the minimizer asks for it where `trajectory`, and asks the fit to stop at the first
-    evaluation asked for after `time_limit` seconds (None: no limit), which the fit does at the end of that
+    evaluation asked for after `time_limit` seconds (None: no limit), or, where `target` is given (a test of a
+    float64 NumPy point), at the first evaluation at a point within it; the fit stops at the end of that
     iteration. Start it just before the fit is called."""
 
     trajectory: bool = False
     time_limit: float | None = None
+    target: Callable[[np.ndarray], bool] | None = None
     evaluations: int = 0
     kept: list = dataclasses.field(default_factory=list)
+    reached_target: bool = False
     start: float = dataclasses.field(default_factory=time.perf_counter)
 
     def __call__(self, params) -> bool:
         """Watch one evaluation at params (a NumPy array, or a torch array on its device: copied there); True once
-        past the time limit."""
+        past the time limit or within the target."""
         seconds = time.perf_counter() - self.start
         self.evaluations += 1
         if self.trajectory:
             copied = params.clone() if hasattr(params, "clone") else np.array(params, dtype=np.float64)
             self.kept.append((seconds, self.evaluations, copied))
-        return self.time_limit is not None and seconds > self.time_limit
+        if self.target is not None and not self.reached_target:
+            self.reached_target = bool(self.target(host_copy(params)))
+        return self.reached_target or (self.time_limit is not None and seconds > self.time_limit)
 
     def arrays(self, nparams: int) -> dict[str, np.ndarray]:
         """The kept trajectory as arrays: seconds since the watch started (n,), evaluations so far (n,), parameters
@@ -46,11 +52,16 @@ class FitWatch:
                                  nparams)
 
     def finish(self, result, nparams: int):
-        """The fit's result with what the watch saw: the trajectory where kept, and, where the time limit stopped it,
-        a message that says so."""
+        """The fit's result with what the watch saw: the trajectory where kept, whether the watch stopped it at its
+        target (result.stopped_at_target), and, where the target or the time limit stopped it, a message that says
+        so."""
         if self.trajectory:
             result.trajectory = self.arrays(nparams)
-        if result.status == TIMED_OUT and self.time_limit is not None:
+        result.stopped_at_target = result.status == TIMED_OUT and self.reached_target
+        if result.stopped_at_target:
+            result.message = ("Stopped at the target: an evaluation came within it, and the watch asked the fit to "
+                              "stop there; x is the last iterate")
+        elif result.status == TIMED_OUT and self.time_limit is not None:
             result.message = (f"Stopped: the time limit ({self.time_limit:g} s) passed before the minimizer's "
                               "stopping rule was met; x is the last iterate")
         return result
@@ -84,11 +95,13 @@ def check_time_limit(time_limit):
     return seconds
 
 
-def watch_for(trajectory: bool, time_limit: float | None) -> FitWatch | None:
-    """A watch for a fit that keeps its trajectory or has a time limit; None where it needs neither (the fit then
-    runs as a plain script calls it, without a callback)."""
+def watch_for(trajectory: bool, time_limit: float | None, target: Callable[[np.ndarray], bool] | None = None
+              ) -> FitWatch | None:
+    """A watch for a fit that keeps its trajectory, has a time limit or stops at a target; None where it needs none
+    of them (the fit then runs as a plain script calls it, without a callback)."""
     time_limit = check_time_limit(time_limit)
-    return FitWatch(trajectory=trajectory, time_limit=time_limit) if trajectory or time_limit is not None else None
+    needed = trajectory or time_limit is not None or target is not None
+    return FitWatch(trajectory=trajectory, time_limit=time_limit, target=target) if needed else None
 
 
 def watched_fit(fit, setup, data, p0, *, trajectory: bool = False, time_limit: float | None = None, **options):

@@ -10,7 +10,7 @@ from replication.claims.retrieval import retrieval_claims
 from replication.core import judging, point_times
 from replication.core.fit_records import record_objective
 from replication.core.format import plain, relative, times
-from replication.core.load import LOADED_CORES, load_summary
+from replication.core.load import LOADED_CORES, MIN_WINDOW_S, load_summary, run_loads
 from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
@@ -170,15 +170,18 @@ def run_figures(run, figures, start):
 def run_load(run):
     """How busy other processes kept the machine while the run's sweeps were measured (core.load.load_summary),
     with a short text: {"loaded": whether any point was measured on a loaded machine, "text": ...}."""
-    summary = load_summary([record.get("load") for series, _ in run.sweeps.values() for points in series.values()
-                            for record in points.values()])
+    summary = load_summary(run_loads(run))
     if not summary["recorded"]:
         return summary | {"text": "load not recorded (runs before 2026-12-03)"}
+    long = f"the {summary['judged']} points that lasted {MIN_WINDOW_S:g} s or more (shorter ones cannot tell)"
+    if not summary["judged"]:
+        return summary | {"text": f"load not judged: no point lasted {MIN_WINDOW_S:g} s (shorter ones cannot tell)"}
     if not summary["loaded"]:
-        return summary | {"text": f"quiet: other processes kept at most {summary['largest']:.2f} cores busy"}
-    return summary | {"text": f"**measured on a loaded machine**: at {summary['loaded_count']} of "
-                              f"{summary['recorded']} points other processes kept >= {LOADED_CORES} cores busy (up "
-                              f"to {summary['largest']:.1f}); its times are slower than a quiet machine's"}
+        return summary | {"text": f"quiet: other processes kept at most {summary['largest']:.2f} cores busy over "
+                                  f"{long}"}
+    return summary | {"text": f"**measured on a loaded machine**: at {summary['loaded_count']} of {long} other "
+                              f"processes kept >= {LOADED_CORES} cores busy (up to {summary['largest']:.1f}); its "
+                              "times are slower than a quiet machine's"}
 
 
 def run_sections(run, figures, start):

@@ -2,9 +2,9 @@
 sweep's optima alone, and compared with what the sweep recorded.
 
 A time to target is the setup's seconds plus the seconds of a fit's first evaluation within optimum.TARGET standard
-errors (Mahalanobis, the optimum's sandwich covariance) of the point's optimum; the end distance is the last
-repeat's end point's distance from it. Points recorded before trajectories were kept (2026-12-03) are counted as
-not auditable, never as agreeing.
+errors (Mahalanobis, the optimum's sandwich covariance) of the point's optimum; the end distance is the first
+repeat's end point's distance from it (the repeat run to its end). Points recorded before trajectories were kept
+(2026-12-03) are counted as not auditable, never as agreeing.
 """
 
 from __future__ import annotations

@@ -80,24 +80,28 @@ def find_optimum(npix, nzern, data, start, objective: Objective):
 
 def target_record(setup_s, results, best):
     """Each repeat's time to the optimum (setup included; None where it never came within the target), the
-    repeats that reached it, and the last fit's end distance (standard errors)."""
+    repeats that reached it, which were stopped there (time_fit), and the first fit's end distance (standard
+    errors): the first runs to its own end."""
     times = [optimum.time_to_target(s, r.trajectory, best) for s, r in zip(setup_s, results, strict=True)]
     return {"se": optimum.TARGET, "times": times, "reached": sum(t is not None for t in times),
-            "end_distance": optimum.end_distance(best, results[-1].x)}
+            "stopped": [bool(r.stopped_at_target) for r in results],
+            "end_distance": optimum.end_distance(best, results[0].x)}
 
 
 def measure_point(impl, npix, nzern, profile, tol, run_id, objective: Objective, optima=None):
     """Time one point: up to the profile's repeats, as many as its budget holds (timing.another_repeat_fits), each
     fit stopped at the profile's time limit (a fit stopped there is the point's only one, its time to the optimum,
-    where it never got there, a bound). A point also records each repeat's time to the point's optimum (optima: the
-    sweep's PointOptima), and each fit's trajectory is kept beside it (trajectories.write_trajectories)."""
+    where it never got there, a bound). With optima (the sweep's PointOptima), the point's optimum is found first
+    (untimed), a point also records each repeat's time to it, the repeats after the first stop at it
+    (timing.time_fit), and each fit's trajectory is kept beside it (trajectories.write_trajectories)."""
     with watching_load() as load:
         record = timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima)
     return record | {"load": load}
 
 
 def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
-    """measure_point's measurements, without the machine's load."""
+    """measure_point's measurements, without the machine's load. The record's outcome is the first repeat's, the
+    one run to the minimizer's own stop."""
     truth, data = data_for(npix, nzern)
     eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
@@ -105,17 +109,17 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
               "nparams": int(truth.size),
               "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol,
               "objective": objective.name}
+    best = optima.of(npix, nzern, data, truth, objective) if optima is not None else None
     setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
-                                       trajectory=optima is not None, time_limit=profile.fit_limit_s,
-                                       budget_s=profile.budget_s)
+                                       time_limit=profile.fit_limit_s, budget_s=profile.budget_s, best=best)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
     record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
-               "outcome": fit_outcome(results[-1], npix, nzern, data, objective),
-               "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[-1].status == TIMED_OUT}
+               "outcome": fit_outcome(results[0], npix, nzern, data, objective),
+               "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[0].status == TIMED_OUT}
     if impl.fit_options.get("start_hessian") == registry.PER_GRID:  # its grid's matrix: made once, off the clocks
         record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]
-    if optima is not None:
-        record["target"] = target_record(setup_s, results, optima.of(npix, nzern, data, truth, objective))
+    if best is not None:
+        record["target"] = target_record(setup_s, results, best)
         record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),
                                                                  [result.trajectory for result in results])
     return record

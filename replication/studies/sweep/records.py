@@ -52,12 +52,15 @@ class Outcome(FitEnd):
 
 
 class Target(Record):
-    """A measured point's times to its optimum, one per repeat (null: never within `se` standard errors)."""
+    """A measured point's times to its optimum, one per repeat (null: never within `se` standard errors); which
+    repeats were stopped there (the later ones, where the first, run to its end, came within it; absent where none
+    was: points measured before repeats stopped at the target); the first repeat's end distance."""
 
     se: Number
     times: list[Seconds | None]
     reached: Count
     end_distance: MaybeNumber
+    stopped: list[bool] | UnsetType = UNSET
 
 
 class Trajectories(Record):
@@ -130,6 +133,11 @@ def check_target_record(path, number, record):
         if time is not None and not (is_a(time, NUMBER) and 0 < time <= total * (1 + 1e-9)):
             raise RunError(f"{path}: line {number}, key 'target.times': a time to the optimum lies in (0, that "
                            f"repeat's total {total}], got {time}")
+    stopped = record["target"].get("stopped")
+    if stopped is not None and (len(stopped) != len(times) or stopped[0]
+                                or any(s and t is None for s, t in zip(stopped, times, strict=True))):
+        raise RunError(f"{path}: line {number}, key 'target.stopped': one flag per repeat ({len(times)}), the first "
+                       f"run to its end (false), a repeat stopped at the target with a time to it; got {stopped}")
 
 
 def check_trajectories_entry(path, number, record):
