@@ -93,3 +93,23 @@ def higher_orders_line(short, found, record):
     at_least = ", the highest fitted: the maps ask for at least that order, and" if chosen == orders[-1] else ";"
     return (lines + rule + f"{at_least} the surface at n = {order} carries a truncation systematic of "
             f"{'at least ' if chosen == orders[-1] else ''}{number(moved, 3)} um rms.")
+
+
+def optics_line(short, optics):
+    """One sentence on the optics terms of a source's surface (optics.optics_terms): the axial focus as a feed
+    offset, the coma's path at the rim, the pointing, each with its standard error, and the panel surface left."""
+    def measured(value, error, unit):
+        return f"{number(value, 3)} +- {number(error, 2)} {unit}"
+
+    parts = [f"pointing {measured(optics['pointing_arcsec'][0], optics['pointing_se_arcsec'][0], 'arcsec')} along "
+             f"the aperture's x and {measured(optics['pointing_arcsec'][1], optics['pointing_se_arcsec'][1], 'arcsec')}"
+             " along its y"]
+    if optics["focus_mm"] is not None:
+        parts.insert(0, f"an axial focus error of {measured(optics['focus_mm'], optics['focus_se_mm'], 'mm')} of "
+                        "feed offset (in the sense of the +dz map's; moving the feed by minus it refocuses)")
+    if optics["coma_mm"]:
+        parts.insert(1, "coma of " + " and ".join(
+            f"{measured(value, error, 'mm')} ({term})" for value, error, term in
+            zip(optics["coma_mm"], optics["coma_se_mm"], ("Z(3,-1)", "Z(3,1)"), strict=True)) + " of path at the rim")
+    return (f"{short}: the optics in its phase (moved by the feed or subreflector, not by panels): "
+            f"{'; '.join(parts)}. Without them the panel surface is {number(optics['panel_rms_um'], 3)} um rms.")

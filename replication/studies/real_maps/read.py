@@ -15,7 +15,13 @@ from replication.core.records import load_array
 from replication.core.results import RunError
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.findings import higher_orders_line, multistart_line, plural, terms_line
+from replication.studies.real_maps.findings import (
+    higher_orders_line,
+    multistart_line,
+    optics_line,
+    plural,
+    terms_line,
+)
 from replication.studies.real_maps.records import (
     read_pyoof,
     read_real_maps,
@@ -276,6 +282,8 @@ def findings(section):
             lines.append(uncertainty_line(short, record))
         if record.get("higher_orders"):
             lines.append(higher_orders_line(short, record["higher_orders"], record))
+        if record.get("optics"):
+            lines.append(optics_line(short, record["optics"]))
         if record.get("multistart"):
             lines.append(multistart_line(short, record["multistart"]))
         if record.get("terms_effect"):

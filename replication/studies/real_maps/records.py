@@ -120,6 +120,21 @@ class HigherOrders(Record):
     significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
 
 
+class Optics(Record):
+    """A source's optics terms (optics.optics_terms), each with its standard error: the axial focus as a feed
+    offset (mm, in the sense of the +dz map's offset; None below order 2), the pointing (arcsec; aperture x, y), the
+    coma's path at the rim (mm; Z(3,-1), Z(3,1); empty below order 3), and the rms of the panel surface left
+    (micrometres)."""
+
+    focus_mm: MaybeNumber
+    focus_se_mm: MaybeNumber
+    pointing_arcsec: Vector
+    pointing_se_arcsec: Vector
+    coma_mm: Vector
+    coma_se_mm: Vector
+    panel_rms_um: Number
+
+
 class RealSource(Record):
     """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
     surface is the primary's displacement along its normal, None for records before, taken at normal incidence)."""
@@ -147,6 +162,7 @@ class RealSource(Record):
     terms_effect: TermsEffect | None = None
     surface_displacement: Literal["normal"] | None = None
     higher_orders: HigherOrders | None = None
+    optics: Optics | None = None
 
 
 class Basin(Record):

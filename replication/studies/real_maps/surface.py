@@ -8,6 +8,7 @@ import importlib.util
 import math
 import pathlib
 
+import msgspec
 import numpy as np
 
 import torch_impl
@@ -16,6 +17,7 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.results import atomic_stream
 from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
+from replication.studies.real_maps.optics import optics_terms, optics_words
 from replication.studies.real_maps.sources import (
     SURFACE_HEADER,
     TILTS,
@@ -109,9 +111,10 @@ def observation_words(observation: Observation) -> dict:
 
 def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.ndarray, spacing: float,
                        words: dict, independent: np.ndarray | None = None, sign: str = "",
-                       parameters: tuple | None = None) -> pathlib.Path:
+                       parameters: tuple | None = None, panels: np.ndarray | None = None) -> pathlib.Path:
     """The surface (primary HDU) and its uncertainty (extension UNCERT; where given, UNCERTIN: the uncertainty that
-    takes the pixels as independent), micrometres, NaN off the dish, written atomically: axis 1 the aperture's y,
+    takes the pixels as independent; PANELS: the panel surface, the optics terms removed, optics.optics_terms),
+    micrometres, NaN off the dish, written atomically: axis 1 the aperture's y,
     axis 2 its x (FITS_AXES), each centred on the dish's axis with the pixel spacing (m) as its step; words (source,
     order, objective, taper) go into the header as they are, sign (sign_words) as a comment; where parameters
     (names, values, covariance) are given, the fitted parameters and their standard errors (table PARAMS) and their
@@ -124,6 +127,9 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
     if independent is not None:
         hdus.append(fits.ImageHDU(independent.astype(np.float32), name="UNCERTIN"))
         whats.append("1-sigma uncertainty of the surface error, pixels taken as independent")
+    if panels is not None:
+        hdus.append(fits.ImageHDU(panels.astype(np.float32), name="PANELS"))
+        whats.append("panel surface error: pointing, axial focus (as a feed offset) and coma removed")
     for hdu, what in zip(hdus, whats, strict=True):
         header = hdu.header
         header["BUNIT"] = ("um", "micrometres, normal to the dish")
@@ -182,16 +188,20 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
     data = torch_impl.prepare_data(observation.maps, torch_setup, observation.dropped, smaller=True)
     covariances = correlated_covariance(x, torch_setup, data, observation.gamma, observation.objective, 0, reach)
     independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in covariances)
+    optics, panel_pixels = optics_terms(x, covariances[-1], setup, wavelength)
+    panels = np.full(setup.box[0] * setup.box[1], np.nan)
+    panels[setup.index] = panel_pixels
     found = {"surface_fits": None, "uncertainty_reach": reach,
              "uncertainty_median_um": float(np.nanmedian(windowed)),
-             "uncertainty_inflation": uncertainty_ratio(windowed, independent)}
+             "uncertainty_inflation": uncertainty_ratio(windowed, independent), "optics": msgspec.to_builtins(optics)}
     if fits_available():
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
                  "OBJECTIV": (observation.objective.name, "the objective fitted"),
                  "TAPER": (observation.sigma, "illumination taper (dish radii)"),
-                 "REACH": (reach, "pixels over which residuals correlate")} | observation_words(observation)
+                 "REACH": (reach, "pixels over which residuals correlate")} | observation_words(observation) \
+            | optics_words(optics)
         parameters = (parameter_names(setup, observation.map_terms), np.asarray(x, dtype=np.float64), covariances[-1])
         path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent,
-                                  sign_words(observation.source.about), parameters)
+                                  sign_words(observation.source.about), parameters, panels.reshape(setup.box))
         found["surface_fits"] = path.name
     return found
