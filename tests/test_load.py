@@ -170,3 +170,20 @@ def test_a_loaded_run_of_yours_says_so_beside_each_timing_verdict_not_only_among
     table = values["claim_tables"][0]
     c3 = table["rows"][[row["id"] for row in table["rows"]].index("C3")]["cells"][0]
     assert any("measured on a loaded machine" in table["notes"][mark - 1] for mark in c3["notes"])
+
+
+def test_two_runs_are_compared_point_by_point_and_a_run_against_itself_reads_one(capsys):
+    """The comparison a run beside a busy core is read with (docs/replicate.md): a run against itself gives 1.00x at
+    every torch point of its sweeps at npix 256; a missing folder is refused in one line, exit status 2."""
+    from replication.core.paths import REFERENCE
+    from replication.studies.sweep import compare
+
+    run = REFERENCE / "2026-12-03_vm_amd-epyc-2c"
+    ratios = compare.time_ratios(run, run, 256)
+    assert set(ratios) == {"sweep-quick", "sweep-quick-gaussian"}
+    assert all(value == 1.0 for found in ratios.values() for value in found.values())
+    assert sum(len(found) for found in ratios.values()) > 20
+    assert compare.main([str(run), str(run)]) == 0
+    assert "median 1.00x" in capsys.readouterr().out
+    assert compare.main([str(run), str(run / "nope")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
