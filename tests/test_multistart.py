@@ -89,10 +89,10 @@ def test_every_start_is_written_as_it_ends_a_killed_run_resumes_and_another_coun
     again = (folder / STARTS_FILE).read_text().splitlines()
     assert again[:-1] == lines[:-1]
     assert json.loads(again[-1])["index"] == 8
-    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    before = {path: path.read_bytes() for path in folder.rglob("*") if path.is_file()}
     with pytest.raises(RunError, match="starts"):
         real_maps.run_real_maps(folder, [observation], starts=10, **options)
-    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+    assert {path: path.read_bytes() for path in folder.rglob("*") if path.is_file()} == before
 
 
 def test_a_negative_count_of_starts_is_refused_naming_the_option(tmp_path):

@@ -10,7 +10,7 @@ import math
 import statistics
 from collections.abc import Callable
 
-from replication.claims import BY_ID, C4_MIN_NPIX, C4_ORDERS, SAME_SOLUTION_STDERR
+from replication.claims import BY_ID, C3_ORDERS, C4_MIN_NPIX, C4_ORDERS, SAME_SOLUTION_STDERR
 from replication.claims.verdicts import RULES, slope_at, verdict_c1, verdict_c3, verdict_c4
 from replication.core.format import times
 from replication.core.judging import (
@@ -88,8 +88,8 @@ def c3_from(min_npix: int, rule: Rule | None = None) -> Callable[[Evidence], dic
 
 
 def c3_largest(evidence: Evidence) -> dict:
-    """C3's median over orders at the largest grid measured (C1's reading of 'large grids')."""
-    ratios = as_ratios(evidence.ratios["C3"])
+    """C3's median over its orders (C3_ORDERS) at the largest grid measured (C1's reading of 'large grids')."""
+    ratios = {key: ratio for key, ratio in as_ratios(evidence.ratios["C3"]).items() if key[1] in C3_ORDERS}
     sizes = [npix for npix, _ in ratios if npix >= 128]
     return median_at(ratios, max(sizes), "C3") if sizes else not_measured()
 

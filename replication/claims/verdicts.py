@@ -5,7 +5,7 @@ import statistics
 
 import numpy as np
 
-from replication.claims import C4_MIN_NPIX, C4_ORDERS, CLAIMS, SAME_SOLUTION_STDERR, parameter_count
+from replication.claims import C3_ORDERS, C4_MIN_NPIX, C4_ORDERS, CLAIMS, SAME_SOLUTION_STDERR, parameter_count
 from replication.core.judging import (
     NOT_MEASURED,
     UNDETERMINED,
@@ -46,8 +46,9 @@ def verdict_c2(ratios, min_npix=256):
 
 def verdict_c3(ratios, min_npix=128):
     """C3, CPU torch ~10x NumPy for intermediate and large grids: the smallest per-size median ratio over
-    npix >= 128 (RULES["C3"])."""
-    value, medians = weakest_size(ratios, min_npix)
+    npix >= 128 (RULES["C3"]), each size's median over the orders C3_ORDERS only."""
+    value, medians = weakest_size({key: ratio for key, ratio in as_ratios(ratios).items() if key[1] in C3_ORDERS},
+                                  min_npix)
     return {"value": value, "verdict": RULES["C3"].grade(value), "by_npix": medians}
 
 

@@ -99,7 +99,10 @@ def optics_line(short, optics):
     """One sentence on the optics terms of a source's surface (optics.optics_terms): the axial focus as a feed
     offset, the coma's path at the rim, the pointing, each with its standard error, and the panel surface left."""
     def measured(value, error, unit):
-        return f"{number(value, 3)} +- {number(error, 2)} {unit}"
+        """value +- error, both to the error's second significant figure."""
+        digits = max(0, 1 - math.floor(math.log10(error))) if error and error > 0 else 3
+        text = f"{value:.{digits}f}"
+        return f"{text.lstrip('-') if float(text) == 0 else text} +- {error:.{digits}f} {unit}"
 
     parts = [f"pointing {measured(optics['pointing_arcsec'][0], optics['pointing_se_arcsec'][0], 'arcsec')} along "
              f"the aperture's x and {measured(optics['pointing_arcsec'][1], optics['pointing_se_arcsec'][1], 'arcsec')}"

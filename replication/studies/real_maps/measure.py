@@ -25,6 +25,7 @@ from replication.core.results import RunError, append_record, atomic_stream, rea
 from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
+from replication.studies.real_maps.order_figures import draw_orders
 from replication.studies.real_maps.records import (
     STARTS_FILE,
     check_real_source,
@@ -313,11 +314,13 @@ def read_stage(folder, observation, order):
 
 
 def write_source(folder, observation, optimum_found, order, npix, stamp, found=None):
-    """A source's residual maps and summary at its last stage's optimum ({x, fun}), with what its random starts
-    found and what its per-map terms did."""
+    """A source's residual maps, its figures order by order (order_figures) and its summary at its last stage's
+    optimum ({x, fun}), with what its random starts found and what its per-map terms did."""
     x = optimum_found["x"]
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
+    draw_orders(folder, observation, [stage for stage in read_real_maps(folder)[0]
+                                      if stage["source"] == observation.source.name], npix)
     surface = write_surface_files(folder, observation, x, order, npix, residual)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
