@@ -143,12 +143,12 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
                for r in [*stages, *sources, *tapers])
     (tmp_path / "r" / "settings.json").unlink()
     (tmp_path / "r" / "runs.jsonl").unlink()
-    before = {path.name: path.read_bytes() for path in (tmp_path / "r").iterdir()}
+    before = {path: path.read_bytes() for path in (tmp_path / "r").rglob("*") if path.is_file()}
     mixed = run_command(*arguments[:-1], "--objective", "cauchy", "--quiet")
     assert mixed.returncode == 2, mixed.stderr
     assert "objective" in mixed.stderr
     assert len(mixed.stderr.splitlines()) == 1
-    assert {path.name: path.read_bytes() for path in (tmp_path / "r").iterdir()} == before
+    assert {path: path.read_bytes() for path in (tmp_path / "r").rglob("*") if path.is_file()} == before
 
 
 def fit(impl, gradient, repeat, total, target, distance=0.0):

@@ -53,9 +53,12 @@ def order_figure(observation: Observation, x, order: int, npix: int, folder: pat
 
 def draw_orders(folder: pathlib.Path, observation: Observation, stages: list[dict], npix: int) -> list[pathlib.Path]:
     """Every order's figure of one source (its stage records, each with its optimum), under
-    folder/orders-<source>/."""
+    folder/orders-<source>/; each order's model as its stage fitted it (Observation.at_stage: the per-map terms only
+    at the last order)."""
     into = folder / f"orders-{observation.source.name}"
+    last = max((stage["order"] for stage in stages), default=0)
     paths = []
     for stage in sorted(stages, key=lambda stage: stage["order"]):
-        paths += order_figure(observation, stage["optimum"]["x"], stage["order"], npix, into)
+        order = stage["order"]
+        paths += order_figure(observation.at_stage(order, last), stage["optimum"]["x"], order, npix, into)
     return paths
