@@ -216,6 +216,28 @@ def check_mask(mask, shape):
     return values
 
 
+def check_map_weights(map_weights):
+    """Each map's weight as a float64 array of three finite positive numbers (in focus, -dz, +dz), or None."""
+    if map_weights is None:
+        return None
+    values = real_array(map_weights, "map_weights", "three positive numbers")
+    if values.shape != (3,) or not np.all(np.isfinite(values) & (values > 0)):
+        raise ValueError(f"map_weights must be three finite positive numbers (in focus, -dz, +dz), got "
+                         f"{np.array2string(values.reshape(-1)[:6], precision=4)} of shape {values.shape}")
+    return values
+
+
+def map_scale(weights, map_weights, npix):
+    """Each compared pixel's multiplier of its excess where map weights are given: its map's weight on the pixels
+    weights compares (all where weights is None), 0 elsewhere, as a (3, npix, npix) float64 array; None where no
+    map weights are given. A map of weight w is compared as if its noise were 1 / w times the others' at w = 1."""
+    map_weights = check_map_weights(map_weights)
+    if map_weights is None:
+        return None
+    compared = np.ones((3, npix, npix)) if weights is None else weights
+    return compared * map_weights[:, None, None]
+
+
 def check_data(data, npix, mask=None, smaller=False):
     """The observed beam maps as a float64 (3, npix, npix) array and the weights of its pixels: None where every
     pixel is compared with the model, else a (3, npix, npix) array of 1 (compared) and 0 (left out).

@@ -16,18 +16,22 @@ from .likelihood import pixel_count
 from .setup import map_gains, map_terms, parameter_parts
 
 
-def objective_and_power_adjoint(power, data, gamma, loss, weights=None):
+def objective_and_power_adjoint(power, data, gamma, loss, weights=None, scale=None):
     """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, from the excess e = P - data
     (beam-power units), computed in place over `power` (which it overwrites: every full-grid pass then writes into
     memory already in use). The constant factor is left for the far-field adjoint to apply on the small box.
     Where weights (0 or 1 per pixel) are given, a pixel of weight 0 has e = 0: it adds nothing to L and has W = 0.
-    Each loss's W is its value_and_weights' (losses.py); the values equal likelihood.py's.
+    Where scale is given (ObservedMaps.map_scale: each map's weight on its compared pixels), the loss is of
+    e' = scale e, and W = scale dL/de'. Each loss's W is its value_and_weights' (losses.py); the values equal
+    likelihood.py's.
     """
     excess = power
     excess -= data
-    if weights is not None:
-        excess *= weights
+    if scale is not None or weights is not None:
+        excess *= weights if scale is None else scale
     value, excess_weights, factor = loss.value_and_weights(excess, gamma)
+    if scale is not None:
+        excess_weights *= scale
     return value + loss.constant(pixel_count(data, weights), gamma), excess_weights, factor
 
 
@@ -122,7 +126,8 @@ def value_and_gradient(params, setup, data, gamma, loss, lap=None):
     lap(STEPS[1])
     power, model = model_power_of_beam(beam, params, setup)
     lap(STEPS[2])
-    value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights)
+    value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
+                                                               data.map_scale)
     lap(STEPS[3])
     beam_weights = power_weights
     if setup.n_gains:  # |b_k|^2 enters map k times its gain
@@ -150,7 +155,8 @@ def score_context(params, setup, data, gamma, loss):
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)  # the adjoint overwrites model, not power, where gains
-    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights)
+    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
+                                                               data.map_scale)
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)

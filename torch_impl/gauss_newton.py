@@ -123,9 +123,12 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)
     rows = beam_window(power, window_loss)
-    weights = loss.curvature(model - data.fft_order, gamma)
-    if data.weights is not None:
-        weights = weights * data.weights
+    if data.map_scale is None:
+        weights = loss.curvature(model - data.fft_order, gamma)
+        if data.weights is not None:
+            weights = weights * data.weights
+    else:  # the loss of e' = scale e: its curvature at e', times scale^2 (J' = scale J)
+        weights = loss.curvature((model - data.fft_order) * data.map_scale, gamma) * data.map_scale**2
     windowed = weights[:, rows][:, :, rows]
     jacobian = forward_mode_jacobian(_field_derivatives(params, setup, field, phasor, taper, amplitude),
                                beam[:, rows][:, :, rows], rows, setup)

@@ -9,7 +9,7 @@ import math
 import torch
 
 from oof_common.constants import GAMMA
-from oof_common.validation import ArrayLike, check_data, check_params, check_positive
+from oof_common.validation import ArrayLike, check_data, check_params, check_positive, map_scale
 
 from .backend import as_model_array, to_fft_order
 from .beams import model_power
@@ -23,7 +23,9 @@ class ObservedMaps:
     setup's precision and on its device. fit, value_and_grad, negative_log_likelihood, hessian and
     score_covariance take it in place of the (3, npix, npix) maps and skip the check and the reorder that a loop
     of calls would otherwise repeat. weights: None where every pixel is compared with the model, else 1 on the
-    compared pixels and 0 elsewhere (FFT order; validation.check_data says which).
+    compared pixels and 0 elsewhere (FFT order; validation.check_data says which). map_scale: None, or where
+    each map has a weight of its own (prepare_data's map_weights), the multiplier of each pixel's excess: its map's
+    weight on the compared pixels, 0 elsewhere (validation.map_scale).
     Read-only by convention: the model never writes to it."""
 
     fft_order: torch.Tensor = dataclasses.field(repr=False)
@@ -31,17 +33,29 @@ class ObservedMaps:
     npix: int
     dtype: torch.dtype
     device: torch.device
+    map_scale: torch.Tensor | None = dataclasses.field(default=None, repr=False)
+
+    @property
+    def factors(self):
+        """What multiplies each pixel's excess: map_scale where given, else weights (None: every pixel by 1)."""
+        return self.weights if self.map_scale is None else self.map_scale
 
 
-def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None, smaller: bool = False) -> ObservedMaps:
+def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None, smaller: bool = False,
+                 map_weights: ArrayLike | None = None) -> ObservedMaps:
     """The observed (3, npix, npix) maps (centred, beam-power units) as ObservedMaps for setup's model. smaller=True:
     maps (3, rows, cols) smaller than the grid, compared on their own pixels, centred on the grid; mask (boolean, the
-    data's shape, True: left out) or a NumPy masked array leaves pixels out (validation.check_data)."""
+    data's shape, True: left out) or a NumPy masked array leaves pixels out (validation.check_data). map_weights: three
+    positive numbers, each map's excess multiplied by its own (a map of noise sigma_k weighted sigma / sigma_k is
+    compared in units of its own noise; validation.map_scale)."""
     setup = check_setup(setup)
     maps, weights = check_data(data, setup.npix, mask, smaller)
+    scale = map_scale(weights, map_weights, setup.npix)
     maps = to_fft_order(as_model_array(maps, setup))
     weights = None if weights is None else to_fft_order(as_model_array(weights, setup))
-    return ObservedMaps(fft_order=maps, weights=weights, npix=setup.npix, dtype=setup.dtype, device=setup.device)
+    scale = None if scale is None else to_fft_order(as_model_array(scale, setup))
+    return ObservedMaps(fft_order=maps, weights=weights, npix=setup.npix, dtype=setup.dtype, device=setup.device,
+                        map_scale=scale)
 
 
 def observed_maps(data, setup):
@@ -62,7 +76,8 @@ def pixel_count(data, weights):
 
 
 def compared_excess(power, data, weights=None):
-    """e = P - data per pixel (beam-power units), 0 on the pixels of weight 0 where weights (0 or 1) are given."""
+    """e = P - data per pixel (beam-power units), times each pixel's factor where given (ObservedMaps.factors: 0 on
+    the pixels left out)."""
     excess = power - data
     return excess if weights is None else excess * weights
 
@@ -70,7 +85,7 @@ def compared_excess(power, data, weights=None):
 def objective_value(power, data, gamma, loss: Loss):
     """The loss of model power beams (FFT order) against data (ObservedMaps), its constant included: a float64
     scalar. The constant (Cauchy: compared pixels times log(pi gamma)) is added once, not per pixel."""
-    value = loss.value(compared_excess(power, data.fft_order, data.weights), gamma)
+    value = loss.value(compared_excess(power, data.fft_order, data.factors), gamma)
     return value + loss.constant(pixel_count(data.fft_order, data.weights), gamma)
 
 

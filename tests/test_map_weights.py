@@ -1,0 +1,127 @@
+"""Each map weighted by its own noise (prepare_data's map_weights): the objective is the loss of each map's excess
+times its weight, in both trees alike to 1e-12; the exact adjoint is autograd's and the central differences'; the
+Gauss-Newton matrix is the Hessian where the model holds the maps; unit weights change nothing to the bit; bad
+weights are refused naming the argument."""
+
+import numpy as np
+import pytest
+import torch
+
+import reference_numpy
+import torch_impl
+from replication.core.simulation import simulate_observation, true_params
+
+WEIGHTS = (1.0, 0.6, 1.7)
+NPIX, NZERN = 32, 3
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """A setup with the maps' offsets fitted, the truth, noisy maps cut to 24 x 20 pixels with one masked, and a
+    point away from the truth."""
+    setup = reference_numpy.make_setup(NPIX, NZERN, offsets=True)
+    truth = np.concatenate([true_params(setup.nparams - 3), np.zeros(3)])
+    maps = simulate_observation(setup, truth, seed=4)[:, 6:30, 6:26]
+    mask = np.zeros(maps.shape, dtype=bool)
+    mask[1, 3, 4] = True
+    point = truth + 0.05 * np.random.default_rng(1).normal(size=truth.size)
+    return setup, truth, maps, mask, point
+
+
+def prepared(package, maps, mask, weights=WEIGHTS, **options):
+    setup = package.make_setup(NPIX, NZERN, offsets=True, **options)
+    return setup, package.prepare_data(maps, setup, mask, smaller=True, map_weights=weights)
+
+
+@pytest.mark.parametrize("objective", ["gaussian", "cauchy", "least-squares"])
+def test_the_objective_is_the_loss_of_each_maps_excess_times_its_weight(problem, objective):
+    setup, _, maps, mask, point = problem
+    gamma = 0.01
+    model = np.asarray(reference_numpy.beam_maps(point, setup))[:, 4:28, 6:26]  # the maps' place: centred
+    excess = np.where(mask, 0.0, (model - maps) * np.array(WEIGHTS)[:, None, None])
+    rho = {"gaussian": excess**2 / (2 * gamma**2), "cauchy": np.log1p((excess / gamma) ** 2),
+           "least-squares": excess**2}[objective]
+    constant = (~mask).sum() * np.log(np.pi * gamma) if objective == "cauchy" else 0.0  # the compared pixels'
+    expected = rho.sum() + constant
+    values = [package.negative_log_likelihood(point, *prepared(package, maps, mask), gamma, objective)
+              for package in (reference_numpy, torch_impl)]
+    assert values[0] == pytest.approx(expected, rel=1e-12)
+    assert values[1] == pytest.approx(values[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("objective", ["gaussian", "cauchy"])
+def test_the_adjoint_is_autograds_and_the_central_differences_in_both_trees(problem, objective):
+    _, _, maps, mask, point = problem
+    gamma = 0.02
+    grads = {}
+    for package, gradient in ((reference_numpy, "adjoint"), (torch_impl, "adjoint"), (torch_impl, "autograd")):
+        setup, data = prepared(package, maps, mask)
+        grads[(package.__name__, gradient)] = np.asarray(
+            package.value_and_grad(point, setup, data, gamma, objective, gradient=gradient)[1], dtype=np.float64)
+    reference = grads[("reference_numpy", "adjoint")]
+    for key, grad in grads.items():
+        np.testing.assert_allclose(grad, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max(), err_msg=str(key))
+    setup, data = prepared(reference_numpy, maps, mask)
+    step, central = 1e-6, []
+    for k in range(point.size):
+        shift = np.zeros(point.size)
+        shift[k] = step
+        ahead, behind = (reference_numpy.negative_log_likelihood(point + sign * shift, setup, data, gamma, objective)
+                         for sign in (1, -1))
+        central.append((ahead - behind) / (2 * step))
+    np.testing.assert_allclose(reference, central, rtol=1e-5, atol=1e-5 * np.abs(reference).max())
+
+
+def test_the_gauss_newton_matrix_is_the_hessian_where_the_model_holds_the_maps(problem):
+    """Least squares in noise units with maps the model makes exactly: the Hessian is J' diag(w^2 / gamma^2) J, the
+    Gauss-Newton matrix (both trees: forward differences and exact forward mode)."""
+    setup, truth, _, mask, _ = problem
+    exact = np.asarray(reference_numpy.beam_maps(truth, setup))[:, 4:28, 6:26]
+    for package in (reference_numpy, torch_impl):
+        own, data = prepared(package, exact, mask)
+        hessian = package.hessian(truth, own, data, 0.01, "gaussian")
+        matrix = package.gauss_newton_matrix(truth, own, data, 0.01, "gaussian")
+        np.testing.assert_allclose(matrix, hessian, rtol=2e-4, atol=2e-4 * np.abs(hessian).max(),
+                                   err_msg=package.__name__)
+
+
+def test_unit_weights_change_nothing_to_the_bit(problem):
+    _, _, maps, mask, point = problem
+    for package in (reference_numpy, torch_impl):
+        setup, plain = prepared(package, maps, mask, weights=None)
+        _, unit = prepared(package, maps, mask, weights=(1.0, 1.0, 1.0))
+        for objective in ("cauchy", "gaussian"):
+            a = package.value_and_grad(point, setup, plain, 0.02, objective, gradient="adjoint")
+            b = package.value_and_grad(point, setup, unit, 0.02, objective, gradient="adjoint")
+            assert float(a[0]) == float(b[0])
+            np.testing.assert_array_equal(np.asarray(a[1]), np.asarray(b[1]))
+
+
+def test_both_trees_fit_weighted_maps_to_the_same_optimum(problem):
+    _, truth, maps, mask, _ = problem
+    ends = []
+    for package in (reference_numpy, torch_impl):
+        setup, data = prepared(package, maps, mask)
+        ends.append(np.asarray(package.fit(setup, data, truth, gamma=0.02, objective="gaussian",
+                                           gradient="adjoint").x))
+    np.testing.assert_allclose(ends[0], ends[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [(1.0, 2.0), (1.0, -1.0, 1.0), (1.0, float("nan"), 1.0), (0.0, 1.0, 1.0),
+                                 "heavy", ((1.0,), (2.0,), (3.0,))])
+def test_bad_map_weights_are_refused_naming_the_argument(problem, bad):
+    _, _, maps, mask, _ = problem
+    for package in (reference_numpy, torch_impl):
+        own = package.make_setup(NPIX, NZERN, offsets=True)
+        with pytest.raises(ValueError, match="map_weights"):
+            package.prepare_data(maps, own, mask, smaller=True, map_weights=bad)
+
+
+def test_the_weights_apply_to_whole_grid_maps_too():
+    setup = torch_impl.make_setup(16, 2)
+    truth = true_params(setup.nparams)
+    maps = simulate_observation(reference_numpy.make_setup(16, 2), truth, seed=2)
+    data = torch_impl.prepare_data(maps, setup, map_weights=WEIGHTS)
+    assert data.weights is None
+    assert data.map_scale is not None
+    assert torch.equal(torch.unique(data.map_scale), torch.tensor(sorted(WEIGHTS), dtype=data.map_scale.dtype))
