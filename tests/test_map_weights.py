@@ -6,6 +6,7 @@ weights are refused naming the argument."""
 import numpy as np
 import pytest
 import torch
+from test_beam_files import power  # noqa: F401 (the fixture the fake source folder is made from)
 
 import reference_numpy
 import torch_impl
@@ -125,3 +126,35 @@ def test_the_weights_apply_to_whole_grid_maps_too():
     assert data.weights is None
     assert data.map_scale is not None
     assert torch.equal(torch.unique(data.map_scale), torch.tensor(sorted(WEIGHTS), dtype=data.map_scale.dtype))
+
+
+def test_a_real_maps_run_weights_each_map_by_its_own_noise_where_asked_and_a_resume_keeps_it(tmp_path, power):  # noqa: F811
+    """--per-map-noise: each map prepared with the median noise over its own as its weight, the setting in the
+    folder's identity and every record's stamp; a resume without it is refused (a folder made before the setting
+    holds no such key, and resumes as it was)."""
+    from test_beam_files import fake_source_folder
+
+    from replication.core.results import RunError
+    from replication.studies.real_maps import measure as real_maps
+    from replication.studies.real_maps import sources as real_sources
+    from replication.studies.real_maps.records import read_real_maps
+
+    folder, source = fake_source_folder(tmp_path, power)
+    (plain,) = real_sources.read_observations([source], folder, 32)
+    plain = plain.without_terms()
+    weighted = plain.with_per_map_noise(True)
+    setup = real_sources.setup_for(reference_numpy, plain, 2, 32)
+    scale = weighted.prepared(reference_numpy, setup).map_scale
+    expected = np.median(plain.noise) / np.array(plain.noise)
+    np.testing.assert_allclose([scale[k][scale[k] > 0].max() for k in range(3)], expected, rtol=1e-12)
+    assert plain.prepared(reference_numpy, setup).map_scale is None
+    options = {"max_order": 2, "npix": 32, "repeats": 1, "threads": 1, "quiet": True}
+    run = tmp_path / "weighted"
+    real_maps.run_real_maps(run, [weighted], **options)
+    stages, (summary,), _ = read_real_maps(run)
+    assert all(record["per_map_noise"] is True for record in [*stages, summary])
+    with pytest.raises(RunError, match="per_map_noise"):
+        real_maps.run_real_maps(run, [plain], **options)
+    unweighted = tmp_path / "plain"
+    real_maps.run_real_maps(unweighted, [plain], **options)
+    assert read_real_maps(unweighted)[0][0]["per_map_noise"] is False

@@ -105,7 +105,7 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
     predicts (rms over the dish of the surface's uncertainty, correlated residuals respected); and that uncertainty
     on each dish pixel beside the record."""
     setup = setup_for(of(series.TORCH_ADJOINT), observation, order, npix)
-    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    data = observation.prepared(torch_impl, setup)
     start = found.copy()
     start[:setup.basis.shape[0]] = truth[:setup.basis.shape[0]]
     result = torch_impl.fit(setup, data, start, tol=tol, gamma=observation.gamma, objective=observation.objective,

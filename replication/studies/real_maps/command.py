@@ -40,6 +40,9 @@ def add_real_maps_command(fits):
                       default=real_sources.OBJECTIVES[0],
                       help="what the fits minimise: gaussian, least squares in units of the noise (default), or "
                            "cauchy, the Cauchy likelihood at the noise's scale (the paper's)")
+    fits.add_argument("--per-map-noise", action="store_true",
+                      help="compare each map in units of its own noise (the objective's scale is the maps' median "
+                           "noise; each map's excess weighted by that over its own); default: one scale for all three")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
                       help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
     fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
@@ -72,8 +75,9 @@ def run_real_maps_command(args):
     if len(set(names)) != len(names):
         raise runs.RunError(f"--source/--config: {sorted({n for n in names if names.count(n) > 1})[0]} named twice; "
                             "each source once")
-    observations = [observation.with_objective(args.objective)  # read before any folder is made
-                    for observation in real_sources.read_observations(sources, args.maps, args.npix)]
+    observations = [observation.with_objective(args.objective).with_per_map_noise(args.per_map_noise)
+                    for observation in real_sources.read_observations(sources, args.maps, args.npix)]  # before any
+    # folder is made
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)

@@ -66,7 +66,7 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
         start = time.perf_counter()
         staged = observation.at_stage(order, orders[-1])
         setup = setup_for(impl, staged, order, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+        data = observation.prepared(impl.package, setup)
         p0 = first_start(setup, staged) if params is None else next_start(params, setup, terms)
         if rescale:
             observation = observation.with_width(residual_width(staged, p0, order, npix))

@@ -61,7 +61,8 @@ SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
-IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "threads",
+IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
+            "threads",
             "hostname", "cpu", *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
@@ -69,7 +70,7 @@ IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_to
 def polish(x, observation: Observation, order: int, npix: int = NPIX) -> Optimum:
     """The local minimum near x by exact Newton steps (torch: autograd Hessian, sandwich covariance), untimed."""
     setup = setup_for(implementation_of(series.TORCH_CPU), observation, order, npix)
-    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    data = observation.prepared(torch_impl, setup)
     return optimum.polish(torch_impl, x, setup, data, observation.gamma, observation.objective)
 
 
@@ -83,7 +84,7 @@ def timed_stage_fit(impl, observation: Observation, order: int, p0: np.ndarray, 
     impl.synchronize()
     start = time.perf_counter()
     setup = setup_for(impl, observation, order, npix)
-    data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    data = observation.prepared(impl.package, setup)
     impl.synchronize()
     prepared = time.perf_counter()
     watch = FitWatch(trajectory=True)
@@ -174,7 +175,7 @@ def warm_up(impls, observation: Observation, npix: int):
     memory), untimed."""
     for impl in impls:
         setup = setup_for(impl, observation, 1, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+        data = observation.prepared(impl.package, setup)
         impl.package.value_and_grad(first_start(setup, observation), setup, data, observation.gamma,
                                     observation.objective, gradient=impl.gradient_name)
 
@@ -220,6 +221,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                                                       "objective": objective_of_all(observations),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
+    environment["per_map_noise"] = any(o.per_map_noise for o in observations)  # folders before it hold no such key
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o) for o in observations}
     identity = {key: environment[key] for key in environment
@@ -258,7 +260,7 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
     write_source(folder, observation, last["optimum"], order, npix, stamp, found)
 
 
-STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts")
+STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise")
 """The settings every real-maps record carries beside its source's maps hash (since 2026-12-03) and its source's
 configuration (since 2026-12-04), so that a folder whose settings.json and runs.jsonl were lost still refuses to
 resume under other settings, on other maps or with another telescope configuration."""

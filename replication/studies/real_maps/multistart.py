@@ -62,7 +62,7 @@ def fit_start(observation: Observation, order: int, p0: np.ndarray, npix: int, t
     impl = of(SERIES)
     start = time.perf_counter()
     setup = setup_for(impl, observation, order, npix)
-    data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    data = observation.prepared(impl.package, setup)
     result = impl.package.fit(setup, data, p0, tol=tol, gamma=observation.gamma, objective=observation.objective,
                               gradient=impl.gradient_name, **impl.fit_options)
     return time.perf_counter() - start, result

@@ -207,6 +207,7 @@ class Stamp(Record):
     tol: Number
     tapers: list[Number]
     target: Number
+    per_map_noise: bool = False
 
 
 def check_stamp(path, number, record):

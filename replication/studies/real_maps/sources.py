@@ -85,7 +85,7 @@ class Observation:
     (2,): the noise of the border band from differences of neighbouring pixels along v (columns' direction) and
     along u, which white noise makes equal; objective: what its fits minimise (OBJECTIVES); terms: the per-map
     terms its fits include (make_setup's switches), None for its source's (configs.MAP_TERMS unless the
-    configuration says otherwise)."""
+    configuration says otherwise); per_map_noise: each map compared in units of its own noise (prepared)."""
 
     source: Source
     sigma: float
@@ -99,6 +99,7 @@ class Observation:
     objective: Objective = GAUSSIAN
     width: float = 1.0
     terms: dict | None = None
+    per_map_noise: bool = False
 
     def with_taper(self, sigma: float) -> Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
@@ -131,6 +132,16 @@ class Observation:
     def with_width(self, width: float) -> Observation:
         """The same maps fitted with the objective's scale `width` times the noise (residual_width)."""
         return dataclasses.replace(self, width=width)
+
+    def with_per_map_noise(self, per_map: bool) -> Observation:
+        """The same maps fitted each in units of its own noise (per_map True), or all three under one gamma."""
+        return dataclasses.replace(self, per_map_noise=bool(per_map))
+
+    def prepared(self, package, setup):
+        """The maps prepared for a setup of the package's model, the dropped samples left out; where per_map_noise,
+        each map weighted by the maps' median noise over its own, so that gamma (the median's) becomes its own."""
+        weights = [float(np.median(self.noise) / noise) for noise in self.noise] if self.per_map_noise else None
+        return package.prepare_data(self.maps, setup, self.dropped, smaller=True, map_weights=weights)
 
     @property
     def gamma(self) -> float:

@@ -185,7 +185,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
         np.savetxt(stream, image, fmt="%.3f", header=header)
     reach = bandwidth(residual)
     torch_setup = setup_for(of(series.TORCH_CPU), observation, order, npix)
-    data = torch_impl.prepare_data(observation.maps, torch_setup, observation.dropped, smaller=True)
+    data = observation.prepared(torch_impl, torch_setup)
     covariances = correlated_covariance(x, torch_setup, data, observation.gamma, observation.objective, 0, reach)
     independent, windowed = (surface_uncertainty(covariance, setup, wavelength) for covariance in covariances)
     optics, panel_pixels = optics_terms(x, covariances[-1], setup, wavelength)

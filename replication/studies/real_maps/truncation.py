@@ -25,7 +25,7 @@ SIGNIFICANT_P = 1e-3
 def objective_at(observation: Observation, x, order: int, npix: int) -> float:
     """The objective (torch, float64) of the observation's maps at x, fitted at this order with every per-map term."""
     setup = setup_for(torch_impl, observation, order, npix)
-    data = torch_impl.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+    data = observation.prepared(torch_impl, setup)
     return float(torch_impl.negative_log_likelihood(x, setup, data, observation.gamma, observation.objective))
 
 
@@ -62,7 +62,7 @@ def higher_orders_and_moves(observation: Observation, x, order: int, npix: int, 
     previous, moves = base, {order: None}
     for higher in orders:
         setup = setup_for(impl, observation, higher, npix)
-        data = impl.package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
+        data = observation.prepared(impl.package, setup)
         start = next_start(previous, setup, observation.map_terms)
         result = impl.package.fit(setup, data, start, tol=tol, gamma=observation.gamma, objective=observation.objective,
                                   gradient=impl.gradient_name, **impl.fit_options)
