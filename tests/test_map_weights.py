@@ -3,6 +3,8 @@ times its weight, in both trees alike to 1e-12; the exact adjoint is autograd's 
 Gauss-Newton matrix is the Hessian where the model holds the maps; unit weights change nothing to the bit; bad
 weights are refused naming the argument."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -158,3 +160,37 @@ def test_a_real_maps_run_weights_each_map_by_its_own_noise_where_asked_and_a_res
     unweighted = tmp_path / "plain"
     real_maps.run_real_maps(unweighted, [plain], **options)
     assert read_real_maps(unweighted)[0][0]["per_map_noise"] is False
+
+
+def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(tmp_path, power):  # noqa: F811
+    """budget.other_weighting refits the last order the other way from the optimum: toggling twice comes back to
+    the same surface, and maps of equal noise move it by nothing. The budget sentence says each part the record
+    holds, a truncation to the highest order fitted as a bound, and none where the rule keeps the order."""
+    from test_beam_files import fake_source_folder
+
+    from replication.studies.real_maps import sources as real_sources
+    from replication.studies.real_maps.budget import other_weighting
+    from replication.studies.real_maps.findings import budget_line
+
+    folder, source = fake_source_folder(tmp_path, power)
+    (observation,) = real_sources.read_observations([source], folder, 32)
+    observation = observation.without_terms()
+    setup = real_sources.setup_for(reference_numpy, observation, 2, 32)
+    start = real_sources.first_start(setup, observation)
+    fitted = reference_numpy.fit(setup, observation.prepared(reference_numpy, setup), start, tol=1e-10,
+                                 gamma=observation.gamma, objective=observation.objective, gradient="adjoint").x
+    moved = other_weighting(observation, fitted, 2, 32)
+    assert moved["per_map_noise"] is True
+    assert moved["surface_difference_rms_um"] >= 0
+    equal = dataclasses.replace(observation, noise=(observation.noise[0],) * 3)
+    assert other_weighting(equal, fitted, 2, 32, tol=1e-10)["surface_difference_rms_um"] < 1e-3
+    record = {"order": 5, "uncertainty_median_um": 84.0, "other_objective": {"surface_difference_rms_um": 161.0},
+              "terms_effect": {"surface_difference_rms_um": 84.4}, "other_weighting": moved,
+              "higher_orders": {"orders": [6, 7, 8], "chosen": 8, "moved_um": [165.0, 350.0, 416.0]}}
+    line = budget_line("SRT", record)
+    assert "statistical 84 (median 1 sigma)" in line
+    assert "order truncation at least 416 (to the rule's n = 8)" in line
+    assert "the loss 161; the per-map terms 84.4; the noise weighting" in line
+    kept = record | {"higher_orders": {"orders": [6, 7, 8], "chosen": 5, "moved_um": [1.0, 2.0, 3.0]}}
+    assert "order truncation none (the order rule keeps n = 5)" in budget_line("SRT", kept)
+    assert budget_line("SRT", {"order": 5, "uncertainty_median_um": 84.0}) is None

@@ -116,3 +116,29 @@ def optics_line(short, optics):
             zip(optics["coma_mm"], optics["coma_se_mm"], ("Z(3,-1)", "Z(3,1)"), strict=True)) + " of path at the rim")
     return (f"{short}: the optics in its phase (moved by the feed or subreflector, not by panels): "
             f"{'; '.join(parts)}. Without them the panel surface is {number(optics['panel_rms_um'], 3)} um rms.")
+
+
+def budget_line(short, record):
+    """The surface's error budget in one sentence, each part that the source record holds (micrometres rms over the
+    dish, the statistical part the median 1 sigma): statistical, the order truncation (the move to the order the
+    rule chooses; none where it chooses the order fitted), the loss, the per-map terms, the noise weighting; None
+    where the record holds none but the statistical part."""
+    parts = []
+    higher = record.get("higher_orders")
+    if higher:
+        chosen = higher["chosen"]
+        if chosen == record["order"]:
+            parts.append(f"order truncation none (the order rule keeps n = {chosen})")
+        else:
+            bound = "at least " if chosen == higher["orders"][-1] else ""
+            parts.append(f"order truncation {bound}{number(higher['moved_um'][higher['orders'].index(chosen)], 3)} "
+                         f"(to the rule's n = {chosen})")
+    for key, words in (("other_objective", "the loss"), ("terms_effect", "the per-map terms"),
+                       ("other_weighting", "the noise weighting")):
+        if record.get(key):
+            parts.append(f"{words} {number(record[key]['surface_difference_rms_um'], 3)}")
+    if not parts:
+        return None
+    return (f"{short}: the surface's error budget (um rms over the dish): statistical "
+            f"{number(record['uncertainty_median_um'], 2)} (median 1 sigma); " + "; ".join(parts)
+            + " (each the move of the surface when that choice is made the other way).")

@@ -24,6 +24,7 @@ from replication.core.records import as_written
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
+from replication.studies.real_maps.budget import other_weighting
 from replication.studies.real_maps.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
 from replication.studies.real_maps.order_figures import draw_orders
 from replication.studies.real_maps.records import (
@@ -329,7 +330,8 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
     record = stamp | record | surface | {"config": config_record(observation),
                                          "other_objective": other_objective(observation, x, order, npix),
                                          "terms_effect": terms_effect(observation, optimum_found, order, npix),
-                                         "higher_orders": higher_orders(observation, x, order, npix)}
+                                         "higher_orders": higher_orders(observation, x, order, npix),
+                                         "other_weighting": other_weighting(observation, x, order, npix)}
     if found is not None:
         record["multistart"] = found
     append_record(path, as_written(path, 0, record, check_real_source))

@@ -16,6 +16,7 @@ from replication.core.results import RunError
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, Series
 from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.findings import (
+    budget_line,
     higher_orders_line,
     multistart_line,
     optics_line,
@@ -284,6 +285,8 @@ def findings(section):
             lines.append(higher_orders_line(short, record["higher_orders"], record))
         if record.get("optics"):
             lines.append(optics_line(short, record["optics"]))
+        if record.get("uncertainty_median_um") is not None and budget_line(short, record):
+            lines.append(budget_line(short, record))
         if record.get("multistart"):
             lines.append(multistart_line(short, record["multistart"]))
         if record.get("terms_effect"):

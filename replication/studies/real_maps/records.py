@@ -135,6 +135,15 @@ class Optics(Record):
     panel_rms_um: Number
 
 
+class OtherWeighting(Record):
+    """The source's last fit refitted under the other noise weighting (budget.other_weighting): whether the refit
+    weighted each map by its own noise, how far its surface moved (micrometres rms), how it ended."""
+
+    per_map_noise: bool
+    surface_difference_rms_um: Number
+    message: str
+
+
 class RealSource(Record):
     """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
     surface is the primary's displacement along its normal, None for records before, taken at normal incidence)."""
@@ -163,6 +172,7 @@ class RealSource(Record):
     surface_displacement: Literal["normal"] | None = None
     higher_orders: HigherOrders | None = None
     optics: Optics | None = None
+    other_weighting: OtherWeighting | None = None
 
 
 class Basin(Record):
