@@ -156,7 +156,7 @@ def score_context(params, setup, data, gamma, loss):
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)  # the adjoint overwrites model, not power, where gains
     _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
-                                                               data.map_scale)
+                                                     data.map_scale)
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)

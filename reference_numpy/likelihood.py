@@ -26,7 +26,7 @@ class ObservedMaps:
     compared pixels and 0 elsewhere (FFT order; validation.check_data says which). map_scale: None, or where
     each map has a weight of its own (prepare_data's map_weights), the multiplier of each pixel's excess: its map's
     weight on the compared pixels, 0 elsewhere (validation.map_scale).
-    Read-only: its array is not writeable."""
+    Read-only: its arrays are not writeable."""
 
     fft_order: np.ndarray = dataclasses.field(repr=False)
     weights: np.ndarray | None = dataclasses.field(repr=False)
@@ -54,7 +54,9 @@ def prepare_data(data: ArrayLike, setup: Setup, mask: ArrayLike | None = None, s
     maps = to_fft_order(as_model_array(maps, setup))
     weights = None if weights is None else to_fft_order(as_model_array(weights, setup))
     scale = None if scale is None else to_fft_order(as_model_array(scale, setup))
-    maps.flags.writeable = False
+    for array in (maps, weights, scale):
+        if array is not None:
+            array.flags.writeable = False
     return ObservedMaps(fft_order=maps, weights=weights, npix=setup.npix, dtype=setup.dtype, device=setup.device,
                         map_scale=scale)
 
