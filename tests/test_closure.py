@@ -46,6 +46,43 @@ def test_a_seed_at_another_noise_is_the_same_draw_with_the_noise_scaled():
         closure_maps.SCAN_CORRELATION, abs=0.03)
 
 
+def test_each_maps_noise_is_its_ratio_times_the_level_and_equal_ratios_change_no_bit():
+    """--map-noise: the same draw, each map's noise scaled by its ratio; the default (1, 1, 1) is the draw as it was
+    made before the option (identical arrays)."""
+    maps, truth, _ = closure_maps.simulated_maps(3, npix=128, order=3)
+    equal, _, _ = closure_maps.simulated_maps(3, npix=128, order=3, noise_ratios=(1, 1, 1))
+    np.testing.assert_array_equal(maps, equal)
+    louder, same_truth, _ = closure_maps.simulated_maps(3, npix=128, order=3, noise_ratios=(1, 1, 2))
+    np.testing.assert_array_equal(truth, same_truth)
+    np.testing.assert_array_equal(louder[:2], maps[:2])
+    extra = (louder[2] - maps[2]) / closure_maps.NOISE  # the +dz map's unit scan noise, once more
+    assert extra.std() == pytest.approx(1.0, abs=0.05)
+    for bad in ((1, 1), (1, 1, 0), (1, 1, 11), (1, True, 1), (1, float("nan"), 1)):
+        with pytest.raises(ValueError, match="map noise"):
+            closure_maps.check_noise_ratios(bad)
+
+
+def test_the_closure_refuses_a_bound_with_map_noise_and_a_resume_with_another_weighting(tmp_path):
+    from replication.core import measurement
+    from replication.core.results import RunError
+    from replication.studies.real_maps import closure
+
+    bound = run_command("closure", "--bound", "--map-noise", "1", "1", "1.37", "--results", tmp_path / "b",
+                        "--quiet")
+    assert bound.returncode == 2
+    assert bound.stderr.strip().splitlines()[-1].endswith("not with --bound")
+    bad = run_command("closure", "--map-noise", "1", "1", "20", "--results", tmp_path / "b", "--quiet")
+    assert bad.returncode == 2
+    assert "--map-noise" in bad.stderr.strip().splitlines()[-1]
+    identity = closure.closure_identity(128, (1, 2), noise_ratios=(1, 1, 1.37), per_map_noise=True)
+    assert (identity["noise_ratios"], identity["per_map_noise"]) == ([1.0, 1.0, 1.37], True)
+    folder = tmp_path / "c"
+    folder.mkdir()
+    measurement.record_identity(folder, identity)
+    with pytest.raises(RunError, match="per_map_noise"):
+        measurement.check_identity(folder, identity | {"per_map_noise": False})
+
+
 @pytest.mark.parametrize("noise", [0, -0.001, 0.5, float("nan"), float("inf"), True, "0.001"])
 def test_a_noise_level_out_of_range_is_refused_naming_it(noise):
     with pytest.raises(ValueError, match=r"^noise: must be a number between 1e-06 and 0.1"):

@@ -21,6 +21,7 @@ from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
 from replication.core.results import append_record, read_records
 from replication.studies.real_maps.closure_maps import (
+    EQUAL_NOISE,
     MAP_TERMS,
     NOISE,
     SCAN_CORRELATION,
@@ -29,6 +30,7 @@ from replication.studies.real_maps.closure_maps import (
     TRUE_SIGMA,
     check_grid,
     check_noise,
+    check_noise_ratios,
     check_seeds,
     simulated_maps,
 )
@@ -49,14 +51,15 @@ from replication.studies.real_maps.surface import surface_uncertainty
 from replication.studies.real_maps.truncation import higher_orders_and_moves
 
 
-def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None):
+def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None, noise_ratios=EQUAL_NOISE,
+                per_map_noise=False):
     """One seed made (at that noise, a fraction of the in-focus peak; its known surface up to truth_order, the
     ladder's last order where None) and reduced as the real maps are (taper by likelihood, then the ladder of orders
     with torch's exact adjoint, from a cold start), timed: its record; where the truth goes beyond the ladder, what
     the order rule makes of it and whether the stated uncertainty covers the error (covered)."""
     truth_order = orders[-1] if truth_order is None else truth_order
-    maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise)
-    observation = observation_of(SOURCES[0], maps, STEP)
+    maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise, noise_ratios)
+    observation = observation_of(SOURCES[0], maps, STEP).with_per_map_noise(per_map_noise)
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
     stages = fit_ladder(of(series.TORCH_ADJOINT), observation, orders, npix, tol)
@@ -124,20 +127,23 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
 
 
 def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE,
-                     truth_order: int | None = None) -> dict:
+                     truth_order: int | None = None, noise_ratios=EQUAL_NOISE, per_map_noise: bool = False) -> dict:
     """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused
-    (a truth beyond the ladder's orders, where asked, is part of it)."""
+    (a truth beyond the ladder's orders, where asked, is part of it; folders made before the maps' noise ratios
+    and the per-map weighting hold neither, and resume under their defaults)."""
     beyond = {} if truth_order is None or truth_order == orders[-1] else {"truth_order": truth_order}
     return {"npix": check_grid(npix), "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
-            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS} | beyond
+            "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS,
+            "noise_ratios": list(check_noise_ratios(noise_ratios)), "per_map_noise": bool(per_map_noise)} | beyond
 
 
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
-                tol: float = TOL, quiet: bool = False, noise: float = NOISE, truth_order: int | None = None) -> int:
+                tol: float = TOL, quiet: bool = False, noise: float = NOISE, truth_order: int | None = None,
+                noise_ratios=EQUAL_NOISE, per_map_noise: bool = False) -> int:
     """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
     fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
-    identity = closure_identity(npix, orders, tol, noise, truth_order)
+    identity = closure_identity(npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise)
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
@@ -150,7 +156,8 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, len(todo), "closure", "seed", quiet) as (run_id, bar):
         for seed in todo:
-            record = reduce_seed(seed, npix, orders, tol, noise, truth_order) | {"run_id": run_id, **identity}
+            record = reduce_seed(seed, npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise) | {
+                "run_id": run_id, **identity}
             append_record(path, as_written(path, 0, record, check_closure))
             bar.update()
     return len(todo)

@@ -73,6 +73,21 @@ def check_noise(noise: float) -> float:
     return float(noise)
 
 
+EQUAL_NOISE = (1.0, 1.0, 1.0)
+"""Each map's noise as a multiple of the level, by default: the same in all three."""
+
+
+def check_noise_ratios(ratios) -> tuple:
+    """Each map's noise as a multiple of the level (in focus, -dz, +dz): three numbers in [0.1, 10], or a ValueError
+    naming them."""
+    values = tuple(ratios)
+    if len(values) != 3 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0.1 <= v <= 10
+                                   for v in values):
+        raise ValueError(f"map noise: must be three numbers between 0.1 and 10 (each map's noise as a multiple of "
+                         f"the level), got {values!r}"[:200])
+    return tuple(float(v) for v in values)
+
+
 MAX_SEEDS = 100_000
 """Most seeds one closure command takes: at ~20 s a seed, already weeks of work (a count beyond it is a typo)."""
 
@@ -93,12 +108,13 @@ def check_grid(npix: int) -> int:
     return npix
 
 
-def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE):
+def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE, noise_ratios=EQUAL_NOISE):
     """(maps (3, rows, cols) in units of the in-focus peak, the truth's parameters, its setup) of one seed: the
     SRT's telescope (the shipped configuration), the maps' step and size, the known surface, baselines and
-    scan-correlated noise of standard deviation `noise` (a fraction of the peak). The draws do not depend on the
-    noise level: a seed at another level has the same surface, baselines and noise pattern, scaled."""
-    noise, npix = check_noise(noise), check_grid(npix)
+    scan-correlated noise of standard deviation `noise` (a fraction of the peak) times each map's ratio. The draws
+    do not depend on the noise level: a seed at another level has the same surface, baselines and noise pattern,
+    scaled."""
+    noise, npix, ratios = check_noise(noise), check_grid(npix), np.array(check_noise_ratios(noise_ratios))
     source = SOURCES[0]
     telescope = source.telescope
     setup = reference_numpy.make_setup(npix, order, telescope=telescope, sigma=TRUE_SIGMA, offsets=True,
@@ -109,5 +125,6 @@ def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE):
     beams = np.asarray(reference_numpy.beam_maps(truth, setup))
     rows, cols = map_region(npix, SHAPE)
     maps = beams[:, rows, cols] / beams[0].max()
-    maps += BASELINE * rng.standard_normal(3)[:, None, None] + noise * scan_noise(rng, maps.shape)
+    maps += BASELINE * rng.standard_normal(3)[:, None, None] + (noise * ratios[:, None, None]) * scan_noise(rng,
+                                                                                                        maps.shape)
     return maps, truth, setup

@@ -105,6 +105,12 @@ def add_closure_command(closure):
                          help="the noise's standard deviation, a fraction of the in-focus peak (default "
                               f"{closure_maps.NOISE:g}, the SRT maps'); the seeds' draws do not depend on it, so a "
                               "lower level makes the same maps with the noise scaled")
+    closure.add_argument("--map-noise", type=noise_ratio, nargs=3, default=list(closure_maps.EQUAL_NOISE),
+                         metavar=("IN_FOCUS", "MINUS_DZ", "PLUS_DZ"),
+                         help="each map's noise as a multiple of --noise (default 1 1 1; the SRT's maps: about 1 1 "
+                              "1.37)")
+    closure.add_argument("--per-map-noise", action="store_true",
+                         help="reduce each map in units of its own noise (as real-maps --per-map-noise)")
     closure.add_argument("--truth-order", type=integer_in(2, MAX_NZERN, "Zernike order"), default=None,
                          help="draw the known surface up to this order, beyond the ladder's --max-order (default: "
                               "the same): the seeds then say what the order rule chose, the truncation systematic "
@@ -139,6 +145,18 @@ def noise_level(text):
         raise argparse.ArgumentTypeError(str(error).removeprefix("noise: ")) from None
 
 
+def noise_ratio(text):
+    """An argparse type: one map's noise as a multiple of the level (closure_maps.check_noise_ratios)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = text
+    try:
+        return closure_maps.check_noise_ratios((value, 1.0, 1.0))[0]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("map noise: ")) from None
+
+
 CLOSURE_SEEDS = 100
 """Seeds of a closure run by default."""
 
@@ -149,6 +167,9 @@ def run_closure_command(args):
         raise runs.RunError(f"--truth-order {args.truth_order}: at least --max-order ({args.max_order})")
     if args.truth_order not in (None, args.max_order) and args.bound:
         raise runs.RunError("--truth-order: the Fisher bound is for truths inside the fitted orders; not with --bound")
+    if args.bound and (tuple(args.map_noise) != closure_maps.EQUAL_NOISE or args.per_map_noise):
+        raise runs.RunError("--map-noise, --per-map-noise: the Fisher bound is for maps of equal noise, weighted "
+                            "alike; not with --bound")
     results, lock = writer_folder(args, "closure")
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)
@@ -158,7 +179,8 @@ def run_closure_command(args):
             print(f"{results / BOUND_FILE}: {count} seed(s) bounded in this run")
             return 0
         count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
-                                    noise=args.noise, truth_order=args.truth_order)
+                                    noise=args.noise, truth_order=args.truth_order, noise_ratios=args.map_noise,
+                                    per_map_noise=args.per_map_noise)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     for line in closure_read.summary_lines(closure_read.closure_summary(results)):
         print(f"  {line}")
