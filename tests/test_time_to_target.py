@@ -235,3 +235,14 @@ def test_no_fit_c5b_counts_at_the_optimum_is_censored_by_the_time_to_target_rule
                 assert not (at_optimum and last_time is None), record["npix"]
                 counted += bool(at_optimum)
     assert counted > 100
+
+
+def test_the_on_device_bfgs_on_a_gpu_is_never_stopped_at_the_target():
+    """Testing each evaluation against the target reads the point back to the host: free for scipy's BFGS (its
+    points are NumPy arrays) and on the CPU, a wait on the device at every evaluation for the on-device BFGS on a
+    GPU, which therefore runs every repeat to its own stop."""
+    from replication.core.timing import stops_on_host
+
+    assert stops_on_host(Implementation("torch-cpu", minimizer="torchmin"))
+    assert stops_on_host(Implementation("torch-cuda"))
+    assert not stops_on_host(Implementation("torch-cuda", minimizer="torchmin"))
