@@ -10,7 +10,7 @@ import numpy as np
 from oof_common.limits import TOL
 from replication.core import series
 from replication.core.implementations import of
-from replication.studies.real_maps.sources import Observation, setup_for, surface_error
+from replication.studies.real_maps.sources import Observation, rms, setup_for, surface_error
 
 
 def other_weighting(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> dict:
@@ -25,5 +25,5 @@ def other_weighting(observation: Observation, x, order: int, npix: int, tol: flo
     plain = setup_for(of(series.NUMPY), observation, order, npix)
     difference = surface_error(np.asarray(fitted.x) - np.asarray(x, dtype=np.float64), plain,
                                observation.source.wavelength)
-    return {"per_map_noise": toggled.per_map_noise, "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
+    return {"per_map_noise": toggled.per_map_noise, "surface_difference_rms_um": rms(difference),
             "message": str(fitted.message)}

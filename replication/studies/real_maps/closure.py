@@ -44,6 +44,7 @@ from replication.studies.real_maps.sources import (
     TAPER_TOL,
     TOL,
     observation_of,
+    rms,
     setup_for,
     surface_error,
 )
@@ -94,10 +95,6 @@ def covered(observation, found, order, npix, tol, errors, statistical) -> dict:
     return {"chosen_order": chosen, "truncation_um": rms(systematic),
             "covered_statistical": float(np.mean(np.abs(errors) <= 2 * statistical)),
             "covered_total": float(np.mean(np.abs(errors) <= 2 * total))}
-
-
-def rms(values) -> float:
-    return float(np.sqrt(np.mean(np.asarray(values) ** 2)))
 
 
 def certified(observation, found, truth, order, npix, tol, truth_surface) -> dict:

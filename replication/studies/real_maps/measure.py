@@ -51,6 +51,7 @@ from replication.studies.real_maps.sources import (
     lag_correlation,
     maps_sha256,
     next_start,
+    rms,
     setup_for,
     surface_error,
 )
@@ -164,7 +165,7 @@ def source_record(observation: Observation, x, order: int, npix: int, residual: 
             "residual_rms": [float(np.sqrt(np.nanmean(r**2))) for r in residual],
             "residual_outliers": float(np.mean(np.abs(finite) > 5)),
             "residual_lag1": {"v": lag_correlation(residual, 1), "u": lag_correlation(residual, 2)},
-            "surface_rms_um": float(np.sqrt(np.mean(surface**2))),
+            "surface_rms_um": rms(surface),
             "surface_peak_to_valley_um": float(surface.max() - surface.min()),
             "surface_rms_without_focus_um": float(np.sqrt(np.mean(surface_error(
                 x, setup, observation.source.wavelength, focus=False) ** 2))), "x": [float(v) for v in x],
@@ -347,7 +348,7 @@ def other_objective(observation, x, order, npix, tol=TOL):
     setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
     difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
     return {"objective": other.name, "widths": [stage["width"] for stage in stages],
-            "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))), "x": stages[-1]["x"]}
+            "surface_difference_rms_um": rms(difference), "x": stages[-1]["x"]}
 
 
 def terms_effect(observation, optimum_found, order, npix, tol=TOL):
@@ -369,7 +370,7 @@ def terms_effect(observation, optimum_found, order, npix, tol=TOL):
                                observation.source.wavelength)
     return {"terms": terms, "parameters": setup.nparams - plain.nparams,
             "lower_by": finite_or_none(stages[-1]["fun"] - optimum_found["fun"]),
-            "surface_difference_rms_um": float(np.sqrt(np.mean(difference**2))),
+            "surface_difference_rms_um": rms(difference),
             "values": term_values(x, setup, observation.map_terms)}
 
 

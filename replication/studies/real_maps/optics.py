@@ -28,7 +28,7 @@ import numpy as np
 from oof_common.telescope import defocus_path_factor
 from reference_numpy.zernike import zernike_indices
 from replication.studies.real_maps.records import Optics
-from replication.studies.real_maps.sources import normal_factor
+from replication.studies.real_maps.sources import normal_factor, rms
 
 ARCSEC = 180 / math.pi * 3600
 """Arcseconds per radian."""
@@ -108,7 +108,7 @@ def optics_terms(x, covariance, setup, wavelength: float) -> tuple[Optics, np.nd
                     pointing_arcsec=[float(by_name[f"pointing {axis}"][0]) for axis in "xy"],
                     pointing_se_arcsec=[float(by_name[f"pointing {axis}"][1]) for axis in "xy"],
                     coma_mm=[float(value) for value, _ in coma], coma_se_mm=[float(error) for _, error in coma],
-                    panel_rms_um=float(np.sqrt(np.mean(surface**2))))
+                    panel_rms_um=rms(surface))
     return optics, surface
 
 

@@ -326,6 +326,11 @@ def surface_error(x, setup, wavelength, focus=True, normal=True):
     return path * normal_factor(setup) if normal else path
 
 
+def rms(values) -> float:
+    """The root mean square of values (a surface, a move of it, micrometres)."""
+    return float(np.sqrt(np.mean(np.asarray(values) ** 2)))
+
+
 def normal_factor(setup) -> np.ndarray:
     """sqrt(1 + (r / 2f)^2) on the dish pixels, f the primary's focal length: a displacement of a paraboloid along
     its normal changes the path of the ray it reflects by 2 cos(theta / 2) times itself, tan(theta / 2) = r / 2f, so

@@ -13,7 +13,7 @@ from oof_common.limits import MAX_NZERN
 from oof_common.validation import NotIdentifiable
 from replication.core import series
 from replication.core.implementations import of
-from replication.studies.real_maps.sources import TOL, Observation, next_start, setup_for, surface_error
+from replication.studies.real_maps.sources import TOL, Observation, next_start, rms, setup_for, surface_error
 
 HIGHER_ORDERS = 3
 """Orders fitted beyond a source's last one (untimed, torch's exact adjoint, each from the last one's optimum)."""
@@ -75,7 +75,7 @@ def higher_orders_and_moves(observation: Observation, x, order: int, npix: int, 
         found["parameters"].append(added)
         found["lower_by"].append(lower_by)
         found["p_value"].append(float(scipy.stats.chi2.sf(2 * max(lower_by, 0.0), added)))
-        found["moved_um"].append(float(np.sqrt(np.mean(moved**2))))
+        found["moved_um"].append(rms(moved))
         moves[higher] = moved
     return found | {"chosen": order_rule(order, found), "significant_p": SIGNIFICANT_P}, moves
 

@@ -7,45 +7,37 @@ grid size (a run beside a busy core against a quiet one, say), with the threads 
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import statistics
 import sys
 
 from replication.core import point_times
 from replication.core.results import RunError
-from replication.core.series import Series
-from replication.studies.sweep.records import read_points
-
-
-def points_by_series(folder: pathlib.Path) -> dict:
-    """{(series label, npix, nzern): point record} of one sweep folder ({} where it holds no points)."""
-    path = folder / "points.jsonl"
-    if not path.is_file():
-        return {}
-    return {(Series.of(record).label, record["npix"], record["nzern"]): record
-            for record in read_points(path) if not record["estimated"]}
+from replication.studies.sweep.read import load_sweep
 
 
 def time_ratios(base: pathlib.Path, other: pathlib.Path, npix: int, impl: str = "torch") -> dict:
     """{sweep folder name: {(series label, nzern): other's time to solution / base's}} at grid size npix, for the
-    series whose implementation name starts with impl, over the points both runs measured."""
+    measured points of the series whose implementation name starts with impl that both runs hold."""
     ratios = {}
     for folder in sorted(path for path in base.glob("sweep-*") if path.is_dir()):
-        a, b = points_by_series(folder), points_by_series(other / folder.name)
-        found = {(label, nzern): point_times.seconds(b[key]) / point_times.seconds(a[key])
-                 for key in sorted(set(a) & set(b)) for label, size, nzern in [key]
-                 if size == npix and label.startswith(impl)}
+        a, b = load_sweep(folder)[0], load_sweep(other / folder.name)[0]
+        found = {}
+        for series, points in a.items():
+            for (size, nzern), record in points.items():
+                twin = b.get(series, {}).get((size, nzern))
+                if size == npix and series.label.startswith(impl) and twin is not None \
+                        and not (record["estimated"] or twin["estimated"]):
+                    found[(series.label, nzern)] = point_times.seconds(twin) / point_times.seconds(record)
         if found:
-            ratios[folder.name] = found
+            ratios[folder.name] = dict(sorted(found.items()))
     return ratios
 
 
 def threads_of(run: pathlib.Path) -> str:
     """The threads a run's first sweep session measured with, and how they were chosen."""
-    for path in sorted(run.glob("sweep-*/runs.jsonl")):
-        for line in path.read_text().splitlines():
-            session = json.loads(line)
+    for folder in sorted(path for path in run.glob("sweep-*") if path.is_dir()):
+        for session in load_sweep(folder)[1]:
             return f"{session.get('threads')} thread(s), chosen by {session.get('threads_chosen_by') or '--threads'}"
     return "no sweep session"
 
