@@ -27,13 +27,13 @@ def smoke_run(tmp_path_factory):
 def test_every_point_keeps_one_trajectory_per_repeat(smoke_run):
     folder = smoke_run / "sweep-smoke"
     for record in read_points(folder / "points.jsonl"):
-        found = trajectories.read_trajectories(folder, record["trajectories"], record["nparams"])
-        assert len(found) == len(record["total_s"]["all"])
-        for trajectory, fit_s in zip(found, record["fit_s"]["all"], strict=True):
+        found = trajectories.read_trajectories(folder, record.trajectories, record.nparams)
+        assert len(found) == len(record.total_s.all)
+        for trajectory, fit_s in zip(found, record.fit_s.all, strict=True):
             assert np.all(np.diff(trajectory["seconds"]) >= 0)
             assert 0 < trajectory["seconds"][-1] <= fit_s
             assert list(trajectory["evaluations"]) == list(range(1, len(trajectory["seconds"]) + 1))
-        end = np.array(record["outcome"]["x"])
+        end = np.array(record.outcome.x)
         assert np.min(np.abs(found[-1]["params"] - end).max(axis=1)) == 0  # the end point was evaluated
 
 
@@ -41,7 +41,7 @@ def test_the_audit_recomputes_every_recorded_value(smoke_run):
     result = run_command("audit", "--run", smoke_run)
     assert result.returncode == 0, result.stdout
     points = read_points(smoke_run / "sweep-smoke" / "points.jsonl")
-    repeats = sum(len(record["total_s"]["all"]) for record in points)
+    repeats = sum(len(record.total_s.all) for record in points)
     assert f"{repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
 
 
@@ -62,7 +62,7 @@ def altered_copy(smoke_run, tmp_path, change):
     copy = tmp_path / "run"
     shutil.copytree(smoke_run, copy)
     points = copy / "sweep-smoke" / "points.jsonl"
-    records = read_points(points)
+    records = [json.loads(line) for line in points.read_text().splitlines()]  # as written, to alter
     change(records, copy / "sweep-smoke")
     points.write_text("".join(json.dumps(record) + "\n" for record in records))
     return copy
@@ -126,12 +126,12 @@ def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
     folder = smoke_run / "sweep-smoke"
     record = read_points(folder / "points.jsonl")[0]
     best = next(iter(read_optima(folder / "optima.jsonl").values()))
-    trajectory = trajectories.read_trajectories(folder, record["trajectories"], record["nparams"])[0]
-    offsets = trajectory["params"] - np.array(best["x"])
-    distances = np.sqrt(np.einsum("ij,ij->i", offsets, np.linalg.solve(np.array(best["covariance"]), offsets.T).T))
+    trajectory = trajectories.read_trajectories(folder, record.trajectories, record.nparams)[0]
+    offsets = trajectory["params"] - np.array(best.x)
+    distances = np.sqrt(np.einsum("ij,ij->i", offsets, np.linalg.solve(np.array(best.covariance), offsets.T).T))
     near = np.flatnonzero(distances <= optimum.TARGET)
-    expected = record["setup_s"]["all"][0] + trajectory["seconds"][near[0]] if near.size else None
-    assert audit.same(record["target"]["times"][0], expected)
+    expected = record.setup_s.all[0] + trajectory["seconds"][near[0]] if near.size else None
+    assert audit.same(record.target.times[0], expected)
 
 
 def test_points_without_trajectories_are_not_auditable_never_agreeing():
@@ -157,7 +157,7 @@ def test_every_committed_run_that_keeps_trajectories_audits_clean_on_the_sandwic
         assert found.checked > 0
         assert not found.differences, (run.name, found.differences[:3])
         for path in run.glob("sweep-*/optima.jsonl"):
-            assert all(record["sandwich"] for record in read_optima(path).values()), path
+            assert all(record.sandwich for record in read_optima(path).values()), path
 
 
 def test_every_committed_optimum_uses_the_sandwich_covariance():
@@ -169,5 +169,5 @@ def test_every_committed_optimum_uses_the_sandwich_covariance():
     files = [*REFERENCE.glob("*/sweep-*/optima.jsonl"), *REFERENCE.glob("*/shards/*/*/sweep-*/optima.jsonl")]
     assert files
     for path in files:
-        off = sorted(key for key, record in read_optima(path).items() if not record["sandwich"])
+        off = sorted(key for key, record in read_optima(path).items() if not record.sandwich)
         assert not off, (str(path.relative_to(REFERENCE)), off[:3])

@@ -23,6 +23,7 @@ from replication.core.watch import TIMED_OUT
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read
+from replication.studies.sweep.records import recorded_key
 
 SMOKE_POINTS = 2 * 2 * 6  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start
 #                           at the start and per grid)
@@ -98,7 +99,7 @@ def test_resume_after_kill_loses_nothing_and_repeats_nothing(tmp_path):
                     str(tmp_path), "--quiet")
     assert completed.returncode == 0, completed.stderr
     records = read_records(points)
-    keys = [sweep.point_key(record) for record in records]
+    keys = [recorded_key(record) for record in records]
     assert len(keys) == len(set(keys)) == SMOKE_POINTS
 
 
@@ -180,8 +181,8 @@ def test_a_resumed_sweep_measures_the_points_an_older_sweep_estimated(tmp_path, 
     assert sweep.run_sweep(settings, tmp_path, quiet=True) == 1
     assert len(read_records(path)) == 2
     (point,) = read_points(path)
-    assert not point["estimated"]
-    assert "target" in point
+    assert not point.estimated
+    assert point.target
     assert sweep.run_sweep(settings, tmp_path, quiet=True) == 0  # measured: done
     append_record(path, estimate)
     with pytest.raises(RunError, match="lines 2 and 3 hold two different records"):

@@ -1,5 +1,6 @@
 """A setup whose dish pixels cannot tell every parameter apart is refused, never timed, and counts for no verdict."""
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -62,7 +63,10 @@ def test_the_profiles_never_time_an_unidentifiable_point():
 
 def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
     assert not identifiable(32, 8)
-    record = {"npix": 32, "nzern": 8, "estimated": False,
-              "outcome": {"success": True, "message": "", "convergence": {"newton_stderr": 0.0}}}
+    from replication.core.paths import REFERENCE
+    from replication.studies.sweep.records import read_points
+
+    first = read_points(REFERENCE / "2026-12-03_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl")[0]
+    record = msgspec.structs.replace(first, npix=32, nzern=8)  # at the optimum, but of a rank-deficient design
     assert point_times.how_it_ended(record).startswith("not identifiable")
     assert sweep_read.endings({NUMPY: {(32, 8): record}}) == []

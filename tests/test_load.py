@@ -9,7 +9,9 @@ import pytest
 
 from replication.core import load
 from replication.core.environment import machine_record
+from replication.core.fit_records import Load
 from replication.core.load import LOADED_CORES, load_summary, watching_load
+from replication.core.paths import REFERENCE
 
 pytestmark = pytest.mark.skipif(load.cpu_seconds() is None, reason="/proc/stat is Linux's")
 
@@ -38,26 +40,31 @@ def test_another_process_spinning_is_counted_and_our_own_work_is_not():
 
 
 def test_the_summary_counts_the_loaded_points_and_ignores_unrecorded_ones():
-    summary = load_summary([None, {"load_1min": 1.0, "others_busy_cores": 0.1},
-                            {"load_1min": 2.0, "others_busy_cores": 1.4},
-                            {"load_1min": None, "others_busy_cores": None}])
-    assert summary == {"recorded": 2, "judged": 2, "loaded_count": 1, "loaded": True, "median": pytest.approx(0.75),
-                       "largest": 1.4}
-    assert not load_summary([])["loaded"]
+    summary = load_summary([None, Load(load_1min=1.0, others_busy_cores=0.1),
+                            Load(load_1min=2.0, others_busy_cores=1.4), Load(load_1min=None, others_busy_cores=None)])
+    assert (summary.recorded, summary.judged, summary.loaded_count, summary.loaded) == (2, 2, 1, True)
+    assert (summary.median, summary.largest) == (pytest.approx(0.75), 1.4)
+    assert not load_summary([]).loaded
 
 
 def test_a_reading_too_short_to_tell_is_recorded_but_never_judges_the_machine():
     """/proc/stat counts in 10 ms ticks: a point of 50 ms on a quiet machine can read a busy core. Such a reading
     (shorter than MIN_WINDOW_S) is kept and counted as recorded, never as loaded; a point recorded before readings
     kept their window is judged by its fits' total seconds, a lower bound of it."""
-    short = {"load_1min": 0.1, "others_busy_cores": 0.96, "seconds": 0.05}
-    long = {"load_1min": 0.1, "others_busy_cores": 0.02, "seconds": 12.0}
+    import msgspec
+
+    from replication.studies.sweep.records import read_points
+
+    short = Load(load_1min=0.1, others_busy_cores=0.96, seconds=0.05)
+    long = Load(load_1min=0.1, others_busy_cores=0.02, seconds=12.0)
     summary = load_summary([short, long])
-    assert (summary["recorded"], summary["judged"], summary["loaded"], summary["largest"]) == (2, 1, False, 0.02)
-    assert load_summary([short | {"seconds": load.MIN_WINDOW_S}])["loaded"]
-    old = {"load": {"load_1min": 0.1, "others_busy_cores": 0.9}, "total_s": {"median": 0.02, "all": [0.02, 0.03]}}
-    assert load.point_load(old)["seconds"] == pytest.approx(0.05)
-    assert not load_summary([load.point_load(old)])["loaded"]
+    assert (summary.recorded, summary.judged, summary.loaded, summary.largest) == (2, 1, False, 0.02)
+    assert load_summary([msgspec.structs.replace(short, seconds=load.MIN_WINDOW_S)]).loaded
+    first = read_points(REFERENCE / "2026-12-03_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl")[0]
+    old = msgspec.structs.replace(first, load=Load(load_1min=0.1, others_busy_cores=0.9),
+                                  total_s=msgspec.structs.replace(first.total_s, all=[0.02, 0.03]))
+    assert load.point_load(old).seconds == pytest.approx(0.05)
+    assert not load_summary([load.point_load(old)]).loaded
     with watching_load() as reading:
         time.sleep(0.05)
     assert reading["seconds"] == pytest.approx(0.05, abs=0.04)

@@ -33,8 +33,8 @@ def test_a_least_squares_smoke_sweep_reads_back_with_its_undefined_numbers_as_nu
     records = read_points(path)
     assert len(records) == 4
     assert len(path.read_text().splitlines()) == 4
-    undefined = [r for r in records if r["outcome"]["convergence"]["newton_stderr"] is None]
-    assert {(r["npix"], r["nzern"]) for r in undefined} == {(16, 2), (16, 3)}  # indefinite Hessians
+    undefined = [r for r in records if r.outcome.convergence.newton_stderr is None]
+    assert {(r.npix, r.nzern) for r in undefined} == {(16, 2), (16, 3)}  # indefinite Hessians
     assert all(point_times.how_it_ended(r) == "not at a minimum (Hessian not positive definite)" for r in undefined)
 
 

@@ -50,8 +50,8 @@ def test_a_registered_implementation_is_swept(twin_run):
     run, _, _ = twin_run
     with registry.registered(TWIN):
         records = read_points(run / "sweep-smoke" / "points.jsonl")
-    assert {(r["npix"], r["nzern"]) for r in records} == {(16, 2), (16, 3), (32, 2), (32, 3)}
-    assert all(r["impl"] == TWIN.name and not r["estimated"] and r["outcome"]["nit"] > 0 for r in records)
+    assert {(r.npix, r.nzern) for r in records} == {(16, 2), (16, 3), (32, 2), (32, 3)}
+    assert all(r.impl == TWIN.name and not r.estimated and r.outcome.nit > 0 for r in records)
 
 
 def test_a_registered_implementation_is_cross_checked(twin_run):

@@ -233,7 +233,7 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
                                "torch-cpu [on-device BFGS]", "torch-cpu [Gauss-Newton start]",
                                "torch-cpu [Gauss-Newton start per grid]"}
     # the gradient variants in float64, with scipy's BFGS from the identity only
-    nfev = {str(name): points[(32, 2)]["outcome"]["nfev"] for name, points in run.series.items()}
+    nfev = {str(name): points[(32, 2)].outcome.nfev for name, points in run.series.items()}
     assert nfev["numpy [adjoint]"] < nfev["numpy"]
     assert nfev["torch-cpu [finite-differences]"] > nfev["torch-cpu"]
 
@@ -267,9 +267,10 @@ def test_the_factors_form_a_chain_from_numpy_and_the_start_follows_the_device_wh
 
 def test_geometric_means_over_orders_multiply_where_medians_would_not():
     """Three orders whose factor ratios have different medians: the geometric means still multiply."""
+    from conftest import measured_point
+
     def point(seconds, nzern):
-        return {"npix": 128, "nzern": nzern, "estimated": False, "total_s": {"median": seconds},
-                "outcome": {"success": True, "message": ""}}
+        return measured_point(128, nzern, seconds)
 
     times = {"numpy": (12.0, 40.0, 90.0), "numpy [adjoint]": (1.0, 8.0, 3.0),
              "torch-cpu [adjoint]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}

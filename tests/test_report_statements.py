@@ -6,7 +6,7 @@ import json
 import types
 
 import pytest
-from conftest import both
+from conftest import both, measured_point
 
 from replication.claims import mechanism, verdicts
 from replication.claims.mechanism import decomposition_run
@@ -225,8 +225,7 @@ def test_c4_reads_the_same_whether_a_run_measured_more_orders_than_the_fixed_set
 
 def peer_record(npix, nzern, seconds, nfev):
     """A measured fit that ended with success (no exact account): a time to solution of `seconds`."""
-    return {"npix": npix, "nzern": nzern, "estimated": False, "fit_s": {"median": seconds - 0.01},
-            "total_s": {"median": seconds}, "outcome": {"success": True, "message": "ok", "nfev": nfev, "nit": nfev}}
+    return measured_point(npix, nzern, seconds, nfev=nfev, fit_s={"median": seconds - 0.01})
 
 
 def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
@@ -416,7 +415,7 @@ def test_every_time_figure_caption_names_its_runs_and_what_their_times_measure()
             text = figure.caption(run)
             assert measure in text
             assert run.title in text
-            estimated = any(r["estimated"] for name in sweep_figures.PAPER_SERIES
+            estimated = any(r.estimated for name in sweep_figures.PAPER_SERIES
                             for r in run.series.get(name, {}).values())
             assert ("estimated, not run" in text) == estimated
 
@@ -430,7 +429,7 @@ def test_an_estimated_point_is_never_on_the_measured_points_solid_line():
 
     (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
     points = {key: record for key, record in gpu.series[NUMPY].items() if key[0] == 512}
-    estimated = {key[1] for key, record in points.items() if record["estimated"]}
+    estimated = {key[1] for key, record in points.items() if record.estimated}
     assert estimated, "the GPU run estimated none of NumPy's points at npix 512: choose another grid"
     axis = matplotlib.figure.Figure().subplots()
     sweep_figures.plot_series(axis, points, NUMPY, lambda key: key[1])

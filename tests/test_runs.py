@@ -20,6 +20,7 @@ from replication.core.results import append_record, read_records
 from replication.report.contribute import contribute
 from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
+from replication.studies.sweep.records import recorded_key
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
            "gpu": "NVIDIA A100-SXM4-40GB"}
@@ -121,7 +122,7 @@ def test_a_second_writer_is_refused_at_once_and_a_killed_writer_leaves_no_lock(t
     finally:
         first.kill()
         first.wait()
-    keys = [sweep.point_key(record) for record in read_records(points)]
+    keys = [recorded_key(record) for record in read_records(points)]
     assert len(keys) == len(set(keys))  # nothing recorded twice
     with runs.exclusive(run):  # kill -9 released the lock
         pass

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import measured_point
 
 from replication.core import point_times, runs
 from replication.core.implementations import select
@@ -21,6 +22,7 @@ from replication.report import load
 from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import shards
+from replication.studies.sweep.records import recorded_key
 
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
 
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.slow  # end-to-end sweeps through submitit: nox -s end_
 
 
 def keys_of(paths):
-    return [sweep.point_key(record) for path in paths for record in read_records(path)]
+    return [recorded_key(record) for path in paths for record in read_records(path)]
 
 
 def shard_points_files(run):
@@ -125,12 +127,8 @@ def test_shards_split_the_points_once_each_and_evenly():
 
 
 def test_speedups_compare_records_of_one_node_only():
-    record = {"estimated": False, "total_s": {"median": 2.0}, "fit_s": {"median": 2.0},
-              "outcome": {"success": True, "message": ""}}
-    small, large = {"npix": 16, "nzern": 2}, {"npix": 32, "nzern": 2}
-    series = {NUMPY: {(16, 2): record | small | {"node": "a"}, (32, 2): record | large | {"node": "a"}},
-              TORCH_CPU: {(16, 2): record | small | {"node": "a", "total_s": {"median": 1.0}},
-                            (32, 2): record | large | {"node": "b"}}}
+    series = {NUMPY: {(16, 2): measured_point(16, 2, 2.0, node="a"), (32, 2): measured_point(32, 2, 2.0, node="a")},
+              TORCH_CPU: {(16, 2): measured_point(16, 2, 1.0, node="a"), (32, 2): measured_point(32, 2, 2.0, node="b")}}
     assert point_times.speedups(series, NUMPY, TORCH_CPU) == {(16, 2): 2.0}
 
 

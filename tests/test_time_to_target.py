@@ -3,6 +3,7 @@ within 0.1 standard errors of the point's optimum; a fit that never got there is
 
 import dataclasses
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -13,7 +14,7 @@ from replication.core.paths import REFERENCE
 from replication.core.profiles import PROFILES
 from replication.core.registry import TORCH_CPU
 from replication.studies.sweep import measure as sweep
-from replication.studies.sweep.records import check_point
+from replication.studies.sweep.records import as_read, check_point
 
 
 @pytest.fixture(scope="module")
@@ -27,18 +28,18 @@ PROFILE = dataclasses.replace(PROFILES["smoke"], repeats=2, budget_s=1e9)
 @pytest.mark.parametrize("objective", [CAUCHY, GAUSSIAN], ids=str)
 def test_a_fit_stopped_early_is_censored_and_a_finished_one_has_a_time(optima, objective, tmp_path):
     impl = Implementation(TORCH_CPU.name)
-    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", objective, optima)
-    assert stopped["target"]["reached"] == 0
-    assert stopped["target"]["times"] == [None, None]
-    assert stopped["target"]["end_distance"] > 0.1
-    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", objective, optima)
-    assert finished["target"]["reached"] == 2
-    assert all(0 < time <= total for time, total in zip(finished["target"]["times"], finished["total_s"]["all"],
+    written = [sweep.measure_point(impl, 32, 3, PROFILE, tol, "t", objective, optima) for tol in (1e3, 1e-8)]
+    stopped, finished = map(as_read, written)
+    assert stopped.target.reached == 0
+    assert stopped.target.times == [None, None]
+    assert stopped.target.end_distance > 0.1
+    assert finished.target.reached == 2
+    assert all(0 < time <= total for time, total in zip(finished.target.times, finished.total_s.all,
                                                          strict=True))
-    assert finished["target"]["end_distance"] <= 0.1
-    assert stopped["target"]["stopped"] == [False, False]  # never within the target: every repeat to its end
-    assert finished["target"]["stopped"] == [False, True]
-    for number, record in enumerate((stopped, finished), 1):
+    assert finished.target.end_distance <= 0.1
+    assert stopped.target.stopped == [False, False]  # never within the target: every repeat to its end
+    assert finished.target.stopped == [False, True]
+    for number, record in enumerate(written, 1):
         check_point(tmp_path / "points.jsonl", number, record | {"schema": 2})
 
 
@@ -52,23 +53,24 @@ def test_the_repeats_after_the_first_stop_at_the_target_and_leave_the_time_to_st
     from replication.core.results import RunError
     from replication.studies.sweep.trajectories import read_trajectories
 
-    record = sweep.measure_point(Implementation(TORCH_CPU.name), 64, 4, dataclasses.replace(PROFILE, repeats=3),
-                                 1e-8, "t", CAUCHY, optima)
-    assert record["target"]["stopped"] == [False, True, True]
-    first, *later = read_trajectories(optima.path.parent, record["trajectories"], record["nparams"])
+    written = sweep.measure_point(Implementation(TORCH_CPU.name), 64, 4, dataclasses.replace(PROFILE, repeats=3),
+                                  1e-8, "t", CAUCHY, optima)
+    record = as_read(written)
+    assert record.target.stopped == [False, True, True]
+    first, *later = read_trajectories(optima.path.parent, record.trajectories, record.nparams)
     best = optimum.Optimum.of(next(r for key, r in optima.known.items() if key[:2] == (64, 4)))
     reached = [int(np.argmax(best.distances(t["params"]) <= optimum.TARGET)) for t in (first, *later)]
     assert len(set(reached)) == 1  # the same evaluation first within the target in every repeat
     for trajectory in later:
         assert len(trajectory["evaluations"]) < len(first["evaluations"])
         assert len(trajectory["evaluations"]) - 1 - reached[0] <= 25  # stopped within that iteration's line search
-    assert record["outcome"]["nfev"] >= len(first["evaluations"])
-    assert record["target"]["end_distance"] == pytest.approx(optimum.end_distance(best, record["outcome"]["x"]))
-    assert point_times.stop_seconds(record) == record["total_s"]["all"][0]
-    assert point_times.ended_repeats(record, "fit_s") == record["fit_s"]["all"][:1]
-    check_point(tmp_path / "points.jsonl", 1, record | {"schema": 2})
+    assert record.outcome.nfev >= len(first["evaluations"])
+    assert record.target.end_distance == pytest.approx(optimum.end_distance(best, record.outcome.x))
+    assert point_times.stop_seconds(record) == record.total_s.all[0]
+    assert point_times.ended_repeats(record, "fit_s") == record.fit_s.all[:1]
+    check_point(tmp_path / "points.jsonl", 1, written | {"schema": 2})
     for stopped in ([True, False, False], [False, True]):
-        damaged = record | {"schema": 2, "target": record["target"] | {"stopped": stopped}}
+        damaged = written | {"schema": 2, "target": written["target"] | {"stopped": stopped}}
         with pytest.raises(RunError, match=r"target\.stopped"):
             check_point(tmp_path / "points.jsonl", 1, damaged)
 
@@ -105,23 +107,24 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     from replication.studies.sweep import read as sweep_read
 
     impl = Implementation(TORCH_CPU.name)
-    stopped = sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", CAUCHY, optima)
-    finished = sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima)
+    stopped = as_read(sweep.measure_point(impl, 32, 3, PROFILE, 1e3, "t", CAUCHY, optima))
+    finished = as_read(sweep.measure_point(impl, 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima))
+    as_numpy = msgspec.structs.replace(stopped, impl="numpy")
     assert point_times.how_it_ended(stopped) is not None
     assert point_times.is_solution(finished)
-    assert point_times.seconds(stopped) == pytest.approx(stopped["total_s"]["median"])  # censored at its total
+    assert point_times.seconds(stopped) == pytest.approx(stopped.total_s.median)  # censored at its total
     slow, fast = Series("numpy"), Series("torch-cpu")
-    series = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): finished}}
+    series = {slow: {(32, 3): as_numpy}, fast: {(32, 3): finished}}
     ratio = point_times.speedups(series, slow, fast)[(32, 3)]
     assert ratio.kind == judging.AT_LEAST
     assert ratio.is_bound
     assert ratio.high == float("inf")
     assert fmt.times(ratio).startswith(">= ")
-    backwards = point_times.speedups({slow: {(32, 3): finished | {"impl": "numpy"}}, fast: {(32, 3): stopped}},
-                                  slow, fast)[(32, 3)]
+    finished_numpy = msgspec.structs.replace(finished, impl="numpy")
+    backwards = point_times.speedups({slow: {(32, 3): finished_numpy}, fast: {(32, 3): stopped}}, slow, fast)[(32, 3)]
     assert backwards.kind == judging.AT_MOST
     assert fmt.times(backwards).startswith("<= ")
-    neither = {slow: {(32, 3): stopped | {"impl": "numpy"}}, fast: {(32, 3): stopped}}
+    neither = {slow: {(32, 3): as_numpy}, fast: {(32, 3): stopped}}
     assert point_times.speedups(neither, slow, fast) == {}  # no ratio...
     assert sweep_read.complete_sizes(neither, slow, fast)[(32, 3)].kind == judging.UNDETERMINED  # ...but not dropped
     rule = verdicts.RULES["C3"]
@@ -193,20 +196,20 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     from replication.core.series import Series
     from replication.studies.sweep import read as sweep_read
 
-    finished = sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima)
+    finished = as_read(sweep.measure_point(Implementation(TORCH_CPU.name), 32, 3, PROFILE, 1e-8, "t", CAUCHY, optima))
     with monkeypatch.context() as patched:
         patched.setattr(optimum, "TARGET", 1e-9)  # one iteration from the truth never comes this close
-        limited = sweep.measure_point(Implementation(NUMPY.name), 32, 3, dataclasses.replace(PROFILE, budget_s=1e-6),
-                                      1e-8, "t", CAUCHY, optima)
-    assert limited["stopped_at_limit"]
-    assert limited["time_limit_s"] == 1e-6
-    assert limited["target"]["reached"] == 0
+        limited = as_read(sweep.measure_point(Implementation(NUMPY.name), 32, 3,
+                                              dataclasses.replace(PROFILE, budget_s=1e-6), 1e-8, "t", CAUCHY, optima))
+    assert limited.stopped_at_limit
+    assert limited.time_limit_s == 1e-6
+    assert limited.target.reached == 0
     slow, fast = Series("numpy"), Series("torch-cpu")
     series = {slow: {(32, 3): limited}, fast: {(32, 3): finished}}
     ratio = sweep_read.complete_sizes(series, slow, fast)[(32, 3)]
     assert ratio.kind == judging.AT_LEAST
     assert ratio.floor == pytest.approx(
-        limited["total_s"]["median"] / point_times.seconds(finished))
+        limited.total_s.median / point_times.seconds(finished))
     (pair,) = sweep_read.mahalanobis_differences(series, optima.known)
     assert not pair["comparable"]
     assert verdicts.verdict_c5a([], [pair])["not_comparable"] == 1
@@ -227,12 +230,12 @@ def test_no_fit_c5b_counts_at_the_optimum_is_censored_by_the_time_to_target_rule
             continue
         for points in run.series.values():
             for record in points.values():
-                target = record.get("target")
-                if record["estimated"] or not record["outcome"].get("convergence") or not target:
+                if record.estimated or not record.outcome.convergence or not record.target:
                     continue
-                at_optimum = ended_at_target(target["end_distance"], record["outcome"])
-                last_time = target["times"][-1]
-                assert not (at_optimum and last_time is None), record["npix"]
+                target = record.target
+                at_optimum = ended_at_target(target.end_distance, record.outcome.convergence)
+                last_time = target.times[-1]
+                assert not (at_optimum and last_time is None), record.npix
                 counted += bool(at_optimum)
     assert counted > 100
 

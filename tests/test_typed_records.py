@@ -117,19 +117,29 @@ def test_each_damaged_field_is_refused_in_one_line_or_read_as_documented(kind, r
         assert len(readings) < sum(1 for path, value in fields_of(record) for _ in damages(path, value))
 
 
-def test_a_new_point_field_needs_its_study_only(tmp_path):
-    """A field a study's writer adds to its points is admitted as written (as_written), read back whole by the
-    study's reader and carried by contribute's check, with no change to the core's records or the report: the typed
-    models keep the keys they do not name."""
+def test_a_new_point_field_needs_its_study_only(tmp_path, monkeypatch):
+    """A field a study adds to its point model (here a subclass stands in for one more line in
+    studies/sweep/records.py's MeasuredPoint) is checked as written (as_written), read back as an attribute of the
+    typed point and refused, damaged, naming it, with no change to the core's records; a record written before it
+    reads its default, and keys no model names are kept out of the typed point."""
     from replication.core.records import as_written
-    from replication.studies.sweep.records import check_point, read_points
+    from replication.core.results import RunError
+    from replication.studies.sweep import records
 
+    class WithField(records.MeasuredPoint, kw_only=True):
+        warm_s: float | None = None
+
+    monkeypatch.setattr(records, "MeasuredPoint", WithField)
     source = REFERENCE / "2026-12-03_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl"
-    record = json.loads(source.read_text().splitlines()[0]) | {"new_field": {"seconds": [0.5, 0.25]}}
+    record = json.loads(source.read_text().splitlines()[0])
     path = tmp_path / "sweep-quick" / "points.jsonl"
     path.parent.mkdir()
-    written = as_written(path, 1, record, check_point)
-    path.write_text(json.dumps(written) + "\n")
-    assert read_or_refuse(path, "a new field") is None
-    (read,) = read_points(path)
-    assert read["new_field"] == {"seconds": [0.5, 0.25]}
+    for extra, expected in (({"warm_s": 0.5}, 0.5), ({}, None)):
+        written = as_written(path, 1, record | extra | {"unnamed": 1}, records.check_point)
+        path.write_text(json.dumps(written) + "\n")
+        assert read_or_refuse(path, "a new field") is None
+        (read,) = records.read_points(path)
+        assert read.warm_s == expected
+        assert not hasattr(read, "unnamed")
+    with pytest.raises(RunError, match="key 'warm_s'"):
+        as_written(path, 1, record | {"warm_s": "fast"}, records.check_point)

@@ -3,10 +3,12 @@ optimum (found once, untimed), the series a record names, and the machine's load
 
 from __future__ import annotations
 
+import math
 import pathlib
 from typing import Annotated
 
 import msgspec
+import numpy as np
 from msgspec import UNSET, UnsetType
 
 from replication.core.objectives import DEFAULT, Objective, objective_of
@@ -23,6 +25,7 @@ from replication.core.records import (
 )
 from replication.core.results import RunError
 from replication.core.series import Series
+from replication.core.simulation import STOPPED_AT_OPTIMUM
 
 
 class Account(Record):
@@ -34,6 +37,25 @@ class Account(Record):
     grad_norm: Number
     stderr: Vector
     stderr_sandwich: Vector | None = None
+    newton_sandwich: MaybeNumber = None
+
+    @property
+    def judging_stderr(self) -> np.ndarray:
+        """The standard errors every 'in standard errors' rule uses: the sandwich's where recorded, else the inverse
+        Hessian's (accounts recorded before the sandwich); NaN where recorded as null (not finite)."""
+        return np.array(self.stderr_sandwich or self.stderr, dtype=float)
+
+    @property
+    def judging_newton(self) -> float:
+        """The Newton step left, in the standard errors judging_stderr gives (NaN: not at a minimum)."""
+        newton = self.newton_stderr if self.newton_sandwich is None else self.newton_sandwich
+        return math.nan if newton is None else newton
+
+    @property
+    def at_optimum(self) -> bool:
+        """Whether the fit ended at the optimum: the exact Newton step left is below STOPPED_AT_OPTIMUM standard
+        errors (sandwich where recorded), whatever scipy's flag says."""
+        return bool(self.judging_newton <= STOPPED_AT_OPTIMUM)
 
 
 class Load(Record):
@@ -55,10 +77,10 @@ def series_of(path, number, record):
                        ) from None
 
 
-def record_objective(record: dict) -> Objective:
+def record_objective(record) -> Objective:
     """The Objective a record names (its "objective"; a record without one, from before objectives were recorded,
     fitted the default): where a record's name becomes the value code compares."""
-    return objective_of(record.get("objective", DEFAULT))
+    return objective_of(record.objective if isinstance(record, Record) else record.get("objective", DEFAULT))
 
 
 class PolishedOptimum(Record):
@@ -73,17 +95,21 @@ class PolishedOptimum(Record):
     polished: bool
 
 
-class OptimumRecord(PolishedOptimum):
-    """A point's optimum (optimum.Optimum.record: a sweep's optima.jsonl; the retrieval's and the cross-check's
-    fits hold one): found once, untimed, before its timed fits; the covariance its distances are measured under
-    (sandwich: whether it is the sandwich covariance)."""
+class HeldOptimum(PolishedOptimum):
+    """An optimum as optimum.Optimum.record writes it (the retrieval's and the cross-check's fits hold one): the
+    covariance its distances are measured under (sandwich: whether it is the sandwich covariance)."""
+
+    sandwich: bool
+    covariance: list[Vector]
+
+
+class OptimumRecord(HeldOptimum):
+    """A point's optimum in a sweep's optima.jsonl: found once, untimed, before its timed fits."""
 
     npix: GridSize
     nzern: Order
     objective: str
     data_sha256: str
-    sandwich: bool
-    covariance: list[Vector]
 
 
 def check_optimum(path: pathlib.Path, number: int, record: dict) -> None:

@@ -5,11 +5,17 @@ NumPy when another process holds a core). No torch here: the read side uses it."
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import pathlib
 import statistics
 import time
+
+import msgspec
+from msgspec import UNSET
+
+from replication.core.fit_records import Load
 
 PROC_STAT = pathlib.Path("/proc/stat")
 BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
@@ -90,37 +96,52 @@ def contention_warning(threads: int, window_s: float = 0.3) -> str | None:
     return CONTENTION_WARNING.format(others=others, cores=cores, threads=threads, free=free) if free < threads else None
 
 
-def judged(load: dict | None) -> float | None:
+def judged(load: Load | None) -> float | None:
     """The cores others kept busy during a measurement, where it was recorded and lasted long enough to tell
     (MIN_WINDOW_S; a reading that does not say how long it lasted is taken as it is); None where not."""
-    if not load or load.get("others_busy_cores") is None:
+    if not load or load.others_busy_cores is None:
         return None
-    seconds = load.get("seconds")
-    return load["others_busy_cores"] if seconds is None or seconds >= MIN_WINDOW_S else None
+    return load.others_busy_cores if load.seconds is UNSET or load.seconds >= MIN_WINDOW_S else None
 
 
-def load_summary(loads: list[dict | None]) -> dict:
+@dataclasses.dataclass(frozen=True)
+class LoadSummary:
     """What the records' loads say: how many were recorded, how many judged (lasting MIN_WINDOW_S at least), how
     many of those on a loaded machine (LOADED_CORES), the median and largest number of cores others kept busy over
     them; loaded True where any was."""
-    recorded = [load for load in loads if load and load.get("others_busy_cores") is not None]
+
+    recorded: int
+    judged: int
+    loaded_count: int
+    median: float | None
+    largest: float | None
+    text: str = ""
+    """The summary in words, where the report gave it some."""
+
+    @property
+    def loaded(self) -> bool:
+        return self.loaded_count > 0
+
+
+def load_summary(loads: list[Load | None]) -> LoadSummary:
+    """The summary of the loads recorded (None: a point that recorded none)."""
+    recorded = [load for load in loads if load and load.others_busy_cores is not None]
     cores = [value for value in map(judged, recorded) if value is not None]
-    loaded = [value for value in cores if value >= LOADED_CORES]
-    return {"recorded": len(recorded), "judged": len(cores), "loaded_count": len(loaded), "loaded": bool(loaded),
-            "median": statistics.median(cores) if cores else None, "largest": max(cores) if cores else None}
+    return LoadSummary(recorded=len(recorded), judged=len(cores), loaded_count=sum(c >= LOADED_CORES for c in cores),
+                       median=statistics.median(cores) if cores else None, largest=max(cores) if cores else None)
 
 
-def point_load(record: dict) -> dict | None:
-    """A sweep point's load reading, with its window: as recorded, or, where the point predates recording it, its
-    fits' total seconds (a lower bound: the window also held the warm-up, the evaluations timed and the optimum's
-    search)."""
-    load = record.get("load")
-    if not load or "seconds" in load:
-        return load
-    return load | {"seconds": sum(record["total_s"].get("all") or [record["total_s"]["median"]])}
+def point_load(record) -> Load | None:
+    """A sweep point's (a MeasuredPoint's) load reading, with its window: as recorded, or, where the point predates
+    recording it, its fits' total seconds (a lower bound: the window also held the warm-up, the evaluations timed
+    and the optimum's search)."""
+    load = None if record.estimated else record.load
+    if not load or load.seconds is not UNSET:
+        return load or None
+    return msgspec.structs.replace(load, seconds=sum(record.total_s.each))
 
 
-def run_loads(run) -> list[dict | None]:
+def run_loads(run) -> list[Load | None]:
     """The load recorded with each point of a run's sweeps (None where a point holds none), with its window."""
     return [point_load(record) for series, _ in run.sweeps.values() for points in series.values()
             for record in points.values()]
@@ -128,4 +149,4 @@ def run_loads(run) -> list[dict | None]:
 
 def measured_quiet(run) -> bool:
     """Whether no point of the run's sweeps was measured on a loaded machine (True where none recorded its load)."""
-    return not load_summary(run_loads(run))["loaded"]
+    return not load_summary(run_loads(run)).loaded

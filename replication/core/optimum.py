@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from replication.core.simulation import SCORES_MAX_BYTES, ended_at_optimum
+from replication.core.fit_records import Account, HeldOptimum
+from replication.core.simulation import SCORES_MAX_BYTES
 
 TARGET = 0.1
 """Standard errors (Mahalanobis) within which a fit has reached the optimum."""
@@ -58,12 +59,12 @@ class Optimum:
                 "covariance": [[finite_or_none(v) for v in row] for row in self.covariance]}
 
     @classmethod
-    def of(cls, record: dict) -> Optimum:
+    def of(cls, record: HeldOptimum) -> Optimum:
         """The optimum a record holds."""
-        covariance = np.array(record["covariance"], dtype=float)
-        return cls(x=np.array(record["x"], dtype=float), fun=record["fun"], covariance=covariance,
-                   stderr=np.array(record["stderr"], dtype=float), steps=record["newton_steps"],
-                   last_step=record["last_step"], polished=record["polished"], sandwich=record["sandwich"])
+        return cls(x=np.array(record.x, dtype=float), fun=record.fun, covariance=np.array(record.covariance,
+                                                                                            dtype=float),
+                   stderr=np.array(record.stderr, dtype=float), steps=record.newton_steps, last_step=record.last_step,
+                   polished=record.polished, sandwich=record.sandwich)
 
 
 def mahalanobis(x, y, covariance) -> float:
@@ -129,11 +130,11 @@ def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
     return prep_s + float(trajectory["seconds"][near[0]]) if near.size else None
 
 
-def ended_at_target(distance, outcome) -> bool | None:
+def ended_at_target(distance: float | None, account: Account | None) -> bool | None:
     """Whether a fit ended at its point's optimum on the time to target's own yardstick: its end within TARGET
     standard errors of the optimum (distance: Mahalanobis under the optimum's sandwich covariance, as its record
-    holds it); where no distance was recorded (runs before times to target), by the Newton step left
-    (simulation.ended_at_optimum). A fit counted here at the optimum is one whose time to the target is a value."""
+    holds it); where no distance was recorded (runs before times to target), by the Newton step left in its exact
+    account (None without one). A fit counted here at the optimum is one whose time to the target is a value."""
     if distance is not None:
         return bool(distance <= TARGET)
-    return ended_at_optimum(outcome)
+    return account.at_optimum if account else None

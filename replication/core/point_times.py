@@ -5,24 +5,25 @@ import math
 import statistics
 
 import numpy as np
+from msgspec import UNSET
 
 from replication.core.judging import AT_LEAST, AT_MOST, UNDETERMINED, Ratio
-from replication.core.simulation import ended_at_optimum, identifiable, judging_newton
+from replication.core.simulation import identifiable
 
 
 def timed_to_target(record):
     """Whether a measured point records each repeat's time to its optimum (runs since 2026-12-02): its time is then
     a time to solution, else (older runs) the time the optimiser took to stop."""
-    return not record["estimated"] and "target" in record
+    return not record.estimated and bool(record.target)
 
 
 def repeat_times(record):
     """(seconds per repeat, whether every repeat reached the optimum) of a measured point: each repeat's time to
     solution, a repeat that never came within the target counted at its total time (a lower bound); a point
     recorded before the targets: each repeat's time to stop, reached where the fit is a solution (how_it_ended)."""
-    totals = record["total_s"].get("all") or [record["total_s"]["median"]]
+    totals = record.total_s.each
     if timed_to_target(record):
-        times = record["target"]["times"]
+        times = record.target.times
         return [t if t is not None else total for t, total in zip(times, totals, strict=True)], None not in times
     return list(totals), is_solution(record)
 
@@ -31,22 +32,22 @@ def seconds(record):
     """Median time to solution of a point (setup + fit up to the first evaluation within the target of the point's
     optimum; a repeat that never got there at its total time, then a bound), measured or estimated; the time to stop
     where the point records no target (runs before 2026-12-02)."""
-    if record["estimated"]:
-        return record["fit_s"]["median"]
-    return statistics.median(repeat_times(record)[0]) if timed_to_target(record) else record["total_s"]["median"]
+    if record.estimated:
+        return record.fit_s.median
+    return statistics.median(repeat_times(record)[0]) if timed_to_target(record) else record.total_s.median
 
 
 def stop_seconds(record):
     """Median seconds from the start to the optimiser's stop (setup + fit): what the paper's script timed; over the
     repeats run to their end (ended_repeats)."""
-    return record["fit_s"]["median"] if record["estimated"] else statistics.median(ended_repeats(record, "total_s"))
+    return record.fit_s.median if record.estimated else statistics.median(ended_repeats(record, "total_s"))
 
 
 def ended_repeats(record, times="total_s"):
     """A measured point's seconds (times: "total_s", "fit_s" or "setup_s") of the repeats run to the minimizer's own
     stop: every repeat but those stopped at the target (timing.time_fit's), whose time to stop is not their own."""
-    seconds = record[times].get("all") or [record[times]["median"]]
-    stopped = (record.get("target") or {}).get("stopped") or [False] * len(seconds)
+    seconds = getattr(record, times).each
+    stopped = (record.target and record.target.stopped) or [False] * len(seconds)
     return [value for value, early in zip(seconds, stopped, strict=True) if not early]
 
 
@@ -54,7 +55,7 @@ def stopped_at_limit(record):
     """Whether a point's fit was stopped at the sweep's time limit (since 2026-12-02; such a fit is its point's
     only one): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
     reached the target, is a bound."""
-    return not record["estimated"] and bool(record.get("stopped_at_limit"))
+    return not record.estimated and bool(record.stopped_at_limit)
 
 
 def how_it_ended(record):
@@ -66,28 +67,28 @@ def how_it_ended(record):
     flagged a failure other than precision loss (scipy's word for a line search that can no longer see a decrease,
     at the optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
     """
-    if not identifiable(record["npix"], record["nzern"]):
+    if not identifiable(record.npix, record.nzern):
         return "not identifiable (rank-deficient design)"
-    if record["estimated"]:
+    if record.estimated:
         return None
     targeted = timed_to_target(record)
-    if targeted and record["target"]["reached"] == len(record["target"]["times"]):
+    if targeted and record.target.reached == len(record.target.times):
         return None
     if stopped_at_limit(record):
-        return f"stopped at its time limit ({record['time_limit_s']:g} s) before the target (time a bound)"
-    outcome = record["outcome"]
-    if "convergence" in outcome:
-        if outcome["convergence"] is None:
+        return f"stopped at its time limit ({record.time_limit_s:g} s) before the target (time a bound)"
+    outcome = record.outcome
+    if outcome.convergence is not UNSET:
+        if outcome.convergence is None:
             return "objective not finite"
-        if not np.isfinite(judging_newton(outcome["convergence"])):
+        if not np.isfinite(outcome.convergence.judging_newton):
             return "not at a minimum (Hessian not positive definite)"
-        if not ended_at_optimum(outcome):
+        if not outcome.convergence.at_optimum:
             return "stopped before the optimum"
     if targeted:
-        return f"never within {record['target']['se']:g} SE of the optimum (time a bound)"
-    if outcome["success"] or "precision loss" in outcome["message"]:
+        return f"never within {record.target.se:g} SE of the optimum (time a bound)"
+    if outcome.success or "precision loss" in outcome.message:
         return None
-    return f"failed: {outcome['message']}"
+    return f"failed: {outcome.message}"
 
 
 def is_solution(record):
@@ -113,11 +114,11 @@ def ratio_of(slow, fast):
 def comparable(a, b, measured_only=True):
     """Whether two points of one grid point enter a ratio: both measured (or measured_only False), timed on the same
     node, both identifiable, and both timed alike (to the target, or both to the optimiser's stop)."""
-    if measured_only and (a["estimated"] or b["estimated"]):
+    if measured_only and (a.estimated or b.estimated):
         return False
-    if a.get("node") != b.get("node") or not identifiable(a["npix"], a["nzern"]):
+    if a.node != b.node or not identifiable(a.npix, a.nzern):
         return False
-    return a["estimated"] or b["estimated"] or timed_to_target(a) == timed_to_target(b)
+    return a.estimated or b.estimated or timed_to_target(a) == timed_to_target(b)
 
 
 def speedups(series, slow, fast, measured_only=True):
@@ -129,7 +130,7 @@ def speedups(series, slow, fast, measured_only=True):
     for key in sorted(set(a) & set(b)):
         if not comparable(a[key], b[key], measured_only):
             continue
-        if a[key]["estimated"] or b[key]["estimated"]:
+        if a[key].estimated or b[key].estimated:
             value = seconds(a[key]) / seconds(b[key])
             ratios[key] = Ratio(value, value, value)
         elif timed_to_target(a[key]) or (is_solution(a[key]) and is_solution(b[key])):

@@ -1,11 +1,13 @@
 """One run's cells of the claims table: what was measured for each claim, its verdict, and why a claim was not
 measured."""
 
+import msgspec
 import numpy as np
 
 from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code, point_times
+from replication.core.fit_records import Account
 from replication.core.format import times
 from replication.core.load import LOADED_CORES, measured_quiet
 from replication.core.objectives import CAUCHY, DEFAULT, Objective
@@ -90,7 +92,7 @@ def left_out_text(series):
     reasons = sweep_read.left_out(series)
     if not reasons:
         return None
-    measured = sum(not record["estimated"] for points in series.values() for record in points.values())
+    measured = sum(not record.estimated for points in series.values() for record in points.values())
     parts = ", ".join(f"{count} {reason}" for reason, count in reasons.items())
     if sweep_read.timed_to_targets(series):
         return (f"{sum(reasons.values())} of {measured} measured fits of this sweep are not solutions ({parts}); "
@@ -122,7 +124,8 @@ def c5_parts(run, series, objective):
     """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
     crosscheck, differences, others = c5a_pairs(run, series, objective)
     endings = sweep_read.endings(series) + [
-        ended_at_target(fit.get("distance"), fit) for fit in crosscheck_fits(run.crosscheck)
+        ended_at_target(fit.get("distance"), msgspec.convert(fit["convergence"], Account))
+        for fit in crosscheck_fits(run.crosscheck)
         if fit.get("objective", DEFAULT) == objective.name and fit.get("convergence")]
     return (claim_verdicts.verdict_c5a(crosscheck, differences), claim_verdicts.verdict_c5b(endings), differences,
             claim_verdicts.verdict_c5a(others, []))

@@ -171,7 +171,7 @@ def first_screen(table, judged_runs, sections):
     stale = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"]]
     unknown = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"] is None]
     old = [short_name(run) for run, now in zip(judged_runs, current, strict=True) if not now]
-    loaded = [short_name(run) for run in today if by_folder[run.folder.name]["load"]["loaded"]]
+    loaded = [short_name(run) for run in today if by_folder[run.folder.name]["load"].loaded]
     caveats = [f"**{row['id']}**: {row['caveat']}." for row in rows if row["caveat"] not in (None, "—")]
     if stale:
         caveats.append(f"Made with older model code (the same model; its code has changed since, the modules "

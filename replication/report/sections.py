@@ -1,6 +1,7 @@
 """A run's appendix: its sweeps' timing tables, the cross-check, the retrieval, the benches and the figures drawn
 from it."""
 
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -42,7 +43,7 @@ def seconds_cell(record):
     if record is None:
         return ""
     value = point_times.seconds(record)
-    if record["estimated"]:
+    if record.estimated:
         return f"~{value:.3g} (est.)"
     solved = point_times.is_solution(record)
     if point_times.timed_to_target(record):
@@ -169,19 +170,19 @@ def run_figures(run, figures, start):
 
 def run_load(run):
     """How busy other processes kept the machine while the run's sweeps were measured (core.load.load_summary),
-    with a short text: {"loaded": whether any point was measured on a loaded machine, "text": ...}."""
+    with its text."""
     summary = load_summary(run_loads(run))
-    if not summary["recorded"]:
-        return summary | {"text": "load not recorded (runs before 2026-12-03)"}
-    long = f"the {summary['judged']} points that lasted {MIN_WINDOW_S:g} s or more (shorter ones cannot tell)"
-    if not summary["judged"]:
-        return summary | {"text": f"load not judged: no point lasted {MIN_WINDOW_S:g} s (shorter ones cannot tell)"}
-    if not summary["loaded"]:
-        return summary | {"text": f"quiet: other processes kept at most {summary['largest']:.2f} cores busy over "
-                                  f"{long}"}
-    return summary | {"text": f"**measured on a loaded machine**: at {summary['loaded_count']} of {long} other "
-                              f"processes kept >= {LOADED_CORES} cores busy (up to {summary['largest']:.1f}); its "
-                              "times are slower than a quiet machine's"}
+    long = f"the {summary.judged} points that lasted {MIN_WINDOW_S:g} s or more (shorter ones cannot tell)"
+    if not summary.recorded:
+        text = "load not recorded (runs before 2026-12-03)"
+    elif not summary.judged:
+        text = f"load not judged: no point lasted {MIN_WINDOW_S:g} s (shorter ones cannot tell)"
+    elif not summary.loaded:
+        text = f"quiet: other processes kept at most {summary.largest:.2f} cores busy over {long}"
+    else:
+        text = (f"**measured on a loaded machine**: at {summary.loaded_count} of {long} other processes kept >= "
+                f"{LOADED_CORES} cores busy (up to {summary.largest:.1f}); its times are slower than a quiet machine's")
+    return dataclasses.replace(summary, text=text)
 
 
 def run_sections(run, figures, start):

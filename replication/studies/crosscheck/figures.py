@@ -108,9 +108,8 @@ def fit_distances(run):
             found.setdefault(fit_series(fit).label, []).append(fit["distance"])
     for name, points in run.series.items():
         for record in points.values():
-            end = (record.get("target") or {}).get("end_distance")
-            if end is not None:
-                found.setdefault(name.label, []).append(end)
+            if record.end_distance is not None:
+                found.setdefault(name.label, []).append(record.end_distance)
     return found
 
 

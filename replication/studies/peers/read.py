@@ -64,7 +64,7 @@ PEER_TARGETS = ((TORCH_CPU, JAX, 1.5, ((256, 4), (256, 8), (512, 4), (512, 8)),
 def per_evaluation_s(record):
     """Fit seconds per objective evaluation (per value-and-gradient call where the gradient comes with it): the
     repeats run to their end, whose evaluations the outcome counts."""
-    return statistics.median(ended_repeats(record, "fit_s")) / record["outcome"]["nfev"]
+    return statistics.median(ended_repeats(record, "fit_s")) / record.outcome.nfev
 
 
 def peers(series):
@@ -74,19 +74,19 @@ def peers(series):
         return {"names": [], "rows": [], "targets": [], "readings": []}
     present = [(name, what) for name, what in PEERS if name in series]
     keys = sorted({key for name, _ in present for key, record in series[name].items()
-                   if key[0] >= PEER_MIN_NPIX and not record["estimated"]})
+                   if key[0] >= PEER_MIN_NPIX and not record.estimated})
     rows = []
     for key in keys:
         cells = {name: series[name][key] for name, _ in present
-                 if key in series[name] and not series[name][key]["estimated"]}
-        node = next(iter(cells.values()))["node"] if cells and "node" in next(iter(cells.values())) else None
-        cells = {name: record for name, record in cells.items() if record.get("node") == node}  # one node only
+                 if key in series[name] and not series[name][key].estimated}
+        node = next(iter(cells.values())).node if cells else None
+        cells = {name: record for name, record in cells.items() if record.node == node}  # one node only
         if len(cells) < 2:
             continue
         fastest = min(cells, key=lambda name: seconds(cells[name]))
         rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
             name: {"s": seconds(record), "ratio": peer_ratio(record, cells[fastest]), "solution": is_solution(record),
-                   "nfev": record["outcome"]["nfev"], "nit": record["outcome"]["nit"],
+                   "nfev": record.outcome.nfev, "nit": record.outcome.nit,
                    "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
     return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
             "rows": rows, "targets": peer_targets(series),
@@ -100,10 +100,10 @@ def against_scipy(series, other, what):
     ratios = {key: ratio for key, ratio in speedups(series, other, TORCH_CPU).items() if key[0] >= PEER_MIN_NPIX}
     if not ratios:
         return None
-    evaluations = [(series[other][key]["outcome"]["nfev"], series[TORCH_CPU][key]["outcome"]["nfev"])
+    evaluations = [(series[other][key].outcome.nfev, series[TORCH_CPU][key].outcome.nfev)
                    for key in ratios]
     slower = sum(float(ratio) > 1 for ratio in ratios.values() if not ratio.is_bound)
-    one_off = [series[other][key]["grid_start_s"] for key in ratios if series[other][key].get("grid_start_s")]
+    one_off = [series[other][key].grid_start_s for key in ratios if series[other][key].grid_start_s]
     once = (f"; its matrix, made once per grid and on no fit's clock, took {min(one_off):.2g}-{max(one_off):.2g} s"
             if one_off else "")
     return (f"{what} against scipy's BFGS from the identity (both torch autograd on the CPU), at {len(ratios)} "

@@ -4,6 +4,7 @@ aberration by each implementation, each judged against a fit of the same data st
 
 import dataclasses
 
+import msgspec
 import numpy as np
 
 import reference_numpy
@@ -11,6 +12,7 @@ from oof_common.constants import GAMMA, N_ILLUMINATION
 from oof_common.limits import TOL
 from replication.core import measurement, optimum, registry, timing
 from replication.core.environment import environment_record, thread_limits
+from replication.core.fit_records import HeldOptimum
 from replication.core.implementations import of as implementation
 from replication.core.objectives import CAUCHY
 from replication.core.records import as_written
@@ -142,8 +144,8 @@ def fit_truth(truth_point, todo, tol, warmed, judge=None):
     data = simulate_observation(setup, truth, seed)
     best = None
     if judge is not None:
-        best = optimum.Optimum.of(judge["optimum"]) if "optimum" in judge else judge_optimum(
-            setup, data, judge["outcome"]["x"])
+        best = (optimum.Optimum.of(msgspec.convert(judge["optimum"], HeldOptimum)) if "optimum" in judge
+                else judge_optimum(setup, data, judge["outcome"]["x"]))
     for series, start in todo:
         impl = implementation(series)
         if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval

@@ -14,8 +14,7 @@ import math
 import pathlib
 
 from replication.core import optimum
-from replication.core.objectives import DEFAULT
-from replication.studies.sweep.records import optimum_key, point_key, read_optima, read_points
+from replication.studies.sweep.records import MeasuredPoint, optimum_key, point_key, read_optima, read_points
 from replication.studies.sweep.trajectories import read_trajectories
 
 RELATIVE = 1e-9
@@ -39,21 +38,21 @@ def same(recorded, recomputed) -> bool:
     return math.isclose(recorded, recomputed, rel_tol=RELATIVE, abs_tol=0.0)
 
 
-def audit_point(folder: pathlib.Path, record: dict, best: optimum.Optimum, audit: Audit, where: str) -> None:
+def audit_point(folder: pathlib.Path, record: MeasuredPoint, best: optimum.Optimum, audit: Audit, where: str) -> None:
     """Recompute one point's times to target (one per repeat) and end distance and note each difference."""
-    found = read_trajectories(folder, record["trajectories"], record["nparams"])
-    setups = record["setup_s"]["all"]
+    found = read_trajectories(folder, record.trajectories, record.nparams)
+    setups = record.setup_s.each
     for r, (trajectory, setup_s) in enumerate(zip(found, setups, strict=True)):
         recomputed = optimum.time_to_target(setup_s, trajectory, best)
-        recorded = record["target"]["times"][r]
+        recorded = record.target.times[r]
         audit.checked += 1
         if not same(recorded, recomputed):
             audit.differences.append(f"{where}: repeat {r + 1}: time to target recorded {recorded}, recomputed "
                                      f"{recomputed}")
-    end = optimum.end_distance(best, record["outcome"]["x"])
+    end = optimum.end_distance(best, record.outcome.x)
     audit.checked += 1
-    if not same(record["target"]["end_distance"], end):
-        audit.differences.append(f"{where}: end distance recorded {record['target']['end_distance']}, recomputed "
+    if not same(record.target.end_distance, end):
+        audit.differences.append(f"{where}: end distance recorded {record.target.end_distance}, recomputed "
                                  f"{end}")
 
 
@@ -61,10 +60,10 @@ def audit_sweep(folder: pathlib.Path, audit: Audit) -> None:
     """Audit every measured point of one sweep folder timed to a target."""
     optima = read_optima(folder / "optima.jsonl")
     for record in read_points(folder / "points.jsonl"):
-        if record["estimated"] or "target" not in record:
+        if record.estimated or not record.target:
             continue
-        key = optimum_key({**record, "objective": record.get("objective", DEFAULT)})
-        if "trajectories" not in record or key not in optima:
+        key = optimum_key(record)
+        if not record.trajectories or key not in optima:
             audit.not_auditable += 1
             continue
         where = f"{folder / 'points.jsonl'}: " + " ".join(map(str, point_key(record)))

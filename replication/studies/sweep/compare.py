@@ -27,7 +27,7 @@ def time_ratios(base: pathlib.Path, other: pathlib.Path, npix: int, impl: str = 
             for (size, nzern), record in points.items():
                 twin = b.get(series, {}).get((size, nzern))
                 if size == npix and series.label.startswith(impl) and twin is not None \
-                        and not (record["estimated"] or twin["estimated"]):
+                        and not (record.estimated or twin.estimated):
                     found[(series.label, nzern)] = point_times.seconds(twin) / point_times.seconds(record)
         if found:
             ratios[folder.name] = dict(sorted(found.items()))

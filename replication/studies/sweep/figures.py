@@ -30,14 +30,14 @@ def plot_series(axis, points, name, x_of):
     colour = series_colour(name)
     keys = sorted((key for key in points if identifiable(*key)), key=x_of)  # a rank-deficient point is no fit
     solved = [key for key in keys if is_solution(points[key])]
-    measured = [key for key in solved if not points[key]["estimated"]]
+    measured = [key for key in solved if not points[key].estimated]
     if len(measured) < len(solved):
         axis.plot([x_of(k) for k in solved], [seconds(points[k]) for k in solved], ":", color=colour, linewidth=1.2)
     axis.plot([x_of(k) for k in measured], [seconds(points[k]) for k in measured], "-", color=colour, linewidth=1.5,
               label=str(name))
     for key in keys:
         if key in solved:
-            hollow = points[key]["estimated"]
+            hollow = points[key].estimated
             axis.plot(x_of(key), seconds(points[key]), "o", color=colour, markersize=4.5,
                       markerfacecolor="white" if hollow else colour)
             if not hollow:  # the spread of the repeats
@@ -52,7 +52,7 @@ def marks_drawn(run, names, keep):
     selects them; the legend explains only the marks that appear."""
     drawn = [record for name in names for key, record in run.series.get(name, {}).items()
              if keep(key) and identifiable(*key)]
-    return (any(record["estimated"] for record in drawn), any(not is_solution(record) for record in drawn))
+    return (any(record.estimated for record in drawn), any(not is_solution(record) for record in drawn))
 
 
 def series_legend(figure, names, marks):
@@ -109,7 +109,7 @@ def paper_figure_caption(run):
 
 def estimated_words(run):
     """'; hollow points on dotted lines: estimated, not run' where the run's paper series hold an estimate."""
-    estimated = any(record["estimated"] for name in PAPER_SERIES for record in run.series.get(name, {}).values())
+    estimated = any(record.estimated for name in PAPER_SERIES for record in run.series.get(name, {}).values())
     return "; hollow points on dotted lines: estimated, not run" if estimated else ""
 
 

@@ -3,12 +3,14 @@
 import dataclasses
 import math
 
+import msgspec
 import numpy as np
 
 import reference_numpy
 import torch_impl
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
+from replication.core.fit_records import OptimumRecord
 from replication.core.implementations import grid_start, select, with_gradients
 from replication.core.load import watching_load
 from replication.core.objectives import Objective
@@ -18,7 +20,7 @@ from replication.core.results import RunError, append_record
 from replication.core.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
 from replication.core.watch import TIMED_OUT
 from replication.studies.sweep import trajectories
-from replication.studies.sweep.records import check_point, measured_keys, point_key, read_optima, read_points
+from replication.studies.sweep.records import as_read, check_point, key_of, measured_keys, read_optima, read_points
 
 MACHINE = ("hostname", "cpu", "cpu_count", "gpu", "python", *registry.version_keys())
 """The machine and versions a sweep's series are measured on (those of every tree, not the peers'), part of its
@@ -45,7 +47,7 @@ class PointOptima:
             record = {"npix": npix, "nzern": nzern, "objective": objective.name, "data_sha256": key[3],
                       **find_optimum(npix, nzern, data, start, objective).record()}
             append_record(self.path, record)
-            self.known[key] = record
+            self.known[key] = msgspec.convert(record, type=OptimumRecord)
         elif key not in self.checked:
             self.check(self.known[key], npix, nzern, data, start, objective)
             self.checked.add(key)
@@ -55,16 +57,16 @@ class PointOptima:
         """Refuse, in one line naming the file, a recorded optimum that is not this point's: of another size, or
         whose recorded objective is not the objective of this point's data at its x (an edited or misplaced line)."""
         where = f"{self.path}: the optimum recorded for npix {npix}, n = {nzern}, {objective}"
-        if len(record["x"]) != len(start) or np.shape(record["covariance"]) != (len(start), len(start)):
-            raise RunError(f"{where} holds {len(record['x'])} parameters, not this point's {len(start)}; remove the "
+        if len(record.x) != len(start) or np.shape(record.covariance) != (len(start), len(start)):
+            raise RunError(f"{where} holds {len(record.x)} parameters, not this point's {len(start)}; remove the "
                            "line, and the sweep finds the optimum again")
-        if record["fun"] is None:
+        if record.fun is None:
             return
-        value = reference_numpy.negative_log_likelihood(record["x"], reference_numpy.make_setup(npix, nzern), data,
+        value = reference_numpy.negative_log_likelihood(record.x, reference_numpy.make_setup(npix, nzern), data,
                                                         objective.gamma(data), objective=objective)
-        if not math.isclose(value, record["fun"], rel_tol=1e-8, abs_tol=1e-8):
+        if not math.isclose(value, record.fun, rel_tol=1e-8, abs_tol=1e-8):
             raise RunError(f"{where} is not an optimum of this point's data (objective {value!r} at its x, recorded "
-                           f"{record['fun']!r}); remove the line, and the sweep finds the optimum again")
+                           f"{record.fun!r}); remove the line, and the sweep finds the optimum again")
 
 
 def find_optimum(npix, nzern, data, start, objective: Objective):
@@ -120,7 +122,7 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
         record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]
     if best is not None:
         record["target"] = target_record(setup_s, results, best)
-        record["trajectories"] = trajectories.write_trajectories(optima.path.parent, point_key(record),
+        record["trajectories"] = trajectories.write_trajectories(optima.path.parent, key_of(impl.series, npix, nzern),
                                                                  [result.trajectory for result in results])
     return record
 
@@ -132,7 +134,7 @@ def plan(profile, impls, done, objective: Objective):
     ordered = sorted(impls, key=lambda impl: impl.registration.reference)
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered
             if (npix, nzern) in profile.points(impl, objective)
-            and (impl.name, impl.dtype, impl.gradient, impl.minimizer, npix, nzern) not in done]
+            and key_of(impl.series, npix, nzern) not in done]
 
 
 def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset()):
@@ -179,6 +181,6 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
             record = measure_point(impl, npix, nzern, profile, settings.tol, run_id, objective, optima)
             record = as_written(points_path, len(records) + 1, record, check_point)
             append_record(points_path, record)
-            records.append(record)
+            records.append(as_read(record))
             bar.update()
     return len(todo)

@@ -2,11 +2,12 @@
 series (a bound where a fit never reached its target), and how far apart the fits ended."""
 
 
+import msgspec
 import numpy as np
 
 from replication.core import runs
 from replication.core.fit_records import record_objective
-from replication.core.objectives import DEFAULT, of_sweep_folder
+from replication.core.objectives import of_sweep_folder
 from replication.core.optimum import ended_at_target, mahalanobis
 from replication.core.point_times import (
     comparable,
@@ -19,24 +20,20 @@ from replication.core.point_times import (
 )
 from replication.core.series import (
     NUMPY,
-    Series,
     ordered,
 )
 from replication.core.simulation import (
-    ended_at_optimum,
     identifiable,
-    judging_newton,
-    judging_stderr,
 )
-from replication.studies.sweep.records import read_points, read_sweep_sessions
+from replication.studies.sweep.records import optimum_key, read_points, read_sweep_sessions
 
 
 def load_sweep(folder):
     """{Series: {(npix, nzern): record}} of a sweep folder, and its run records; empty where absent."""
     points, environments = read_points(folder / "points.jsonl"), read_sweep_sessions(folder / "runs.jsonl")
     series = {}
-    for record in points:
-        series.setdefault(Series.of(record), {})[(record["npix"], record["nzern"])] = record
+    for point in points:
+        series.setdefault(point.series, {})[point.grid_point] = point
     return series, environments
 
 
@@ -55,8 +52,8 @@ def load_sharded_sweeps(folder):
             for name, points in series.items():
                 for key, record in points.items():
                     known = merged.setdefault(name, {}).get(key)
-                    if known is None or (known["estimated"] and not record["estimated"]):  # a measurement first
-                        merged[name][key] = record | {"node": machine["hostname"]}
+                    if known is None or (known.estimated and not record.estimated):  # a measurement first
+                        merged[name][key] = msgspec.structs.replace(record, node=machine["hostname"])
             all_environments.extend(environments)
             nodes.append({"shard": node.parent.name, "node": machine["hostname"], "cpu": machine["cpu"],
                           "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
@@ -77,8 +74,8 @@ def off_yardstick_points(series, optima):
     for points in series.values():
         for key in [key for key, record in points.items() if timed_to_target(record)]:
             record = points[key]
-            found = optima.get((*key, record.get("objective", DEFAULT), record.get("data_sha256")))
-            if found is not None and not found.get("sandwich", True):
+            found = optima.get(optimum_key(record))
+            if found is not None and not found.sandwich:
                 del points[key]
                 removed += 1
     return removed
@@ -126,10 +123,9 @@ def time_measure(series) -> str:
 
 
 def exact_stderr(outcome):
-    """The standard errors of a fit's outcome that rules use (simulation.judging_stderr: sandwich where recorded, else
+    """The standard errors of a fit's outcome that rules use (Account.judging_stderr: sandwich where recorded, else
     the exact inverse Hessian's), or None without an exact account."""
-    account = outcome.get("convergence")
-    return judging_stderr(account) if account else None
+    return outcome.convergence.judging_stderr if outcome.convergence else None
 
 
 def fit_differences(series, reference=NUMPY, optima=None):
@@ -147,13 +143,12 @@ def fit_differences(series, reference=NUMPY, optima=None):
             continue
         for key in sorted(set(points) & set(base)):
             a, b = base[key], points[key]
-            if a["estimated"] or b["estimated"]:
+            if a.estimated or b.estimated:
                 continue
-            exact = exact_stderr(a["outcome"])
-            stderr = exact if exact is not None else np.array(b["outcome"]["stderr"], dtype=float)
-            shift = np.abs(np.array(b["outcome"]["x"]) - np.array(a["outcome"]["x"])) / stderr
-            basis = "BFGS" if exact is None else "sandwich" if a["outcome"]["convergence"].get(
-                "stderr_sandwich") else "exact"
+            exact = exact_stderr(a.outcome)
+            stderr = exact if exact is not None else np.array(b.outcome.stderr, dtype=float)
+            shift = np.abs(np.array(b.outcome.x) - np.array(a.outcome.x)) / stderr
+            basis = "BFGS" if exact is None else "sandwich" if a.outcome.convergence.stderr_sandwich else "exact"
             rows.append({"series": name, "against": reference, "npix": key[0], "nzern": key[1],
                          "max_stderr": float(shift.max()), "basis": basis,
                          "comparable": is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))})
@@ -171,13 +166,13 @@ def mahalanobis_differences(series, optima):
         for second in names[i + 1:]:
             for key in sorted(set(series[first]) & set(series[second])):
                 a, b = series[first][key], series[second][key]
-                if a["estimated"] or b["estimated"] or a.get("data_sha256") != b.get("data_sha256"):
+                if a.estimated or b.estimated or a.data_sha256 != b.data_sha256:
                     continue
-                found = optima.get((*key, a.get("objective", DEFAULT), a.get("data_sha256")))
-                if not found or not found["polished"]:
+                found = optima.get(optimum_key(a))
+                if not found or not found.polished:
                     continue
                 rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
-                             "max_stderr": mahalanobis(b["outcome"]["x"], a["outcome"]["x"], found["covariance"]),
+                             "max_stderr": mahalanobis(b.outcome.x, a.outcome.x, found.covariance),
                              "basis": "Mahalanobis", "comparable": not (stopped_at_limit(a) or stopped_at_limit(b))})
     return rows
 
@@ -186,10 +181,10 @@ def endings(series):
     """Whether each measured fit of an identifiable point with an exact account ended at the optimum (bools): by its
     end distance from the point's optimum where its sweep timed to a target (the time to target's yardstick), else by
     the Newton step left (ended_at_target)."""
-    return [ended_at_target((record.get("target") or {}).get("end_distance"), record["outcome"])
+    return [ended_at_target(record.end_distance, record.outcome.convergence)
             for points in series.values() for record in points.values()
-            if not record["estimated"] and record["outcome"].get("convergence")
-            and identifiable(record["npix"], record["nzern"]) and not stopped_at_limit(record)]
+            if not record.estimated and record.outcome.convergence
+            and identifiable(record.npix, record.nzern) and not stopped_at_limit(record)]
 
 
 def stopped_at_limits(series):
@@ -200,30 +195,28 @@ def stopped_at_limits(series):
 def bfgs_over_exact(record):
     """BFGS's standard errors over the exact ones, per parameter (least squares: BFGS's put on the same
     likelihood scale first)."""
-    outcome = record["outcome"]
-    scale = record_objective(record).covariance_scale(outcome["fun"], 3 * record["npix"] ** 2,
-                                                                            record["nparams"])
-    return np.sqrt(scale) * np.array(outcome["stderr"], dtype=float) / np.array(
-        outcome["convergence"]["stderr"], dtype=float)
+    outcome = record.outcome
+    scale = record_objective(record).covariance_scale(outcome.fun, 3 * record.npix ** 2, record.nparams)
+    return np.sqrt(scale) * np.array(outcome.stderr, dtype=float) / np.array(outcome.convergence.stderr, dtype=float)
 
 
 def convergence_rows(series):
     """Per series: how its measured fits ended, by scipy's word and by the exact account."""
     rows = []
     for name in ordered(series):
-        measured = [record for record in series[name].values() if not record["estimated"]]
-        accounted = [record for record in measured if record["outcome"].get("convergence")]
-        accounts = [record["outcome"]["convergence"] for record in accounted]
-        minima = [a for a in accounts if np.isfinite(judging_newton(a))]
+        measured = [record for record in series[name].values() if not record.estimated]
+        accounted = [record for record in measured if record.outcome.convergence]
+        accounts = [record.outcome.convergence for record in accounted]
+        minima = [a for a in accounts if np.isfinite(a.judging_newton)]
         ratios = [r[np.isfinite(r)] for r in map(bfgs_over_exact, accounted)]
         ratios = [r for r in ratios if r.size]
         rows.append({
-            "series": name, "fits": len(measured), "success": sum(r["outcome"]["success"] for r in measured),
-            "messages": sorted({r["outcome"]["message"] for r in measured}),
-            "grad_norm": max((a["grad_norm"] for a in accounts), default=None),
-            "newton": max((judging_newton(a) for a in minima), default=None),
-            "decrease_over_rounding": max((a["expected_decrease"] / a["rounding"] for a in minima), default=None),
-            "at_optimum": sum(ended_at_optimum(r["outcome"]) for r in accounted), "accounted": len(accounts),
+            "series": name, "fits": len(measured), "success": sum(r.outcome.success for r in measured),
+            "messages": sorted({r.outcome.message for r in measured}),
+            "grad_norm": max((a.grad_norm for a in accounts), default=None),
+            "newton": max((a.judging_newton for a in minima), default=None),
+            "decrease_over_rounding": max((a.expected_decrease / a.rounding for a in minima), default=None),
+            "at_optimum": sum(a.at_optimum for a in accounts), "accounted": len(accounts),
             "not_minimum": len(accounts) - len(minima),
             "bfgs_ratio": (float(min(r.min() for r in ratios)), float(max(r.max() for r in ratios))) if ratios
             else None})

@@ -10,7 +10,8 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, Load, check_optimum, series_of
+from replication.core.fit_records import Account, Load, OptimumRecord, check_optimum, series_of
+from replication.core.objectives import DEFAULT
 from replication.core.records import (
     Count,
     FitEnd,
@@ -28,8 +29,8 @@ from replication.core.records import (
     latest_of_each,
     read_keyed,
 )
-from replication.core.results import NUMBER, RunError, is_a, read_records
-from replication.core.series import Series
+from replication.core.results import NUMBER, RunError, dumps, is_a, read_records
+from replication.core.series import RENAMED, Series
 
 
 class Times(Record):
@@ -38,17 +39,25 @@ class Times(Record):
     median: Seconds
     all: list[Seconds] | None = None
 
+    @property
+    def each(self) -> list[float]:
+        """Each repeat's time (seconds); the median alone where the repeats were not recorded."""
+        return self.all or [self.median]
 
-class SetupTimes(Record):
+
+class SetupTimes(Times, kw_only=True):
+    """A point's setup times (seconds): as Times, but a setup may take no time the clock can see."""
+
     median: Annotated[float, msgspec.Meta(ge=0)]
+    all: list[Annotated[float, msgspec.Meta(ge=0)]] | None = None
 
 
 class Outcome(FitEnd):
     """How a timed fit ended, as scipy (or the on-device BFGS) returned it, with BFGS's errors and its exact
-    account."""
+    account (UNSET: recorded before the account; None: the objective was not finite there)."""
 
     stderr: Vector
-    convergence: Account | None = None
+    convergence: Account | UnsetType | None = UNSET
 
 
 class Target(Record):
@@ -71,8 +80,10 @@ class Trajectories(Record):
     repeats: Count
 
 
-class Point(Record):
-    """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint."""
+class Point(Record, kw_only=True):
+    """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint. Read in
+    today's schema (migrated): its series' names today's, its objective named (records before objectives were
+    recorded fitted the default); node: the node that measured it, in a sharded sweep (set as it is read)."""
 
     impl: str
     dtype: str
@@ -81,9 +92,29 @@ class Point(Record):
     nparams: Annotated[int, msgspec.Meta(ge=1)]
     estimated: bool
     fit_s: Times
+    gradient: str = ""
+    minimizer: str = "scipy"
+    objective: str = DEFAULT
+    data_sha256: str | None = None
+    node: str | None = None
+
+    @property
+    def series(self) -> Series:
+        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
+
+    @property
+    def grid_point(self) -> tuple[int, int]:
+        """(npix, nzern)."""
+        return self.npix, self.nzern
+
+    @property
+    def end_distance(self) -> float | None:
+        """Where its first repeat ended: Mahalanobis distance from the point's optimum (standard errors); None for
+        an estimate, a point recorded before times to target, or one whose optimum was not polished."""
+        return None
 
 
-class MeasuredPoint(Point):
+class MeasuredPoint(Point, kw_only=True):
     """A measured point: its times, its tolerance, how its last repeat's fit ended; since 2026-12-02 its times to
     the target and its time limit, since 2026-12-03 its trajectories and the machine's load, and for a series
     started from a matrix made per grid, the seconds that matrix took once (grid_start_s, on no fit's clock). Each
@@ -99,6 +130,10 @@ class MeasuredPoint(Point):
     time_limit_s: Seconds | UnsetType = UNSET
     stopped_at_limit: bool | UnsetType = UNSET
     grid_start_s: Seconds | UnsetType = UNSET
+
+    @property
+    def end_distance(self) -> float | None:
+        return self.target.end_distance if self.target else None
 
 
 def check_point(path: pathlib.Path, number: int, record: dict) -> None:
@@ -165,19 +200,35 @@ def read_sweep_sessions(path: pathlib.Path) -> list[dict]:
     return read_records(path, check=check_sweep_session)
 
 
-def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The validated point records of a sweep's points.jsonl; two different records of one point and series are
-    refused (identical ones too where strict: a contributed run), except an estimate followed by the point's
-    measurement, which replaces it (sweeps before 2026-12-02 estimated the points over their budget; a resumed sweep
-    measures them, to a time limit)."""
-    records = read_keyed(path, check_point, point_key, "point and series", repair, strict, replaces=measures_estimate)
-    return latest_of_each(records, point_key)
+def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[Point]:
+    """The point records of a sweep's points.jsonl, validated and in today's schema (MeasuredPoint where measured);
+    two different records of one point and series are refused (identical ones too where strict: a contributed run),
+    except an estimate followed by the point's measurement, which replaces it (sweeps before 2026-12-02 estimated the
+    points over their budget; a resumed sweep measures them, to a time limit)."""
+    records = read_keyed(path, check_point, recorded_key, "point and series", repair, strict,
+                         replaces=measures_estimate)
+    return [as_point(record) for record in latest_of_each(records, recorded_key)]
 
 
-def measured_keys(records: list[dict]) -> set:
-    """The point keys of the measured records (an older sweep's estimate is not finished: a resumed sweep measures
+def as_point(record: dict) -> Point:
+    """A validated point record in today's schema (Point, or MeasuredPoint where measured): the older schema's
+    gradient names renamed, an unnamed minimizer scipy's, an unnamed objective the default."""
+    gradient = record.get("gradient", "")
+    record = record | {"gradient": RENAMED.get(gradient, gradient), "objective": record.get("objective", DEFAULT)}
+    return msgspec.convert(record, type=Point if record["estimated"] else MeasuredPoint)
+
+
+def as_read(record: dict) -> Point:
+    """A point record as its reader reads it back: through its JSON, validated, in today's schema."""
+    written = json.loads(dumps(record))
+    check_point(pathlib.Path("points.jsonl"), 1, written)
+    return as_point(written)
+
+
+def measured_keys(points: list[Point]) -> set:
+    """The point keys of the measured points (an older sweep's estimate is not finished: a resumed sweep measures
     it)."""
-    return {point_key(record) for record in records if not record["estimated"]}
+    return {point_key(point) for point in points if not point.estimated}
 
 
 def measures_estimate(earlier: dict, record: dict) -> bool:
@@ -185,18 +236,31 @@ def measures_estimate(earlier: dict, record: dict) -> bool:
     return earlier["estimated"] and not record["estimated"]
 
 
-def point_key(record: dict) -> tuple:
-    """What identifies a point: implementation, precision, gradient variant, minimizer (its Series, older names
-    read as today's), grid size and order."""
-    series = Series.of(record)
-    return series.impl, series.dtype, series.gradient, series.minimizer, record["npix"], record["nzern"]
+def key_of(series: Series, npix: int, nzern: int) -> tuple:
+    """What identifies a point: implementation, precision, gradient variant, minimizer, grid size and order."""
+    return series.impl, series.dtype, series.gradient, series.minimizer, npix, nzern
 
 
-def optimum_key(record: dict) -> tuple:
+def point_key(point: Point) -> tuple:
+    """A point's key (key_of)."""
+    return key_of(point.series, point.npix, point.nzern)
+
+
+def recorded_key(record: dict) -> tuple:
+    """A point record's key as read (its Series, older names read as today's)."""
+    return key_of(Series.of(record), record["npix"], record["nzern"])
+
+
+def optimum_key(record: OptimumRecord | Point) -> tuple:
     """What identifies an optimum: the point, the objective and the data."""
-    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]
+    return record.npix, record.nzern, record.objective, record.data_sha256
 
 
-def read_optima(path: pathlib.Path, repair: bool = False, strict: bool = False) -> dict:
+def read_optima(path: pathlib.Path, repair: bool = False, strict: bool = False) -> dict[tuple, OptimumRecord]:
     """{optimum_key: record} of a sweep's optima.jsonl, validated ({} where absent)."""
-    return {optimum_key(r): r for r in read_keyed(path, check_optimum, optimum_key, "optimum", repair, strict)}
+    records = read_keyed(path, check_optimum, recorded_optimum_key, "optimum", repair, strict)
+    return {optimum_key(optimum): optimum for optimum in (msgspec.convert(r, type=OptimumRecord) for r in records)}
+
+
+def recorded_optimum_key(record: dict) -> tuple:
+    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]

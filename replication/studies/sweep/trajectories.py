@@ -18,6 +18,7 @@ import zipfile
 import numpy as np
 
 from replication.core.results import RunError, write_atomically
+from replication.studies.sweep.records import Trajectories
 
 FOLDER = "trajectories"
 """The folder of a sweep that holds its points' trajectories."""
@@ -49,23 +50,23 @@ def write_trajectories(sweep_folder: pathlib.Path, key: tuple, trajectories: lis
     return {"file": str(relative), "sha256": hashlib.sha256(content).hexdigest(), "repeats": len(trajectories)}
 
 
-def read_trajectories(sweep_folder: pathlib.Path, entry: dict, nparams: int) -> list[dict]:
+def read_trajectories(sweep_folder: pathlib.Path, entry: Trajectories, nparams: int) -> list[dict]:
     """The trajectories a point's record names (entry: its "trajectories"), checked against the recorded SHA-256
     and shapes; a RunError naming the file where it is missing, altered or malformed."""
-    relative = pathlib.PurePosixPath(entry["file"])
+    relative = pathlib.PurePosixPath(entry.file)
     if relative.is_absolute() or ".." in relative.parts or relative.parts[:1] != (FOLDER,):
-        raise RunError(f"{sweep_folder}: a trajectories file outside its {FOLDER}/ folder ({entry['file']!r})")
+        raise RunError(f"{sweep_folder}: a trajectories file outside its {FOLDER}/ folder ({entry.file!r})")
     path = pathlib.Path(sweep_folder) / relative
     if path.is_symlink() or not path.is_file():
         raise RunError(f"{path}: missing or not a regular file (a point's trajectories)")
     content = path.read_bytes()
-    if hashlib.sha256(content).hexdigest() != entry["sha256"]:
+    if hashlib.sha256(content).hexdigest() != entry.sha256:
         raise RunError(f"{path}: its SHA-256 is not the one its point recorded: the file was altered")
     try:
         with np.load(io.BytesIO(content), allow_pickle=False) as archive:
-            found = [{field: archive[f"{field}_{r}"] for field in FIELDS} for r in range(entry["repeats"])]
+            found = [{field: archive[f"{field}_{r}"] for field in FIELDS} for r in range(entry.repeats)]
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as error:
-        raise RunError(f"{path}: not the trajectories of {entry['repeats']} repeat(s) ({error})") from None
+        raise RunError(f"{path}: not the trajectories of {entry.repeats} repeat(s) ({error})") from None
     for r, trajectory in enumerate(found):
         count = len(trajectory["seconds"]) if trajectory["seconds"].ndim == 1 else -1
         shapes = {field: trajectory[field].shape for field in FIELDS}
