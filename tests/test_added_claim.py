@@ -20,14 +20,14 @@ from replication.core.plotting import Figure, save, subplots
 
 
 def checks_of(run):
-    return (run.crosscheck or {}).get("checks") or []
+    return run.crosscheck.checks if run.crosscheck else []
 
 
 def evaluate(run, objective):
     checks = checks_of(run)
     if objective is not CAUCHY or not checks:
         return {"value": None, "verdict": NOT_MEASURED, "text": None}
-    share = sum(check["passed"] for check in checks) / len(checks)
+    share = sum(check.passed for check in checks) / len(checks)
     return {"value": share, "verdict": CLAIM.rule.grade(share), "text": f"toy: {share:.0%} of {len(checks)} checks"}
 
 

@@ -4,6 +4,7 @@ bench's step profile."""
 import subprocess
 import sys
 
+import msgspec
 import pytest
 
 from reference_numpy.gradient import STEPS
@@ -11,6 +12,7 @@ from replication.core.paths import ROOT
 from replication.studies.bench import measure as bench
 from replication.studies.bench.command import bench_folder_name
 from replication.studies.bench.read import bench_profiles, bench_targets
+from replication.studies.bench.records import BenchRead
 from torch_impl.gradient import STEPS as TORCH_STEPS
 
 IMPORT_THEN_ASK = """
@@ -68,12 +70,15 @@ def test_targets_are_judged_at_npix_512_only_and_against_each_librarys_own_floor
         return {"threads": 2, "npix": npix, "nzern": 5, "ms": ms, "x_floor": {k: v / 2.0 for k, v in ms.items()},
                 "profile_ms": {"numpy adjoint": {"a": 1.0, "b": 2.0}}}
 
-    targets = bench_targets({"rows": [row(256, 40.0), row(512, 24.0)]})
+    def bench(*rows):
+        return msgspec.convert({"environments": [], "floor": "", "rows": list(rows)}, BenchRead)
+
+    targets = bench_targets(bench(row(256, 40.0), row(512, 24.0)))
     by_name = {t["target"]: t for t in targets}
     assert by_name["NumPy value + exact (adjoint) gradient, npix 512: <= 2.5x its library's floor"]["met"] is True
     assert by_name["NumPy value + exact (adjoint) gradient, npix 256: <= 2.5x its library's floor"]["met"] is None
     assert by_name["torch value + exact (adjoint) gradient, npix 512: <= 2.5x its library's floor"]["met"] is False
     assert by_name["torch value + autograd gradient, npix 512: <= 5x its library's floor"]["met"] is True
-    profiles = bench_profiles({"rows": [row(512, 24.0)]})
+    profiles = bench_profiles(bench(row(512, 24.0)))
     assert profiles[0]["total"] == 3.0
     assert profiles[0]["floor"] == 10.0

@@ -320,8 +320,7 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
     from replication.studies.crosscheck.measure import run_crosscheck
     from replication.studies.crosscheck.records import read_crosscheck
 
-    run_crosscheck(tmp_path, points="smoke", threads=1, objectives=(CAUCHY,))
-    content = read_crosscheck(tmp_path / "crosscheck.json")
+    content = run_crosscheck(tmp_path, points="smoke", threads=1, objectives=(CAUCHY,))
     fits = content["fits"]
     for npix in {fit["npix"] for fit in fits}:
         here = [fit for fit in fits if fit["npix"] == npix]
@@ -332,7 +331,8 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
             if fit["distance"] <= 0.1:  # its last evaluation is in its trajectory: it got there
                 assert fit["target_s"] is not None
             assert fit["target_s"] is None or 0 < fit["target_s"] <= fit["fit_s"]
-        rows = [row for row in crosscheck_read.crosscheck_differences(content, CAUCHY) if row["npix"] == npix]
+        typed = read_crosscheck(tmp_path / "crosscheck.json")
+        rows = [row for row in crosscheck_read.crosscheck_differences(typed, CAUCHY) if row["npix"] == npix]
         assert len(rows) == len(here) - 1
         assert all(row["comparable"] and row["basis"] == "Mahalanobis" for row in rows)
         other = next(fit for fit in here if fit is not reference)

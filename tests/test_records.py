@@ -12,8 +12,7 @@ from replication.core.profiles import SweepSettings
 from replication.core.series import Series
 from replication.report.render import render_all
 from replication.studies.bench.records import BENCH_RENAMED, read_bench
-from replication.studies.crosscheck import records as crosscheck_records
-from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, crosscheck_fits, fit_series
+from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, as_schema_3, read_crosscheck
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep.records import read_points
 
@@ -63,21 +62,21 @@ def test_older_cross_checks_read_as_todays_fields():
     assert older, "the reference runs hold cross-checks made before the fields: read through the conversion"
     for path in older:
         content = json.loads(path.read_text())
-        fits = crosscheck_fits(content)
+        fits = read_crosscheck(path).fits
         labels = [fit["impl"] for fit in content["fits"]]
         if content.get("schema", 1) >= 2:
-            assert [fit_series(fit).label for fit in fits] == labels
+            assert [fit.series.label for fit in fits] == labels
         for fit in fits:
-            assert fit_series(fit) == Series(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
+            assert fit.series == Series(fit.impl, fit.dtype, fit.variant, fit.minimizer)
+            assert fit.objective is not None
 
 
 def test_a_schema_one_cross_check_drops_the_repeats_under_another_minimizer():
     fit = {"npix": 32, "nzern": 3}
-    content = {"fits": [fit | {"impl": "torch-cpu"}, fit | {"impl": "torch-cpu [on-device BFGS]"}]}
-    assert [fit_series(f).label for f in crosscheck_fits(content)] == ["torch-cpu"]
-    assert [fit_series(f).label for f in crosscheck_fits(content | {"schema": 2})] == [
+    fits = [fit | {"impl": "torch-cpu"}, fit | {"impl": "torch-cpu [on-device BFGS]"}]
+    assert [f["impl"] for f in as_schema_3(fits, 1)] == ["torch-cpu"]
+    assert [Series(f["impl"], f["dtype"], f["variant"], f["minimizer"]).label for f in as_schema_3(fits, 2)] == [
         "torch-cpu", "torch-cpu [on-device BFGS]"]
-    assert crosscheck_records.crosscheck_fits is crosscheck_fits
 
 
 def test_older_bench_steps_read_under_todays_names():
@@ -85,12 +84,12 @@ def test_older_bench_steps_read_under_todays_names():
     assert files
     for path in files:
         raw, read = json.loads(path.read_text()), read_bench(path)
-        for before, after in zip(raw["rows"], read["rows"], strict=True):
-            assert not any("analytic" in step for step in after["ms"])
+        for before, after in zip(raw["rows"], read.rows, strict=True):
+            assert not any("analytic" in step for step in after.ms)
             for old, new in BENCH_RENAMED.items():
                 if old in before["ms"]:
-                    assert after["ms"][new] == before["ms"][old]
-                    assert after["x_own_floor"][new] == before["x_own_floor"][old]
+                    assert after.ms[new] == before["ms"][old]
+                    assert after.x_own_floor[new] == before["x_own_floor"][old]
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from replication.core.simulation import simulate_observation, true_params
 from replication.studies.retrieval import measure as retrieval
 from replication.studies.retrieval import read as cold_start
 from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES, RetrievalProfile
-from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, read_retrieval, record_key
+from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, as_retrieval_fit, read_retrieval
 
 
 @pytest.mark.parametrize("gradient", ["adjoint", None])
@@ -57,25 +57,30 @@ def record(series, start, fun, newton=0.01, rms=1.0, seed=1, seconds=1.0):
                                         "expected_decrease": 0.0, "rounding": 1e-10, "grad_norm": 0.0}}}
 
 
+def typed(record):
+    """A record as the retrieval's reader returns it."""
+    return as_retrieval_fit(record)
+
+
 def test_the_judge_tells_a_local_minimum_from_the_global_optimum():
-    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
-    fits = [record(NUMPY, PLAIN, fun=-100.0 + 0.4),                           # same optimum
-            record(TORCH_CPU, PLAIN, fun=-100.0 + 28.0),                      # a minimum, but higher
-            record(TORCH_ADJOINT, PLAIN, fun=-100.0, newton=0.5),  # not there yet
-            record(TORCH_ON_DEVICE, PLAIN, fun=-103.0)]            # lower than the judge
+    judge = typed(record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0))
+    fits = [typed(record(NUMPY, PLAIN, fun=-100.0 + 0.4)),                 # same optimum
+            typed(record(TORCH_CPU, PLAIN, fun=-100.0 + 28.0)),            # a minimum, but higher
+            typed(record(TORCH_ADJOINT, PLAIN, fun=-100.0, newton=0.5)),   # not there yet
+            typed(record(TORCH_ON_DEVICE, PLAIN, fun=-103.0))]             # lower than the judge
     endings = [end for _, _, end in cold_start.judged([judge, *fits])]
     assert endings == ["global optimum", "local minimum", "stopped before the optimum", "global optimum"]
-    no_account = copy.deepcopy(fits[0])
+    no_account = copy.deepcopy(record(NUMPY, PLAIN, fun=-100.0 + 0.4))
     no_account["outcome"]["convergence"] = None
-    assert cold_start.ending(no_account, judge) == "not finite"
+    assert cold_start.ending(typed(no_account), judge) == "not finite"
 
 
 def test_only_fits_at_the_global_optimum_enter_the_speedups():
-    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
-    fits = [judge, record(NUMPY, PLAIN, fun=-100.0, seconds=8.0),
-            record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0)]
+    judge = typed(record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0))
+    fits = [judge, typed(record(NUMPY, PLAIN, fun=-100.0, seconds=8.0)),
+            typed(record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0))]
     assert cold_start.speedup_ratios(fits) == {(32, 3): 4.0}
-    fits[2] = record(TORCH_CPU, PLAIN, fun=-50.0, seconds=1.0)  # stuck: its time is no solution
+    fits[2] = typed(record(TORCH_CPU, PLAIN, fun=-50.0, seconds=1.0))  # stuck: its time is no solution
     assert cold_start.speedup_ratios(fits) == {}
     table = cold_start.point_table(fits)
     assert table[0]["cells"][(TORCH_CPU, PLAIN)] | {"error": None} == \
@@ -112,20 +117,19 @@ def test_an_interrupted_retrieval_keeps_its_fits_and_resumes(tmp_path, monkeypat
     with pytest.raises(KeyboardInterrupt):
         retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True)
     kept = read_retrieval(tmp_path / "points.jsonl")
-    assert [(r["start"], r["impl"]) for r in kept] == [(FROM_TRUTH, "torch-cpu"),
-                                                       (PLAIN, "numpy")]
+    assert [(r.start, r.impl) for r in kept] == [(FROM_TRUTH, "torch-cpu"), (PLAIN, "numpy")]
     monkeypatch.setattr(retrieval, "fit_truth", real)
     assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 4
     assert retrieval.run_retrieval(tmp_path, profile="tiny", threads=1, quiet=True) == 0
     records = read_retrieval(tmp_path / "points.jsonl")
-    assert len({record_key(r) for r in records}) == len(records) == 6
-    (judge,) = [r for r in records if r["start"] == FROM_TRUTH]
-    assert judge["optimum"]["polished"]  # the optimum the cold starts were judged against, resumed ones too
-    for cold in (r for r in records if r["start"] != FROM_TRUTH):
-        assert cold["distance"] is not None
-        assert cold["target_s"] is None or 0 < cold["target_s"] <= cold["total_s"]
-        assert (cold_start.ending(cold, judge) == "global optimum") == (cold["distance"] <= 0.1)
-    assert all((r["profile"], r["tol"], r["threads"]) == ("tiny", retrieval.TOL, 1) for r in records)
+    assert len({r.key for r in records}) == len(records) == 6
+    (judge,) = [r for r in records if r.start == FROM_TRUTH]
+    assert judge.optimum.polished  # the optimum the cold starts were judged against, resumed ones too
+    for cold in (r for r in records if r.start != FROM_TRUTH):
+        assert cold.distance is not None
+        assert cold.target_s is None or 0 < cold.target_s <= cold.total_s
+        assert (cold_start.ending(cold, judge) == "global optimum") == (cold.distance <= 0.1)
+    assert all((r.profile, r.tol, r.threads) == ("tiny", retrieval.TOL, 1) for r in records)
     for lost in ("settings.json", "runs.jsonl"):
         (tmp_path / lost).unlink()
     kept = (tmp_path / "points.jsonl").read_bytes()
@@ -163,15 +167,15 @@ def test_a_cold_start_is_judged_by_its_distance_from_the_polished_optimum_with_a
 
 
 def test_distance_not_objective_decides_and_speed_ups_are_times_to_the_optimum():
-    judge = record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0)
-    lower_but_far = record(NUMPY, PLAIN, fun=-100.2) | {"distance": 3.0, "target_s": None}
+    judge = typed(record(TORCH_ADJOINT, FROM_TRUTH, fun=-100.0))
+    lower_but_far = typed(record(NUMPY, PLAIN, fun=-100.2) | {"distance": 3.0, "target_s": None})
     assert cold_start.ending(lower_but_far, judge) == "local minimum"  # the old rule said "global optimum"
-    near = record(NUMPY, PLAIN, fun=-100.0, newton=0.5) | {"distance": 0.05, "target_s": 0.5}
+    near = typed(record(NUMPY, PLAIN, fun=-100.0, newton=0.5) | {"distance": 0.05, "target_s": 0.5})
     assert cold_start.ending(near, judge) == "global optimum"
-    fits = [judge, record(NUMPY, PLAIN, fun=-90.0, seconds=8.0) | {"distance": 9.0, "target_s": None},
-            record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0) | {"distance": 0.01, "target_s": 1.0}]
+    fits = [judge, typed(record(NUMPY, PLAIN, fun=-90.0, seconds=8.0) | {"distance": 9.0, "target_s": None}),
+            typed(record(TORCH_CPU, PLAIN, fun=-100.0, seconds=2.0) | {"distance": 0.01, "target_s": 1.0})]
     assert cold_start.speedup_ratios(fits) == {}  # NumPy never got there: a failure, in the success table
-    fits[1] = record(NUMPY, PLAIN, fun=-100.0, seconds=8.0) | {"distance": 0.02, "target_s": 6.0}
+    fits[1] = typed(record(NUMPY, PLAIN, fun=-100.0, seconds=8.0) | {"distance": 0.02, "target_s": 6.0})
     assert cold_start.speedup_ratios(fits) == {(32, 3): 6.0}  # times to the optimum, not to stop
     assert judging.wilson(10, 10)[1] == pytest.approx(1.0)
     assert 0.65 < judging.wilson(10, 10)[0] < 0.75

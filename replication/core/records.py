@@ -70,6 +70,14 @@ def check_typed(path, number, record, model: type[Record], place: str = "line") 
     return record
 
 
+def as_typed(path, number, record, model: type[Record], place: str = "line") -> Record:
+    """record as its model's value (a reader's typed record), or check_typed's one-line refusal."""
+    try:
+        return msgspec.convert(record, type=model, strict=True)
+    except msgspec.ValidationError as error:
+        raise RunError(f"{path}: {place} {number}{field_problem(str(error))}") from None
+
+
 WORDS = (("`float | null`", "a number or null"), ("`float`", "a number"), ("`array`", "a list"),
          ("`object`", "a record"), ("`array | null`", "a list or null"), ("`object | null`", "a record or null"))
 """msgspec's names of JSON kinds, in the words the harness's other refusals use."""

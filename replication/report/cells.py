@@ -1,21 +1,18 @@
 """One run's cells of the claims table: what was measured for each claim, its verdict, and why a claim was not
 measured."""
 
-import msgspec
 import numpy as np
 
 from replication import claims
 from replication.claims import verdicts as claim_verdicts
 from replication.core import judging, model_code, point_times
-from replication.core.fit_records import Account
 from replication.core.format import times
 from replication.core.load import LOADED_CORES, measured_quiet
-from replication.core.objectives import CAUCHY, DEFAULT, Objective
+from replication.core.objectives import CAUCHY, Objective
 from replication.core.optimum import ended_at_target
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
 from replication.report import load
 from replication.studies.crosscheck import read as crosscheck_read
-from replication.studies.crosscheck.records import crosscheck_fits
 from replication.studies.sweep import read as sweep_read
 
 CLAIMS = {claim.id: claim.statement for claim in claims.CLAIMS}
@@ -124,9 +121,8 @@ def c5_parts(run, series, objective):
     """C5a and C5b of one run under one objective, and C5a's comparison for the series it does not judge."""
     crosscheck, differences, others = c5a_pairs(run, series, objective)
     endings = sweep_read.endings(series) + [
-        ended_at_target(fit.get("distance"), msgspec.convert(fit["convergence"], Account))
-        for fit in crosscheck_fits(run.crosscheck)
-        if fit.get("objective", DEFAULT) == objective.name and fit.get("convergence")]
+        ended_at_target(fit.distance, fit.convergence) for fit in (run.crosscheck.fits if run.crosscheck else [])
+        if fit.objective == objective.name and fit.convergence]
     return (claim_verdicts.verdict_c5a(crosscheck, differences), claim_verdicts.verdict_c5b(endings), differences,
             claim_verdicts.verdict_c5a(others, []))
 

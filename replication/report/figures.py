@@ -12,7 +12,6 @@ from replication.core.plotting import STYLE, appendix_folder
 from replication.core.records import load_arrays
 from replication.report.load import judges_claims
 from replication.studies.crosscheck.figures import agreement, crosscheck_run, distances, example_fit, fit_distances
-from replication.studies.crosscheck.records import crosscheck_fits
 from replication.studies.real_maps.figures import draw_real_maps
 from replication.studies.retrieval.figures import retrieval, retrieval_run
 from replication.studies.sweep.figures import (
@@ -58,7 +57,7 @@ def draw_all(all_runs, output):
                 paths += example_fit(load_arrays(example), output, checked.title)
             found = fit_distances(checked)
             paths += distances(found, output, checked.title) if found else \
-                agreement(crosscheck_fits(checked.crosscheck), output, checked.title)
+                agreement(checked.crosscheck.fits, output, checked.title)
         retrieved = retrieval_run(all_runs)
         if retrieved is not None:
             paths += retrieval(retrieved, output)

@@ -8,9 +8,9 @@ from replication.core.objectives import CAUCHY, Objective
 from replication.core.profiles import sweep_folder_name
 from replication.core.records import read_run_records
 from replication.core.results import refuse_links_inside
-from replication.studies.bench.records import read_bench
-from replication.studies.crosscheck.records import read_crosscheck
-from replication.studies.peers.records import read_peers_check
+from replication.studies.bench.records import BenchRead, read_bench
+from replication.studies.crosscheck.records import CrosscheckRead, read_crosscheck
+from replication.studies.peers.records import PeersCheckRead, read_peers_check
 from replication.studies.real_maps.closure_maps import NOISE
 from replication.studies.real_maps.closure_read import closure_noise
 from replication.studies.retrieval.records import read_retrieval
@@ -29,12 +29,12 @@ class Run:
     info: dict
     own: bool
     sweeps: dict
-    crosscheck: dict
-    bench: dict
-    bench_default: dict
-    bench_compile: dict
-    bench_peers: dict
-    peers_check: dict
+    crosscheck: CrosscheckRead | None
+    bench: BenchRead | None
+    bench_default: BenchRead | None
+    bench_compile: BenchRead | None
+    bench_peers: BenchRead | None
+    peers_check: PeersCheckRead | None
     nodes: list = dataclasses.field(default_factory=list)
     retrieval: dict = dataclasses.field(default_factory=dict)
     """{folder name: records} of the run's cold-start retrievals (retrieval-<profile>)."""
@@ -151,8 +151,9 @@ def run_environments(run):
     """Every session record of a run (sweeps, shards, cross-check, benches, retrievals, real maps, closure test): what
     each found of the machine, the software and the code."""
     found = [environment for _, environments in run.sweeps.values() for environment in environments]
-    found += [content["environment"] for content in (run.crosscheck, run.bench, run.bench_default, run.bench_compile,
-                                                     run.bench_peers) if content and content.get("environment")]
+    found += [run.crosscheck.environment] if run.crosscheck else []
+    found += [environment for bench in (run.bench, run.bench_default, run.bench_compile, run.bench_peers) if bench
+              for environment in bench.environments]
     for path in [*sorted(run.folder.glob("retrieval-*/runs.jsonl")), *run.folder.glob("real-maps/runs.jsonl"),
                  *run.folder.glob("closure/runs.jsonl")]:
         found += read_run_records(path)

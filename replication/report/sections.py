@@ -15,14 +15,8 @@ from replication.core.load import LOADED_CORES, MIN_WINDOW_S, load_summary, run_
 from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
-from replication.core.simulation import (
-    STOPPED_AT_OPTIMUM,
-    judging_newton,
-)
 from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
 from replication.studies.bench.read import allocator_effect, bench_profiles, bench_targets, compiled_reading
-from replication.studies.crosscheck import read as crosscheck_read
-from replication.studies.crosscheck.records import crosscheck_fits, fit_series
 from replication.studies.peers import read as peers_read
 from replication.studies.real_maps.read import real_maps_section
 from replication.studies.retrieval import read as cold_start
@@ -95,22 +89,20 @@ def retrieval_section(run, appendix):
             "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
             "success": success, "points": cold_start.point_table(records), "claims": judged_claims,
             "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
-            "by_distance": any(map(cold_start.judged_by_distance, records)),
+            "by_distance": any(record.judged_by_distance for record in records),
             "settings": RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
 
 
 def fit_row(fit):
-    """A cross-check fit as the convergence table shows it."""
-    account = fit["convergence"]
-    scale = record_objective(fit).covariance_scale(fit["fun"], 3 * fit["npix"] ** 2, len(fit["x"]))
-    ratio = np.sqrt(scale) * np.array(fit["stderr_bfgs"], dtype=float) / np.array(account["stderr"], dtype=float)
+    """A cross-check fit (with its exact account) as the convergence table shows it."""
+    account = fit.convergence
+    scale = record_objective(fit).covariance_scale(fit.fun, 3 * fit.npix ** 2, len(fit.x))
+    ratio = np.sqrt(scale) * np.array(fit.stderr_bfgs, dtype=float) / np.array(account.stderr, dtype=float)
     finite = ratio[np.isfinite(ratio)]
-    return {"impl": fit_series(fit).label, "npix": fit["npix"], "nzern": fit["nzern"],
-            "objective": fit["objective"], "nit": fit["nit"], "nfev": fit["nfev"], "success": fit["success"],
-            "message": fit["message"],
-            "grad_norm": account["grad_norm"], "newton": judging_newton(account),
-            "decrease": account["expected_decrease"], "rounding": account["rounding"],
-            "at_optimum": judging_newton(account) <= STOPPED_AT_OPTIMUM,
+    return {"impl": fit.series.label, "npix": fit.npix, "nzern": fit.nzern, "objective": fit.objective,
+            "nit": fit.nit, "nfev": fit.nfev, "success": fit.success, "message": fit.message,
+            "grad_norm": account.grad_norm, "newton": account.judging_newton, "decrease": account.expected_decrease,
+            "rounding": account.rounding, "at_optimum": account.at_optimum,
             "bfgs_ratio": (float(finite.min()), float(finite.max())) if finite.size else None}
 
 
@@ -126,22 +118,21 @@ def environment_of(run):
     if name and run.sweeps[name][1]:
         return run.sweeps[name][1][0]
     if run.crosscheck:
-        return run.crosscheck["environment"]
+        return run.crosscheck.environment
     if run.bench:
-        return run.bench["environments"][0]
+        return run.bench.environments[0]
     return None
 
 
 def crosscheck_summary(run):
     """The cross-check in one line's numbers: checks passed, the check closest to its tolerance, the failures."""
-    checks = crosscheck_read.crosscheck_checks(run.crosscheck)
+    checks = run.crosscheck.checks if run.crosscheck else []
     if not checks:
         return None
-    finite = [c for c in checks if c["value"] is not None and np.isfinite(c["value"]) and c["tolerance"] > 0]
-    closest = max(finite, key=lambda c: c["value"] / c["tolerance"]) if finite else None
-    dropped = len(run.crosscheck["checks"]) - len(checks)
-    return {"passed": sum(c["passed"] for c in checks), "total": len(checks), "closest": closest,
-            "failed": [c for c in checks if not c["passed"]], "dropped": dropped}
+    finite = [c for c in checks if c.value is not None and np.isfinite(c.value) and c.tolerance > 0]
+    closest = max(finite, key=lambda c: c.value / c.tolerance) if finite else None
+    return {"passed": sum(c.passed for c in checks), "total": len(checks), "closest": closest,
+            "failed": [c for c in checks if not c.passed], "dropped": run.crosscheck.repeated}
 
 
 def sweep_sections(run):
@@ -194,10 +185,10 @@ def run_sections(run, figures, start):
             "peers_check": run.peers_check, "bench_peers": run.bench_peers,
             "machine": run.machine, "environment": environment_of(run), "profile": run.profile, "load": run_load(run),
             "sweeps": sweep_sections(run), "crosscheck": run.crosscheck,
-            "crosscheck_checks": crosscheck_read.crosscheck_checks(run.crosscheck),
+            "crosscheck_checks": run.crosscheck.checks if run.crosscheck else [],
             "crosscheck_summary": crosscheck_summary(run),
-            "crosscheck_fits": [fit_row(fit) for fit in crosscheck_fits(run.crosscheck)
-                                if fit.get("convergence")],
+            "crosscheck_fits": [fit_row(fit) for fit in (run.crosscheck.fits if run.crosscheck else [])
+                                if fit.convergence],
             "bench": run.bench, "bench_targets": bench_targets(run.bench),
             "bench_profiles": bench_profiles(run.bench),
             "allocator": allocator_effect(run.bench, run.bench_default),
@@ -225,7 +216,7 @@ def against_jax(run, code=None):
     """The JAX line of The answer for a run that timed the peer and whose peer passed its gate: per torch
     gradient, the range of its time to solution over JAX's at npix JAX_POINTS (fits at the optimum only), and the
     commits of the run's model code (code: its run_code), since runs differ in code as well as machine; or None."""
-    if JAX not in run.series or not (run.peers_check or {}).get("passed"):
+    if JAX not in run.series or not (run.peers_check and run.peers_check.passed):
         return None
     ranges = []
     for series, what in ((TORCH_ADJOINT, "exact adjoint"), (TORCH_CPU, "autograd")):

@@ -22,7 +22,7 @@ from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import require_jax
 from replication.core.writers import already_done, writer_folder
 from replication.studies.bench.measure import cpp_compiler, run_bench
-from replication.studies.bench.records import read_bench
+from replication.studies.bench.records import read_bench_record
 
 
 def add_bench_command(bench):
@@ -63,7 +63,7 @@ def run_bench_command(args):
             check_memory(npix, nzern, OVERSAMP)
     results, lock = writer_folder(args, bench_folder_name(args.compile, args.peers))
     with runs.exclusive(lock):
-        previous = read_bench(results / "bench.json")
+        previous = read_bench_record(results / "bench.json")
         if previous is not None and previous.get("complete", True):
             return already_done(results / "bench.json", "the bench")
         run_bench(results, once(args.npix), once(args.nzern), once(args.threads), args.repeats,

@@ -26,7 +26,7 @@ from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import floor_step
 from replication.core.results import write_json
 from replication.core.timing import data_for
-from replication.studies.bench.records import AUTOGRAD_PARTS, read_bench
+from replication.studies.bench.records import AUTOGRAD_PARTS, read_bench_record
 
 THREADS = (1, 2)
 NUMPY_FIT, TORCH_FIT = reference_numpy.fitting, torch_impl.fitting
@@ -308,7 +308,7 @@ def run_bench(results_dir, npix=BENCH_NPIX, nzern=BENCH_NZERN, threads=THREADS, 
     path = results_dir / "bench.json"
     settings = {"npix": list(npix), "nzern": list(nzern), "threads": list(threads), "repeats": repeats,
                 "compile": compile_torch, "objective": objective.name, "peers": peers}
-    previous = read_bench(path)  # a damaged file is refused, named; older step names read as today's
+    previous = read_bench_record(path)  # a damaged file is refused, named; older step names read as today's
     if previous:
         runs.check_same_settings(path, previous.get("settings") or {}, settings)
     content = previous or {"environments": [], "rows": [], "floor": "3 complex inverse FFTs, torch.fft.ifft2",

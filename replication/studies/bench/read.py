@@ -41,28 +41,28 @@ def bench_targets(bench):
     if not bench:
         return []
     targets = []
-    for row in bench["rows"]:
-        if (row["threads"], row["nzern"]) != TARGET_POINT or "numpy_adjoint_value_and_grad" not in row["ms"]:
+    for row in bench.rows:
+        if (row.threads, row.nzern) != TARGET_POINT or "numpy_adjoint_value_and_grad" not in row.ms:
             continue
         for step, what, limit in TARGETS:
-            if step not in row["ms"]:
+            if step not in row.ms:
                 continue  # a bench made before the step was timed
-            value = row["ms"][step] / row["ms"][floor_step(step)]
-            targets.append({"target": f"{what}, npix {row['npix']}: <= {limit:g}x its library's floor",
-                            "value": times(value), "torch_floor": times(row["x_floor"][step]),
-                            "met": (value <= limit) if row["npix"] == 512 else None})
+            value = row.ms[step] / row.ms[floor_step(step)]
+            targets.append({"target": f"{what}, npix {row.npix}: <= {limit:g}x its library's floor",
+                            "value": times(value), "torch_floor": times(row.x_floor[step]),
+                            "met": (value <= limit) if row.npix == 512 else None})
         for step, internal, limit, smallest in PUBLIC_OVERHEAD:
-            if step in row["ms"] and row["npix"] >= smallest:
-                value = row["ms"][step] / row["ms"][internal]
+            if step in row.ms and row.npix >= smallest:
+                value = row.ms[step] / row.ms[internal]
                 targets.append({"target": f"a loop over the public API, prepared data, against the internal path, "
-                                          f"npix {row['npix']}: <= {limit:g}x", "value": times(value),
+                                          f"npix {row.npix}: <= {limit:g}x", "value": times(value),
                                 "torch_floor": "", "met": value <= limit})
     targets += start_targets(bench)
-    for row in bench["rows"]:
-        if row["threads"] == 1:
-            value = row["numpy_over_torch_nll"]
+    for row in bench.rows:
+        if row.threads == 1:
+            value = row.numpy_over_torch_nll
             targets.append({"target": f"NumPy likelihood <= {LIKELIHOOD_TARGET:g}x torch likelihood, 1 thread, "
-                                      f"npix {row['npix']}, nzern {row['nzern']}", "value": times(value),
+                                      f"npix {row.npix}, nzern {row.nzern}", "value": times(value),
                             "torch_floor": "", "met": value <= LIKELIHOOD_TARGET})
     return targets
 
@@ -71,31 +71,31 @@ def start_targets(bench):
     """The costs of the Gauss-Newton matrix and of a batch of starts, in torch autograd evaluations, at the target
     threads (benches made before these steps have none)."""
     targets = []
-    for row in bench["rows"]:
+    for row in bench.rows:
         for step, what, limit, judged in START_TARGETS:
-            if row["threads"] != TARGET_POINT[0] or step not in row["ms"] or row["nzern"] != judged[1]:
+            if row.threads != TARGET_POINT[0] or step not in row.ms or row.nzern != judged[1]:
                 continue
-            count = f" ({row['batch_starts']} vectors)" if step == "torch_batch_value_and_grad" else ""
-            value = row["ms"][step] / row["ms"]["torch_value_and_grad"]
-            targets.append({"target": f"{what}{count}, npix {row['npix']}, n = {row['nzern']}: <= {limit:g} "
+            count = f" ({row.batch_starts} vectors)" if step == "torch_batch_value_and_grad" else ""
+            value = row.ms[step] / row.ms["torch_value_and_grad"]
+            targets.append({"target": f"{what}{count}, npix {row.npix}, n = {row.nzern}: <= {limit:g} "
                                       "autograd evaluations", "value": times(value),
-                            "torch_floor": times(row["x_floor"][step]),
-                            "met": (value <= limit) if row["npix"] == judged[0] else None})
+                            "torch_floor": times(row.x_floor[step]),
+                            "met": (value <= limit) if row.npix == judged[0] else None})
     return targets
 
 
 def bench_profiles(bench):
     """Rows of the step profiles (nzern 5, or the bench's first order): where a value-and-gradient goes."""
-    rows = [row for row in (bench or {}).get("rows", []) if "profile_ms" in row]
-    orders = sorted({row["nzern"] for row in rows})
+    rows = [row for row in (bench.rows if bench else []) if row.profile_ms is not None]
+    orders = sorted({row.nzern for row in rows})
     keep = 5 if 5 in orders else (orders[0] if orders else None)
     order = {step: place for place, step in enumerate(STEPS + AUTOGRAD_PARTS)}
-    return [{"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
+    return [{"threads": row.threads, "npix": row.npix, "nzern": row.nzern,
              "walk": " ".join(RENAMED.get(word, word) for word in walk.split()),
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
-             "floor": row["ms"][floor_step(walk)]}
-            for row in rows if row["nzern"] == keep for walk, steps in row["profile_ms"].items()]
+             "floor": row.ms[floor_step(walk)]}
+            for row in rows if row.nzern == keep for walk, steps in row.profile_ms.items()]
 
 
 ALLOCATOR_STEPS = {"numpy_nll": "NumPy objective", "torch_nll": "torch objective",
@@ -109,14 +109,14 @@ def allocator_effect(bench, default_bench):
     """Rows comparing the bench with the allocator settings against glibc's defaults, same steps."""
     if not bench or not default_bench:
         return []
-    default = {(r["threads"], r["npix"], r["nzern"]): r for r in default_bench["rows"]}
+    default = {(r.threads, r.npix, r.nzern): r for r in default_bench.rows}
     rows = []
-    for row in bench["rows"]:
-        other = default.get((row["threads"], row["npix"], row["nzern"]))
+    for row in bench.rows:
+        other = default.get((row.threads, row.npix, row.nzern))
         if other:
-            rows.append({"threads": row["threads"], "npix": row["npix"], "nzern": row["nzern"],
-                         "steps": {what: (other["ms"][name], row["ms"][name]) for name, what in
-                                   ALLOCATOR_STEPS.items() if name in row["ms"] and name in other["ms"]}})
+            rows.append({"threads": row.threads, "npix": row.npix, "nzern": row.nzern,
+                         "steps": {what: (other.ms[name], row.ms[name]) for name, what in
+                                   ALLOCATOR_STEPS.items() if name in row.ms and name in other.ms}})
     return rows
 
 
@@ -124,19 +124,19 @@ def compiled_reading(bench_compile):
     """The bench-compile rows holding the compiled variant, and what they say: {"rows", "faster" / "slower" (where
     compiled autograd beat eager autograd, or did not), "adjoint_fastest" / "adjoint_not_fastest" (where the eager
     exact adjoint beat both, or did not)}, each a phrase naming the points ('npix 256, 512'); {} without rows."""
-    rows = [row for row in (bench_compile or {"rows": []})["rows"] if "torch_compiled_value_and_grad" in row["ms"]]
+    rows = [row for row in (bench_compile.rows if bench_compile else []) if "torch_compiled_value_and_grad" in row.ms]
     if not rows:
         return {}
-    one_setting = len({(row["nzern"], row["threads"]) for row in rows}) == 1
+    one_setting = len({(row.nzern, row.threads) for row in rows}) == 1
 
     def points(chosen):
         if one_setting:
-            return "npix " + ", ".join(str(row["npix"]) for row in chosen) if chosen else ""
-        return "; ".join(f"npix {r['npix']}, n = {r['nzern']}, {r['threads']} thread(s)" for r in chosen)
+            return "npix " + ", ".join(str(row.npix) for row in chosen) if chosen else ""
+        return "; ".join(f"npix {r.npix}, n = {r.nzern}, {r.threads} thread(s)" for r in chosen)
 
     def split(wins):
         """(the points where wins(row) holds, those where it does not), as phrases."""
-        return points([r for r in rows if wins(r["ms"])]), points([r for r in rows if not wins(r["ms"])])
+        return points([r for r in rows if wins(r.ms)]), points([r for r in rows if not wins(r.ms)])
 
     faster, slower = split(lambda ms: ms["torch_compiled_value_and_grad"] < ms["torch_value_and_grad"])
     adjoint_fastest, adjoint_not_fastest = split(lambda ms: ms["torch_adjoint_value_and_grad"] < min(

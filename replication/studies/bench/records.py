@@ -10,7 +10,16 @@ from typing import Annotated
 import msgspec
 
 from replication.core.fit_records import Load
-from replication.core.records import GridSize, Number, Order, Record, check_environment, check_typed, load_json
+from replication.core.records import (
+    GridSize,
+    Number,
+    Order,
+    Record,
+    as_typed,
+    check_environment,
+    check_typed,
+    load_json,
+)
 from replication.core.results import RunError
 
 BENCH_RENAMED = {"numpy_analytic_value_and_grad": "numpy_adjoint_value_and_grad",
@@ -38,6 +47,9 @@ class BenchRow(Record):
     x_own_floor: dict[str, Measure] | None = None
     profile_ms: dict[str, dict[str, Number]] | None = None
     load: Load | None = None
+    numpy_over_torch_nll: Number | None = None
+    batch_starts: int | None = None
+    warm_up_s: dict[str, Number] | None = None
 
 
 class Bench(Record):
@@ -48,9 +60,24 @@ class Bench(Record):
     rows: list[dict] = msgspec.field(default_factory=list)
 
 
-def read_bench(path: pathlib.Path) -> dict | None:
-    """A bench.json (or None where the bench was not run), validated, its steps under today's names: the one
-    conversion of older bench records (BENCH_RENAMED)."""
+class BenchRead(Record):
+    """A bench.json as the read side holds it: its rows (steps under today's names), the sessions that measured them,
+    what its floor is."""
+
+    environments: list[dict]
+    floor: str
+    rows: list[BenchRow] = msgspec.field(default_factory=list)
+
+
+def read_bench(path: pathlib.Path) -> BenchRead | None:
+    """A bench.json for the read side (or None where the bench was not run): read_bench_record's, typed."""
+    content = read_bench_record(path)
+    return None if content is None else as_typed(path, 1, content, BenchRead, "record")
+
+
+def read_bench_record(path: pathlib.Path) -> dict | None:
+    """A bench.json as written (or None where the bench was not run), validated, its steps under today's names: the
+    one conversion of older bench records (BENCH_RENAMED). The writer resumes from it."""
     content = load_json(path)
     if content is None:
         return None

@@ -5,7 +5,7 @@ from replication.core.objectives import objective_names, objectives
 from replication.core.options import RUN_HELP, THREADS_HELP, add_run_options, objective_option, once, threads
 from replication.core.writers import already_done, writer_folder
 from replication.studies.crosscheck.measure import POINTS, run_crosscheck
-from replication.studies.crosscheck.records import read_crosscheck
+from replication.studies.crosscheck.records import read_crosscheck_record
 
 
 def add_crosscheck_command(crosscheck):
@@ -25,7 +25,7 @@ def run_crosscheck_command(args):
     results, lock = writer_folder(args, "crosscheck")
     checked = once(args.objective) or objectives()
     with runs.exclusive(lock):
-        previous = read_crosscheck(results / "crosscheck.json")
+        previous = read_crosscheck_record(results / "crosscheck.json")
         if previous is not None:
             runs.check_same_settings(results, previous, {"points": args.points,
                                                          "objectives": [objective.name for objective in checked]},

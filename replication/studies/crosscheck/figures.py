@@ -2,10 +2,11 @@
 where every fit ended (the cross-check's, and the sweep's where the run records their distances)."""
 
 import numpy as np
+from msgspec import UNSET
 
 import reference_numpy
 from reference_numpy.aperture import aperture_grid, dish_mask
-from replication.core.objectives import CAUCHY, DEFAULT
+from replication.core.objectives import CAUCHY
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.series import (
     NUMPY,
@@ -13,8 +14,6 @@ from replication.core.series import (
     Series,
     series_colour,
 )
-from replication.core.simulation import judging_stderr
-from replication.studies.crosscheck.records import crosscheck_fits, fit_series
 
 EXAMPLE_FIT = Figure("fig4_example_fit", lambda run: f"a retrieval from zero aberration; {run.title}")
 AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
@@ -74,17 +73,16 @@ def example_fit(example, folder, title):
 def agreement(fits, folder, title):
     """Figure 5: NumPy minus torch fitted parameters of the cross-check's Cauchy fits, in units of the standard
     error: exact (from the Hessian at the NumPy fit) where recorded, else BFGS's estimate."""
-    fits = [fit for fit in fits if fit.get("objective", DEFAULT) == CAUCHY.name]
+    fits = [fit for fit in fits if fit.objective == CAUCHY.name]
     figure, axis = subplots(figsize=(6.5, 3.6))
     for fit in fits:
-        if fit_series(fit) == NUMPY:
+        if fit.series == NUMPY:
             continue
-        reference = next(f for f in fits if fit_series(f) == NUMPY and (f["npix"], f["nzern"]) ==
-                         (fit["npix"], fit["nzern"]))
-        stderr = judging_stderr(reference["convergence"]) if reference.get("convergence") else fit["stderr"]
-        shift = (np.array(reference["x"]) - np.array(fit["x"])) / np.array(stderr, dtype=float)
-        axis.plot(np.arange(shift.size), shift, ("o" if fit_series(fit) == TORCH_CPU else "^") + "-", markersize=4,
-                  label=f"numpy - {fit_series(fit).label}, npix {fit['npix']}, n {fit['nzern']}")
+        reference = next(f for f in fits if f.series == NUMPY and f.grid_point == fit.grid_point)
+        stderr = reference.convergence.judging_stderr if reference.convergence else fit.stderr
+        shift = (np.array(reference.x) - np.array(fit.x)) / np.array(stderr, dtype=float)
+        axis.plot(np.arange(shift.size), shift, ("o" if fit.series == TORCH_CPU else "^") + "-", markersize=4,
+                  label=f"numpy - {fit.series.label}, npix {fit.npix}, n {fit.nzern}")
     axis.axhspan(-0.1, 0.1, color="grey", alpha=0.15, label="tolerance: 0.1 standard error")
     axis.set(xlabel="parameter index (Zernike terms, then x0, y0, amp)", ylabel="difference / standard error",
              title=f"Same data, NumPy vs torch, Cauchy likelihood (cross-check)\n{title}")
@@ -95,17 +93,17 @@ def agreement(fits, folder, title):
 def crosscheck_run(all_runs):
     """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run with
     the newest kind of cross-check (schema), the newest (by its start) among equals."""
-    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.get("schema", 1), any(
-        "distance" in fit for fit in run.crosscheck.get("fits", []))))
+    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.schema, any(
+        fit.target_s is not UNSET for fit in run.crosscheck.fits)))
 
 
 def fit_distances(run):
     """{series label: [distance (standard errors) of each fit's end from its point's optimum]} of a run's Cauchy
     fits: the cross-check's and the judged sweep's (each point's last repeat); {} where the run records none."""
     found = {}
-    for fit in crosscheck_fits(run.crosscheck):
-        if fit.get("objective", DEFAULT) == CAUCHY.name and fit.get("distance") is not None:
-            found.setdefault(fit_series(fit).label, []).append(fit["distance"])
+    for fit in run.crosscheck.fits if run.crosscheck else []:
+        if fit.objective == CAUCHY.name and fit.distance is not None:
+            found.setdefault(fit.series.label, []).append(fit.distance)
     for name, points in run.series.items():
         for record in points.values():
             if record.end_distance is not None:

@@ -24,7 +24,7 @@ from replication.core.simulation import (
 )
 from replication.core.timing import data_for
 from replication.core.watch import FitWatch
-from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck
+from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck_record
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
 """(npix, nzern) pairs checked: a tiny one for tests, three for the report."""
@@ -239,7 +239,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
     """
     impls = [impl for impl in every() if impl.available()]
     path = results_dir / "crosscheck.json"
-    previous = read_crosscheck(path)
+    previous = read_crosscheck_record(path)
     with thread_limits(threads):
         names = [objective.name for objective in objectives]
         resumable = previous and (previous.get("points"), previous.get("schema"), previous.get("objectives")) == (

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pathlib
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, check_optimum
+from replication.core.fit_records import Account, HeldOptimum, check_optimum
+from replication.core.objectives import DEFAULT
 from replication.core.records import (
     FitEnd,
     GridSize,
@@ -15,11 +17,13 @@ from replication.core.records import (
     Order,
     Record,
     Vector,
+    as_typed,
     check_environment,
     check_typed,
     check_vectors,
     load_json,
 )
+from replication.core.registry import GRADIENTS
 from replication.core.results import RunError
 from replication.core.series import Series
 
@@ -30,21 +34,21 @@ label under "impl"; 1 (no "schema") also fitted every float64 series with scipy'
 
 
 def fit_series(fit: dict) -> Series:
-    """The series of a cross-check fit (as crosscheck_fits returns it: read as schema 3)."""
+    """The series of a cross-check fit record as written (schema 3)."""
     return Series(fit["impl"], fit["dtype"], fit["variant"], fit["minimizer"])
 
 
-def crosscheck_fits(crosscheck: dict | None) -> list[dict]:
-    """The cross-check's fits that ran as recorded, read as schema 3: the one conversion of older files. Schemas
-    1-2 named a fit's series by its label, parsed back here into the fields; schema 1 fitted every float64 series
-    with scipy's BFGS, so its fits labelled with another minimizer are repeats of the scipy fit, left out."""
-    if not crosscheck:
-        return []
-    fits, schema = crosscheck.get("fits", []), crosscheck.get("schema", 1)
-    if schema >= CROSSCHECK_SCHEMA:
-        return fits
+def as_schema_3(fits: list[dict], schema: int) -> list[dict]:
+    """A cross-check's fits that ran as recorded, in schema 3: the one conversion of older files. Schemas 1-2 named
+    a fit's series by its label, parsed back here into the fields; schema 1 fitted every float64 series with scipy's
+    BFGS, so its fits labelled with another minimizer are repeats of the scipy fit, left out. A fit that names no
+    objective (before objectives were recorded) fitted the default."""
     converted = []
     for fit in fits:
+        fit = fit | {"objective": fit.get("objective", DEFAULT)}
+        if schema >= CROSSCHECK_SCHEMA:
+            converted.append(fit)
+            continue
         series = Series.parse(fit["impl"])
         if schema >= 2 or series.minimizer == "scipy":
             converted.append(fit | {"impl": series.impl, "dtype": series.dtype, "variant": series.gradient,
@@ -62,6 +66,7 @@ class Check(Record):
     value: MaybeNumber
     tolerance: Number
     passed: bool
+    objective: str | None = None
 
 
 class CrosscheckFit(FitEnd):
@@ -76,7 +81,7 @@ class CrosscheckFit(FitEnd):
     objective: str | None = None
     convergence: Account | None = None
     distance: MaybeNumber = None
-    target_s: MaybeNumber = None
+    target_s: MaybeNumber | UnsetType = UNSET
     optimum: dict | None = None
 
 
@@ -84,6 +89,23 @@ class FitSeries(Record):
     dtype: str
     variant: str
     minimizer: str
+
+
+class Fit(CrosscheckFit, kw_only=True):
+    """A cross-check fit as read (schema 3): its series' fields, its optimum typed."""
+
+    dtype: str
+    variant: str
+    minimizer: str
+    optimum: HeldOptimum | None = None
+
+    @property
+    def series(self) -> Series:
+        return Series(self.impl, self.dtype, self.variant, self.minimizer)
+
+    @property
+    def grid_point(self) -> tuple[int, int]:
+        return self.npix, self.nzern
 
 
 class AccountedFit(Record):
@@ -102,9 +124,44 @@ class Crosscheck(Record):
     schema: int = 1
 
 
-def read_crosscheck(path: pathlib.Path) -> dict | None:
-    """A crosscheck.json (or None where the cross-check was not run), validated: its checks and fits each hold
-    what the report reads, each fit names a known series; an error names the file, the item and the key."""
+class CrosscheckRead(Record):
+    """A crosscheck.json as the read side holds it: its checks (each once: files before schema 2 repeated torch-cpu's
+    model and fit checks under the on-device label, the same computation, left out), how many were left out so,
+    its fits in schema 3 (as_schema_3), its environment and schema."""
+
+    checks: list[Check]
+    repeated: int
+    fits: list[Fit]
+    environment: dict
+    schema: int
+
+
+def read_crosscheck(path: pathlib.Path) -> CrosscheckRead | None:
+    """A crosscheck.json for the read side (or None where the cross-check was not run): read_crosscheck_record's,
+    typed, its older schemas read as today's."""
+    content = read_crosscheck_record(path)
+    if content is None:
+        return None
+    schema = content.get("schema", 1)
+    checks = content["checks"] if schema >= 2 else [c for c in content["checks"] if c["compare"].startswith(
+        "numpy ") or compared_series(c).minimizer == "scipy"]
+    return as_typed(path, 1, {"checks": checks, "repeated": len(content["checks"]) - len(checks), "schema": schema,
+                              "fits": as_schema_3(content.get("fits", []), schema),
+                              "environment": content["environment"]}, CrosscheckRead, "record")
+
+
+def compared_series(check: dict) -> Series:
+    """The series a cross-check's comparison names first (its label, then the gradient's name or " vs ...")."""
+    first = check["compare"].split(" vs ")[0]
+    for gradient in GRADIENTS:
+        first = first.removesuffix(f" {gradient}")
+    return Series.parse(first)
+
+
+def read_crosscheck_record(path: pathlib.Path) -> dict | None:
+    """A crosscheck.json as written (or None where the cross-check was not run), validated: its checks and fits each
+    hold what the report reads, each fit names a known series; an error names the file, the item and the key. The
+    writer resumes from it."""
     content = load_json(path)
     if content is None:
         return None

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import msgspec
 
-from replication.core.records import GridSize, MaybeNumber, Order, Record, check_typed, load_json
+from replication.core.records import GridSize, MaybeNumber, Order, Record, as_typed, check_typed, load_json
 
 
 class PeersRow(Record):
@@ -31,7 +31,13 @@ class PeersCheck(Record):
     gradient_tolerance: Annotated[float, msgspec.Meta(gt=0)]
 
 
-def read_peers_check(path: pathlib.Path) -> dict | None:
+class PeersCheckRead(PeersCheck, kw_only=True):
+    """The peers' gate as the read side holds it: its rows typed."""
+
+    rows: list[PeersRow]
+
+
+def read_peers_check(path: pathlib.Path) -> PeersCheckRead | None:
     """The peers' gate (peers/check.json), validated, or None where it was not run."""
     content = load_json(path)
     if content is None:
@@ -39,4 +45,4 @@ def read_peers_check(path: pathlib.Path) -> dict | None:
     check_typed(path, 1, content, PeersCheck, "record")
     for number, row in enumerate(content["rows"], 1):
         check_typed(path, number, row, PeersRow, "rows item")
-    return content
+    return as_typed(path, 1, content, PeersCheckRead, "record")

@@ -4,7 +4,6 @@ aberration by each implementation, each judged against a fit of the same data st
 
 import dataclasses
 
-import msgspec
 import numpy as np
 
 import reference_numpy
@@ -12,7 +11,6 @@ from oof_common.constants import GAMMA, N_ILLUMINATION
 from oof_common.limits import TOL
 from replication.core import measurement, optimum, registry, timing
 from replication.core.environment import environment_record, thread_limits
-from replication.core.fit_records import HeldOptimum
 from replication.core.implementations import of as implementation
 from replication.core.objectives import CAUCHY
 from replication.core.records import as_written
@@ -25,8 +23,6 @@ from replication.studies.retrieval.records import (
     STAGED,
     check_retrieval_record,
     read_retrieval,
-    record_key,
-    truth_key,
 )
 
 IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
@@ -144,8 +140,8 @@ def fit_truth(truth_point, todo, tol, warmed, judge=None):
     data = simulate_observation(setup, truth, seed)
     best = None
     if judge is not None:
-        best = (optimum.Optimum.of(msgspec.convert(judge["optimum"], HeldOptimum)) if "optimum" in judge
-                else judge_optimum(setup, data, judge["outcome"]["x"]))
+        best = (optimum.Optimum.of(judge.optimum) if judge.optimum
+                else judge_optimum(setup, data, judge.outcome.x))
     for series, start in todo:
         impl = implementation(series)
         if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval
@@ -175,8 +171,8 @@ def run_retrieval(results_dir, profile="quick", threads=2, tol=TOL, quiet=False)
     identity = {key: environment[key] for key in IDENTITY}
     measurement.check_identity(results_dir, identity, records=(points_path.name,))
     records = read_retrieval(points_path, repair=True)
-    done = {record_key(record) for record in records}
-    judges = {truth_key(record): record for record in records if record["start"] == FROM_TRUTH}
+    done = {record.key for record in records}
+    judges = {record.truth_point: record for record in records if record.start == FROM_TRUTH}
     methods = [JUDGE, *METHODS]
     todo = {point: [m for m in methods if (*point, *m) not in done]
             for point in RETRIEVAL_PROFILES[profile].truths()}

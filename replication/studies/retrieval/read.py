@@ -6,10 +6,9 @@ import statistics
 
 from replication.core.judging import Ratio, wilson
 from replication.core.optimum import TARGET
-from replication.core.series import NUMPY, TORCH_CPU, Series
-from replication.core.simulation import ended_at_optimum, judging_newton
+from replication.core.series import NUMPY, TORCH_CPU
 from replication.studies.retrieval.profiles import JUDGE
-from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, STAGED, truth_key
+from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, STAGED
 
 SAME_OPTIMUM_NLL = 0.5
 """Runs before 2026-12-02 only: largest objective (negative log-likelihood) above the truth-started fit's at which a
@@ -18,43 +17,37 @@ one parameter (the Cauchy curvature is ~10x too small for this noise), so it let
 judge by distance (ending)."""
 
 
-def judged_by_distance(record):
-    """Whether a cold start records its distance from the judge's optimum (runs since 2026-12-02)."""
-    return "distance" in record
-
-
 def ending(record, judge):
     """How a cold-start fit ended against the truth-started fit of the same data: "global optimum" (its end within
     optimum.TARGET standard errors of the judge's polished optimum, Mahalanobis under its sandwich covariance, with
     amp's sign folded: amp -> -amp leaves the beams unchanged), "local minimum" (at a minimum by the exact account,
     farther away), "stopped before the optimum", "not at a minimum" or "not finite". Runs before 2026-12-02 (no
     distance recorded): at a minimum with an objective within SAME_OPTIMUM_NLL of the judge's or below it."""
-    outcome = record["outcome"]
-    account = outcome.get("convergence")
-    if judged_by_distance(record) and record["distance"] is not None and record["distance"] <= TARGET:
+    outcome, account = record.outcome, record.outcome.convergence
+    if record.judged_by_distance and record.distance is not None and record.distance <= TARGET:
         return "global optimum"
-    if account is None or outcome["fun"] is None:
+    if account is None or outcome.fun is None:
         return "not finite"
-    if not ended_at_optimum(outcome):
-        return "not at a minimum" if math.isnan(judging_newton(account)) else "stopped before the optimum"
-    if judged_by_distance(record):
+    if not account.at_optimum:
+        return "not at a minimum" if math.isnan(account.judging_newton) else "stopped before the optimum"
+    if record.judged_by_distance:
         return "local minimum"
-    return "global optimum" if outcome["fun"] <= judge["outcome"]["fun"] + SAME_OPTIMUM_NLL else "local minimum"
+    return "global optimum" if outcome.fun <= judge.outcome.fun + SAME_OPTIMUM_NLL else "local minimum"
 
 
 def time_to_solution(record, end):
     """(seconds, reached) of a cold start: its time to the judge's optimum, or (runs before 2026-12-02) its time
     to stop where it ended at the global optimum; a fit that never reached it counts at its total time (a bound)."""
-    if judged_by_distance(record):
-        return (record["target_s"], True) if record["target_s"] is not None else (record["total_s"], False)
-    return record["total_s"], end == "global optimum"
+    if record.judged_by_distance:
+        return (record.target_s, True) if record.target_s is not None else (record.total_s, False)
+    return record.total_s, end == "global optimum"
 
 
 def judged(records):
     """[(record, its judge, ending)] for every cold-start record whose truth has a judge."""
-    judges = {truth_key(r): r for r in records if (Series.of(r), r["start"]) == JUDGE}
-    return [(r, judges[truth_key(r)], ending(r, judges[truth_key(r)])) for r in records
-            if r["start"] != FROM_TRUTH and truth_key(r) in judges]
+    judges = {r.truth_point: r for r in records if (r.series, r.start) == JUDGE}
+    return [(r, judges[r.truth_point], ending(r, judges[r.truth_point])) for r in records
+            if r.start != FROM_TRUTH and r.truth_point in judges]
 
 
 def method_label(series, start):
@@ -74,12 +67,12 @@ def success_table(records):
     the median phase error of those (radians rms over the dish) against the truth-started fits'."""
     rows = {}
     for record, judge, end in judged(records):
-        cell = rows.setdefault(record["rms"], {}).setdefault((Series.of(record), record["start"]),
-                                                             {"made": 0, "global": 0, "errors": [], "judge": []})
+        cell = rows.setdefault(record.rms, {}).setdefault((record.series, record.start),
+                                                          {"made": 0, "global": 0, "errors": [], "judge": []})
         cell["made"] += 1
         cell["global"] += end == "global optimum"
-        cell["errors"].append(record["phase_error_rms"])
-        cell["judge"].append(judge["phase_error_rms"])
+        cell["errors"].append(record.phase_error_rms)
+        cell["judge"].append(judge.phase_error_rms)
     return [{"rms": rms, "cells": {method: {"made": c["made"], "global": c["global"],
                                             "interval": wilson(c["global"], c["made"]),
                                             "error": median_of_finite(c["errors"]),
@@ -93,16 +86,16 @@ def point_table(records):
     median iterations and evaluations, median phase error and the truth-started fits' phase standard error."""
     rows = {}
     for record, judge, end in judged(records):
-        key = (record["npix"], record["nzern"], record["rms"])
+        key = (record.npix, record.nzern, record.rms)
         cell = rows.setdefault(key, {"cells": {}, "stderr": []})["cells"].setdefault(
-            (Series.of(record), record["start"]), {"made": 0, "times": [], "nit": [], "nfev": [], "errors": []})
+            (record.series, record.start), {"made": 0, "times": [], "nit": [], "nfev": [], "errors": []})
         cell["made"] += 1
-        cell["errors"].append(record["phase_error_rms"])
+        cell["errors"].append(record.phase_error_rms)
         if end == "global optimum":
             cell["times"].append(time_to_solution(record, end)[0])
-            cell["nit"].append(record["outcome"]["nit"])
-            cell["nfev"].append(record["outcome"]["nfev"])
-        rows[key]["stderr"].append(judge["phase_stderr_rms"])
+            cell["nit"].append(record.outcome.nit)
+            cell["nfev"].append(record.outcome.nfev)
+        rows[key]["stderr"].append(judge.phase_stderr_rms)
     table = []
     for (npix, nzern, rms), row in sorted(rows.items()):
         cells = {method: {"made": c["made"], "global": len(c["times"]),
@@ -123,8 +116,8 @@ def speedup_ratios(records, slow=NUMPY, fast=TORCH_CPU):
     to stop."""
     times = {}
     for record, _, end in judged(records):
-        if record["start"] == PLAIN:
-            times.setdefault(truth_key(record), {})[Series.of(record)] = time_to_solution(record, end)
+        if record.start == PLAIN:
+            times.setdefault(record.truth_point, {})[record.series] = time_to_solution(record, end)
     by_point = {}
     for (npix, nzern, _, _), pair in times.items():
         if slow in pair and fast in pair and pair[slow][1] and pair[fast][1]:

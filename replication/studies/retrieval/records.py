@@ -6,8 +6,9 @@ import pathlib
 from typing import Annotated
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, check_optimum, series_of
+from replication.core.fit_records import Account, HeldOptimum, check_optimum, series_of
 from replication.core.objectives import DEFAULT
 from replication.core.records import (
     FitEnd,
@@ -56,8 +57,8 @@ class RetrievalRecord(Record):
     phase_error_rms: MaybeNumber
     truth: Vector | None = None
     phase_stderr_rms: Number | None = None
-    distance: MaybeNumber = None
-    target_s: Seconds | None = None
+    distance: MaybeNumber | UnsetType = UNSET
+    target_s: Seconds | UnsetType | None = UNSET
     profile: str | None = None
     tol: Number | None = None
     threads: Annotated[int, msgspec.Meta(ge=1)] | None = None
@@ -65,7 +66,7 @@ class RetrievalRecord(Record):
 
 def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> None:
     """Validate a retrieval record as read: an error names the file, the line and the key."""
-    check_typed(path, number, record, RetrievalRecord)
+    check_typed(path, number, record, RetrievalFit)
     if record["start"] not in STARTS:
         raise RunError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
     series_of(path, number, record)
@@ -108,17 +109,53 @@ class Judged(Record):
     target_s: Seconds | None
 
 
-def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The validated records of a retrieval run's points.jsonl; two different fits of one truth, series and start
-    are refused (identical ones too where strict)."""
-    return read_keyed(path, check_retrieval_record, record_key, "truth, series and start", repair, strict)
+class RetrievalFit(RetrievalRecord, kw_only=True):
+    """A retrieval record as read, in today's schema (its gradient's name today's, its minimizer named); the judge's
+    optimum typed where it holds one; distance and target_s UNSET in cold starts made before 2026-12-02."""
+
+    gradient: str = ""
+    minimizer: str = "scipy"
+    data_sha256: str | None = None
+    optimum: HeldOptimum | UnsetType = UNSET
+
+    @property
+    def series(self) -> Series:
+        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
+
+    @property
+    def truth_point(self) -> tuple:
+        """The truth it fitted: (npix, nzern, rms, seed)."""
+        return self.npix, self.nzern, self.rms, self.seed
+
+    @property
+    def key(self) -> tuple:
+        """What identifies it: its truth, series and start."""
+        return (*self.truth_point, self.series, self.start)
+
+    @property
+    def judged_by_distance(self) -> bool:
+        """Whether a cold start records its distance from the judge's optimum (runs since 2026-12-02)."""
+        return self.distance is not UNSET
+
+
+def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[RetrievalFit]:
+    """The records of a retrieval run's points.jsonl, validated and typed in today's schema; two different fits of
+    one truth, series and start are refused (identical ones too where strict)."""
+    records = read_keyed(path, check_retrieval_record, record_key, "truth, series and start", repair, strict)
+    return [as_retrieval_fit(record) for record in records]
+
+
+def as_retrieval_fit(record: dict) -> RetrievalFit:
+    """A validated retrieval record in today's schema: the older gradient names renamed."""
+    series = Series.of(record)
+    return msgspec.convert(record | {"gradient": series.gradient, "minimizer": series.minimizer}, RetrievalFit)
 
 
 def truth_key(record: dict) -> tuple:
-    """The truth a record fitted: (npix, nzern, rms, seed)."""
+    """The truth a record as written fitted: (npix, nzern, rms, seed)."""
     return record["npix"], record["nzern"], record["rms"], record["seed"]
 
 
 def record_key(record: dict) -> tuple:
-    """What identifies a record: its truth, series and start."""
+    """What identifies a record as written: its truth, series and start (RetrievalFit.key)."""
     return (*truth_key(record), Series.of(record), record["start"])
