@@ -204,7 +204,8 @@ def pyoof(session):
         if not newest:
             session.error("no run of yours yet: run nox -s real_maps first, or pass -- --results DIR")
         arguments += ["--results", str(newest[-1].parent / "pyoof")]
-    session.run("python", "-m", "replication.studies.real_maps.pyoof_peer", *arguments, env=installed_environment())
+    peer = "closure" if "--closure-seeds" in arguments else "real_maps"
+    session.run("python", "-m", f"replication.studies.{peer}.pyoof_peer", *arguments, env=installed_environment())
 
 
 @nox.session(default=False)

@@ -18,7 +18,7 @@ COMMANDS = {
     "real-maps": ("replication.studies.real_maps.command",
                   "fit the Sardinia Radio Telescope's OOF maps and a GRASP simulation of it, orders 1..n in turn, with "
                   "the NumPy tree (finite differences) and torch (autograd, adjoint) (resumable)"),
-    "closure": ("replication.studies.real_maps.command",
+    "closure": ("replication.studies.closure.command",
                 "reduce simulated SRT-like maps with a known surface as the real maps are, and say how well the "
                 "surface is recovered (resumable)"),
     "peers-check": ("replication.studies.peers.command",

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from conftest import real_maps_folder, run_command
 
+from replication.core.reduction import beam_files
+from replication.core.reduction import sources as real_sources
 from replication.core.results import RunError
-from replication.studies.real_maps import beam_files
-from replication.studies.real_maps import sources as real_sources
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "

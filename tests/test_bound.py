@@ -11,9 +11,10 @@ from test_closure import REFERENCE_CLOSURE
 
 from replication.core.paths import REFERENCE
 from replication.core.results import RunError
-from replication.studies.real_maps import bound, closure_maps
-from replication.studies.real_maps.closure_read import closure_noise, closure_summary, fisher_bound
-from replication.studies.real_maps.closure_records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
+from replication.studies.closure import bound
+from replication.studies.closure import maps as closure_maps
+from replication.studies.closure.read import closure_noise, closure_summary, fisher_bound
+from replication.studies.closure.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
 
 
 def test_prewhitening_along_the_scans_inverts_the_scan_noise_correlation():

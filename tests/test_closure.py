@@ -12,15 +12,18 @@ from reference_numpy import beam_maps
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.paths import REFERENCE
+from replication.core.reduction import surface
+from replication.core.reduction.phases import our_phase
+from replication.core.reduction.pyoof_fit import PHASE_PIXELS
+from replication.core.reduction.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
 from replication.core.results import RunError, read_records
 from replication.report.load import run_environments
 from replication.report.render import closure_shown, load_runs
-from replication.studies.real_maps import closure_maps, measure, pyoof_peer, surface
-from replication.studies.real_maps.closure_read import closure_summary
-from replication.studies.real_maps.closure_records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
-from replication.studies.real_maps.pyoof_peer import PHASE_PIXELS
-from replication.studies.real_maps.read import our_phase
-from replication.studies.real_maps.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
+from replication.studies.closure import maps as closure_maps
+from replication.studies.closure import pyoof_peer
+from replication.studies.closure.read import closure_summary
+from replication.studies.closure.records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
+from replication.studies.real_maps import measure
 
 
 def test_the_simulated_surface_and_noise_are_as_stated():
@@ -65,7 +68,7 @@ def test_each_maps_noise_is_its_ratio_times_the_level_and_equal_ratios_change_no
 def test_the_closure_refuses_a_bound_with_map_noise_and_a_resume_with_another_weighting(tmp_path):
     from replication.core import measurement
     from replication.core.results import RunError
-    from replication.studies.real_maps import closure
+    from replication.studies.closure import measure as closure
 
     bound = run_command("closure", "--bound", "--map-noise", "1", "1", "1.37", "--results", tmp_path / "b",
                         "--quiet")
@@ -228,12 +231,15 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
 
 
 def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds_and_a_grid_without_one(capsys):
+    from replication.studies.real_maps import pyoof_peer as real_maps_peer
+
     assert pyoof_peer.main(["--closure-seeds", "0", "--results", "nowhere"]) == 2
     assert capsys.readouterr().err.strip().endswith("--closure-seeds 0: give a positive number of seeds")
-    assert pyoof_peer.main(["--npix", "128", "--results", "nowhere"]) == 2
-    assert "--npix 128: applies to --closure-seeds only" in capsys.readouterr().err
-    assert pyoof_peer.main(["--noise", "0.001", "--results", "nowhere"]) == 2
-    assert "--noise 0.001: applies to --closure-seeds only" in capsys.readouterr().err
+    for option in (["--npix", "128"], ["--noise", "0.001"]):  # the real maps' peer fits the maps as read
+        with pytest.raises(SystemExit) as exit_status:
+            real_maps_peer.main([*option, "--results", "nowhere"])
+        assert exit_status.value.code == 2
+        assert f"unrecognized arguments: {' '.join(option)}" in capsys.readouterr().err
     assert pyoof_peer.main(["--closure-seeds", "1", "--noise", "0", "--results", "nowhere"]) == 2
     assert "noise: must be a number between" in capsys.readouterr().err
 
@@ -248,7 +254,7 @@ def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(
         assert pyoof_peer.main(["--closure-seeds", "2", "--npix", str(npix), "--max-order", str(order),
                                 "--noise", noise, "--results", str(tmp_path)]) == 2
         error = capsys.readouterr().err.strip()
-        assert error.startswith(f"python -m replication.studies.real_maps.pyoof_peer: error: {path}: holds seeds "
+        assert error.startswith(f"python -m replication.studies.closure.pyoof_peer: error: {path}: holds seeds "
                                 "fitted at npix 128, n = 1..1, noise 0.002;")
         assert len(error.splitlines()) == 1
 

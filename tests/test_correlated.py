@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import torch_impl
-from replication.studies.real_maps.closure_maps import scan_noise
-from replication.studies.real_maps.correlated import (
+from replication.core.reduction.correlated import (
     bandwidth,
     bartlett_spectrum,
     correlated_covariance,
     windowed_score_covariance,
 )
+from replication.studies.closure.maps import scan_noise
 
 
 @pytest.fixture(scope="module")

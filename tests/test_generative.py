@@ -20,9 +20,9 @@ from replication.report import contribute as contributing
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
 from replication.studies.bench.records import Bench
+from replication.studies.closure import records as closure_records
 from replication.studies.crosscheck.records import Crosscheck
 from replication.studies.peers.records import PeersCheck
-from replication.studies.real_maps import closure_records
 from replication.studies.real_maps import records as real_records
 from replication.studies.retrieval.records import RetrievalRecord
 from replication.studies.sweep.audit import audit_run

@@ -7,10 +7,11 @@ import pytest
 
 from replication.core import series
 from replication.core.implementations import of
-from replication.studies.real_maps import closure_maps, truncation
-from replication.studies.real_maps.closure_maps import STEP, TRUE_SIGMA, simulated_maps
-from replication.studies.real_maps.ladder import fit_ladder
-from replication.studies.real_maps.sources import SOURCES, next_start, observation_of, surface_error
+from replication.core.reduction import truncation
+from replication.core.reduction.ladder import fit_ladder
+from replication.core.reduction.sources import SOURCES, next_start, observation_of, surface_error
+from replication.studies.closure import maps as closure_maps
+from replication.studies.closure.maps import STEP, TRUE_SIGMA, simulated_maps
 
 NPIX = 128
 
@@ -64,8 +65,8 @@ def test_a_closure_seed_beyond_the_fitted_orders_is_covered_once_the_truncation_
     """A seed whose truth reaches n = 6 reduced to n = 4 (the closure's own noise, scan-correlated): the
     statistical uncertainty alone covers the error over a minority of the dish, the total (with the systematic the
     order rule states) over at least 90% of it, at 2 sigma; the rule asks for at least the truth's order."""
-    from replication.studies.real_maps.closure import reduce_seed
-    from replication.studies.real_maps.closure_records import check_closure
+    from replication.studies.closure.measure import reduce_seed
+    from replication.studies.closure.records import check_closure
 
     record = reduce_seed(0, NPIX, (1, 2, 3, 4), truth_order=6)
     assert record["truth_order"] == 6

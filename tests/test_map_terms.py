@@ -174,7 +174,7 @@ def test_the_report_says_what_the_terms_did_from_the_numbers_it_is_given():
 
 
 def test_a_closure_seed_says_whether_its_truth_held_per_map_terms():
-    from replication.studies.real_maps.closure_read import truth_has_terms
+    from replication.studies.closure.read import truth_has_terms
 
     plain = {"orders": [1, 2], "truth": [0.0] * (5 + 6)}
     assert not truth_has_terms(plain)

@@ -136,9 +136,9 @@ def test_a_real_maps_run_weights_each_map_by_its_own_noise_where_asked_and_a_res
     holds no such key, and resumes as it was)."""
     from test_beam_files import fake_source_folder
 
+    from replication.core.reduction import sources as real_sources
     from replication.core.results import RunError
     from replication.studies.real_maps import measure as real_maps
-    from replication.studies.real_maps import sources as real_sources
     from replication.studies.real_maps.records import read_real_maps
 
     folder, source = fake_source_folder(tmp_path, power)
@@ -168,7 +168,7 @@ def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(
     holds, a truncation to the highest order fitted as a bound, and none where the rule keeps the order."""
     from test_beam_files import fake_source_folder
 
-    from replication.studies.real_maps import sources as real_sources
+    from replication.core.reduction import sources as real_sources
     from replication.studies.real_maps.budget import other_weighting
     from replication.studies.real_maps.findings import budget_line
 

@@ -11,10 +11,10 @@ from conftest import run_command
 from test_beam_files import fake_source_folder, power  # noqa: F401 (power: the fixture the folder is made from)
 
 import reference_numpy
+from replication.core.reduction import sources as real_sources
 from replication.core.results import RunError
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
-from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.findings import multistart_line
 from replication.studies.real_maps.records import STARTS_FILE, read_real_maps, read_real_starts
 
@@ -104,7 +104,7 @@ def test_a_negative_count_of_starts_is_refused_naming_the_option(tmp_path):
 
 def test_the_residuals_scale_is_their_robust_spread_in_noise_units_never_below_the_noise(observation):
     from replication.core.objectives import robust_sigma
-    from replication.studies.real_maps.ladder import residual_maps, residual_width
+    from replication.core.reduction.ladder import residual_maps, residual_width
 
     setup = real_sources.setup_for(reference_numpy, observation, 2, 32)
     start = real_sources.first_start(setup, observation)

@@ -10,9 +10,9 @@ import pytest
 
 import reference_numpy
 from oof_common.constants import DEFOCUS_ORDER
+from replication.core.reduction.optics import ARCSEC, optics_terms, optics_words, zernike_row
+from replication.core.reduction.sources import source_named
 from replication.studies.real_maps.findings import optics_line
-from replication.studies.real_maps.optics import ARCSEC, optics_terms, optics_words, zernike_row
-from replication.studies.real_maps.sources import source_named
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_a_tilt_reads_as_the_beams_offset_on_the_sky(srt):
 def test_the_panel_surface_is_what_the_optics_do_not_make(srt):
     """A Z(4,-4) (sin 4 phi: odd under either axis' reflection, so on the dish's symmetric pixels no part of
     pointing, focus or coma) comes through whole as panel surface."""
-    from replication.studies.real_maps.sources import surface_error
+    from replication.core.reduction.sources import surface_error
 
     setup, wavelength = srt
     params = np.zeros(setup.nparams)

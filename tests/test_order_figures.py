@@ -6,8 +6,8 @@ import pytest
 from test_beam_files import fake_source_folder, power  # noqa: F401 (power: the fixture the folder is made from)
 
 import reference_numpy
-from replication.studies.real_maps import sources as real_sources
-from replication.studies.real_maps.ladder import residual_maps
+from replication.core.reduction import sources as real_sources
+from replication.core.reduction.ladder import residual_maps
 from replication.studies.real_maps.order_figures import draw_orders, order_maps
 
 

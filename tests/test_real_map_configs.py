@@ -13,12 +13,12 @@ from conftest import real_maps_folder, run_command
 
 from replication.core import measurement
 from replication.core.paths import REFERENCE
+from replication.core.reduction import configs, sources
+from replication.core.reduction.sources import STAGES_FILE
 from replication.core.results import RunError, append_record, writing_into
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
-from replication.studies.real_maps import configs, sources
 from replication.studies.real_maps.measure import STAMPED, stamp_of
-from replication.studies.real_maps.sources import STAGES_FILE
 
 SRT = configs.SHIPPED / "srt-2019-04-26.toml"
 

@@ -10,11 +10,11 @@ from conftest import real_maps_folder, run_command
 
 from replication.core import optimum as optima
 from replication.core.optimum import TARGET
+from replication.core.reduction import sources as real_sources
+from replication.core.reduction.surface import fits_available, uncertainty_ratio
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import read as real_read
-from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
-from replication.studies.real_maps.surface import fits_available, uncertainty_ratio
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -189,7 +189,7 @@ def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
 def test_a_phase_map_is_matched_under_the_oof_twin():
     """pyoof's phase is compared with ours under every convention and the twin: a point-reflected, negated copy of
     ours is found as such, at no difference."""
-    from replication.studies.real_maps.read import compare_phases, our_phase
+    from replication.core.reduction.phases import compare_phases, our_phase
 
     x = np.concatenate([[0.3, -0.2], 0.5 * np.random.default_rng(4).standard_normal(13), [0.0, 0.0, 1.0]])
     ours = our_phase(x, 4, 33)
@@ -216,7 +216,8 @@ def test_the_pyoof_environment_pins_every_package_its_peer_imports():
     lines = (ROOT / "constraints.txt").read_text().splitlines()
     ours = {line.split("==")[0].lower().replace("-", "_") for line in lines if "==" in line and line[0] != "#"}
     ours -= {"typing_extensions"}
-    loaded = subprocess.run([sys.executable, "-c", "import sys; import replication.studies.real_maps.pyoof_peer; "
+    peers = "replication.studies.real_maps.pyoof_peer, replication.studies.closure.pyoof_peer"
+    loaded = subprocess.run([sys.executable, "-c", f"import sys; import {peers}; "
                              "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"],
                             capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()
     assert {"numpy", "msgspec"} <= set(loaded) & ours

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import reference_numpy
-from replication.studies.real_maps.sources import TILTS, source_named, surface_error, surface_grid
-from replication.studies.real_maps.surface import (
+from replication.core.reduction.sources import TILTS, source_named, surface_error, surface_grid
+from replication.core.reduction.surface import (
     fits_available,
     observation_words,
     parameter_names,

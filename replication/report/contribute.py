@@ -16,9 +16,9 @@ from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
 from replication.studies.bench.records import read_bench
+from replication.studies.closure.records import CLOSURE_FILE, check_closure, read_bound, read_pyoof_closure
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
-from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_closure, read_bound, read_pyoof_closure
 from replication.studies.real_maps.records import STARTS_FILE, read_pyoof, read_real_maps, read_real_starts
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.audit import audit_run

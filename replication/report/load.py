@@ -9,10 +9,10 @@ from replication.core.profiles import sweep_folder_name
 from replication.core.records import read_run_records
 from replication.core.results import refuse_links_inside
 from replication.studies.bench.records import BenchRead, read_bench
+from replication.studies.closure.maps import NOISE
+from replication.studies.closure.read import closure_noise
 from replication.studies.crosscheck.records import CrosscheckRead, read_crosscheck
 from replication.studies.peers.records import PeersCheckRead, read_peers_check
-from replication.studies.real_maps.closure_maps import NOISE
-from replication.studies.real_maps.closure_read import closure_noise
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.read import load_sharded_sweeps, load_sweep, off_yardstick_points
 from replication.studies.sweep.records import read_optima

@@ -26,9 +26,9 @@ from replication.report.cells import CLAIMS, RULES, run_code, slope_text
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
+from replication.studies.closure.maps import NOISE
+from replication.studies.closure.read import closure_summary
 from replication.studies.crosscheck.figures import AGREEMENT, EXAMPLE_FIT, crosscheck_run
-from replication.studies.real_maps.closure_maps import NOISE
-from replication.studies.real_maps.closure_read import closure_summary
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
 from replication.studies.real_maps.read import pyoof_lines, ratio_short, ratio_text, simulated_beside

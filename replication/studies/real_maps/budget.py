@@ -10,7 +10,7 @@ import numpy as np
 from oof_common.limits import TOL
 from replication.core import series
 from replication.core.implementations import of
-from replication.studies.real_maps.sources import Observation, rms, setup_for, surface_error
+from replication.core.reduction.sources import Observation, rms, setup_for, surface_error
 
 
 def other_weighting(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> dict:

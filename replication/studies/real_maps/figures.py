@@ -5,10 +5,10 @@ import numpy as np
 import reference_numpy
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.records import load_array
+from replication.core.reduction import sources as real_sources
+from replication.core.reduction.sources import SOURCES_FILE
 from replication.core.results import RunError
-from replication.studies.real_maps import sources as real_sources
 from replication.studies.real_maps.records import read_real_maps
-from replication.studies.real_maps.sources import SOURCES_FILE
 
 SURFACE = Figure("fig9_real_maps_surface", lambda run: "the surface error each source's last fit implies (tilts and "
                  "piston removed), oriented as figure 10 draws the maps (the aperture's x along their v, vertical; y "

@@ -21,21 +21,8 @@ from replication.core.measurement import RUNS_FILE
 from replication.core.objectives import CAUCHY
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
-from replication.core.results import RunError, append_record, atomic_stream, read_records
-from replication.core.watch import FitWatch
-from replication.studies.real_maps import multistart
-from replication.studies.real_maps.budget import other_weighting
-from replication.studies.real_maps.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
-from replication.studies.real_maps.order_figures import draw_orders
-from replication.studies.real_maps.records import (
-    STARTS_FILE,
-    check_real_source,
-    check_real_stage,
-    check_real_taper,
-    read_real_maps,
-    read_real_starts,
-)
-from replication.studies.real_maps.sources import (
+from replication.core.reduction.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
+from replication.core.reduction.sources import (
     NPIX,
     OBJECTIVES,
     ORDERS,
@@ -55,8 +42,21 @@ from replication.studies.real_maps.sources import (
     setup_for,
     surface_error,
 )
-from replication.studies.real_maps.surface import write_surface_files
-from replication.studies.real_maps.truncation import higher_orders
+from replication.core.reduction.surface import write_surface_files
+from replication.core.reduction.truncation import higher_orders
+from replication.core.results import RunError, append_record, atomic_stream, read_records
+from replication.core.watch import FitWatch
+from replication.studies.real_maps import multistart
+from replication.studies.real_maps.budget import other_weighting
+from replication.studies.real_maps.order_figures import draw_orders
+from replication.studies.real_maps.records import (
+    STARTS_FILE,
+    check_real_source,
+    check_real_stage,
+    check_real_taper,
+    read_real_maps,
+    read_real_starts,
+)
 
 SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 """What fits the real maps: the NumPy tree with finite differences (the paper's), torch with autograd (the paper's)

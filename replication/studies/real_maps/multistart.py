@@ -17,17 +17,17 @@ import reference_numpy
 from replication.core import series
 from replication.core.implementations import of
 from replication.core.records import as_written
-from replication.core.registry import ADJOINT, GAUSS_NEWTON_START
-from replication.core.results import append_record
-from replication.studies.real_maps.ladder import outcome_of
-from replication.studies.real_maps.records import STARTS_FILE, check_real_start, read_real_starts
-from replication.studies.real_maps.sources import (
+from replication.core.reduction.ladder import outcome_of
+from replication.core.reduction.sources import (
     TOL,
     Observation,
     first_start,
     setup_for,
     surface_error,
 )
+from replication.core.registry import ADJOINT, GAUSS_NEWTON_START
+from replication.core.results import append_record
+from replication.studies.real_maps.records import STARTS_FILE, check_real_start, read_real_starts
 
 STARTS = 200
 """Random starts per source by default (the real-maps command's --starts)."""

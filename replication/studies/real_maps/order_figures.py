@@ -10,7 +10,7 @@ import numpy as np
 
 import reference_numpy
 from replication.core.plotting import save, subplots
-from replication.studies.real_maps.sources import Observation, map_region, setup_for
+from replication.core.reduction.sources import Observation, map_region, setup_for
 
 MAP_TITLES = ("in focus", "-dz", "+dz")
 RESIDUAL_LIMIT = 5.0

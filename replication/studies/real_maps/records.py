@@ -26,6 +26,7 @@ from replication.core.records import (
     check_vectors,
     read_keyed,
 )
+from replication.core.reduction.optics import Optics
 from replication.core.results import RunError
 
 
@@ -118,21 +119,6 @@ class HigherOrders(Record):
     moved_um: list[MaybeNumber]
     chosen: Order
     significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
-
-
-class Optics(Record):
-    """A source's optics terms (optics.optics_terms), each with its standard error: the axial focus as a feed
-    offset (mm, in the sense of the +dz map's offset; None below order 2), the pointing (arcsec; aperture x, y), the
-    coma's path at the rim (mm; Z(3,-1), Z(3,1); empty below order 3), and the rms of the panel surface left
-    (micrometres)."""
-
-    focus_mm: MaybeNumber
-    focus_se_mm: MaybeNumber
-    pointing_arcsec: Vector
-    pointing_se_arcsec: Vector
-    coma_mm: Vector
-    coma_se_mm: Vector
-    panel_rms_um: Number
 
 
 class OtherWeighting(Record):

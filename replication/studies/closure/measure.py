@@ -19,8 +19,23 @@ from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
 from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
+from replication.core.reduction.correlated import bandwidth, correlated_covariance
+from replication.core.reduction.ladder import choose_taper, fit_ladder, residual_maps
+from replication.core.reduction.sources import (
+    NPIX,
+    ORDERS,
+    SOURCES,
+    TAPER_TOL,
+    TOL,
+    observation_of,
+    rms,
+    setup_for,
+    surface_error,
+)
+from replication.core.reduction.surface import surface_uncertainty
+from replication.core.reduction.truncation import higher_orders_and_moves
 from replication.core.results import append_record, read_records
-from replication.studies.real_maps.closure_maps import (
+from replication.studies.closure.maps import (
     EQUAL_NOISE,
     MAP_TERMS,
     NOISE,
@@ -34,22 +49,7 @@ from replication.studies.real_maps.closure_maps import (
     check_seeds,
     simulated_maps,
 )
-from replication.studies.real_maps.closure_records import CLOSURE_FILE, check_closure
-from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
-from replication.studies.real_maps.ladder import choose_taper, fit_ladder, residual_maps
-from replication.studies.real_maps.sources import (
-    NPIX,
-    ORDERS,
-    SOURCES,
-    TAPER_TOL,
-    TOL,
-    observation_of,
-    rms,
-    setup_for,
-    surface_error,
-)
-from replication.studies.real_maps.surface import surface_uncertainty
-from replication.studies.real_maps.truncation import higher_orders_and_moves
+from replication.studies.closure.records import CLOSURE_FILE, check_closure
 
 
 def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None, noise_ratios=EQUAL_NOISE,

@@ -15,7 +15,7 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.objectives import robust_sigma
 from replication.core.optimum import finite_or_none
-from replication.studies.real_maps.sources import (
+from replication.core.reduction.sources import (
     NPIX,
     ORDERS,
     TAPER_TOL,

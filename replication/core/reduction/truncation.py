@@ -13,7 +13,7 @@ from oof_common.limits import MAX_NZERN
 from oof_common.validation import NotIdentifiable
 from replication.core import series
 from replication.core.implementations import of
-from replication.studies.real_maps.sources import TOL, Observation, next_start, rms, setup_for, surface_error
+from replication.core.reduction.sources import TOL, Observation, next_start, rms, setup_for, surface_error
 
 HIGHER_ORDERS = 3
 """Orders fitted beyond a source's last one (untimed, torch's exact adjoint, each from the last one's optimum)."""

@@ -15,10 +15,9 @@ import torch_impl
 from reference_numpy.zernike import zernike_indices
 from replication.core import series
 from replication.core.implementations import of
-from replication.core.results import atomic_stream
-from replication.studies.real_maps.correlated import bandwidth, correlated_covariance
-from replication.studies.real_maps.optics import optics_terms, optics_words
-from replication.studies.real_maps.sources import (
+from replication.core.reduction.correlated import bandwidth, correlated_covariance
+from replication.core.reduction.optics import optics_terms, optics_words
+from replication.core.reduction.sources import (
     SURFACE_HEADER,
     TILTS,
     Observation,
@@ -26,6 +25,7 @@ from replication.studies.real_maps.sources import (
     setup_for,
     surface_grid,
 )
+from replication.core.results import atomic_stream
 
 FITS_AXES = (("DISH-Y", "aperture y (m); pairs with the maps' u"),
              ("DISH-X", "aperture x (m); pairs with the maps' v"))

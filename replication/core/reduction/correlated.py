@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 import torch_impl
-from replication.studies.real_maps.sources import lag_correlation
+from replication.core.reduction.sources import lag_correlation
 from torch_impl.gradient import power_scores
 
 CUTOFF = 0.1

@@ -27,8 +27,23 @@ import numpy as np
 
 from oof_common.telescope import defocus_path_factor
 from reference_numpy.zernike import zernike_indices
-from replication.studies.real_maps.records import Optics
-from replication.studies.real_maps.sources import normal_factor, rms
+from replication.core.records import MaybeNumber, Number, Record, Vector
+from replication.core.reduction.sources import normal_factor, rms
+
+
+class Optics(Record):
+    """A source's optics terms (optics.optics_terms), each with its standard error: the axial focus as a feed
+    offset (mm, in the sense of the +dz map's offset; None below order 2), the pointing (arcsec; aperture x, y), the
+    coma's path at the rim (mm; Z(3,-1), Z(3,1); empty below order 3), and the rms of the panel surface left
+    (micrometres)."""
+
+    focus_mm: MaybeNumber
+    focus_se_mm: MaybeNumber
+    pointing_arcsec: Vector
+    pointing_se_arcsec: Vector
+    coma_mm: Vector
+    coma_se_mm: Vector
+    panel_rms_um: Number
 
 ARCSEC = 180 / math.pi * 3600
 """Arcseconds per radian."""

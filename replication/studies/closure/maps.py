@@ -1,4 +1,4 @@
-"""The closure test's maps (studies.real_maps.closure): a telescope like the SRT observed with a known surface, per-map
+"""The closure test's maps (studies.closure.measure): a telescope like the SRT observed with a known surface, per-map
 terms, baselines and scan-correlated noise, one draw per seed. NumPy only, so that a peer's environment without torch
 (pyoof's) fits the very same maps."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 import reference_numpy
-from replication.studies.real_maps.sources import NPIX, ORDERS, SOURCES, TERM_SIZES, map_region
+from replication.core.reduction.sources import NPIX, ORDERS, SOURCES, TERM_SIZES, map_region
 
 STEP = 3.273e-5
 """The maps' sky step (radians): the SRT maps' own."""

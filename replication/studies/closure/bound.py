@@ -21,10 +21,10 @@ import torch_impl
 from replication.core import measurement
 from replication.core.environment import git_commit, thread_limits
 from replication.core.records import as_written
+from replication.core.reduction.sources import SOURCES, map_region, surface_error
 from replication.core.results import append_record
-from replication.studies.real_maps.closure_maps import SCAN_CORRELATION, check_noise, check_seeds, simulated_maps
-from replication.studies.real_maps.closure_records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, check_bound, read_bound
-from replication.studies.real_maps.sources import SOURCES, map_region, surface_error
+from replication.studies.closure.maps import SCAN_CORRELATION, check_noise, check_seeds, simulated_maps
+from replication.studies.closure.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, check_bound, read_bound
 from torch_impl.beams import from_fft_order, model_power
 
 DRAWS = 20_000

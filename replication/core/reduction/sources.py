@@ -16,9 +16,9 @@ import reference_numpy
 from oof_common.constants import N_ILLUMINATION, N_MAPS
 from replication.core.objectives import CAUCHY, GAUSSIAN, Objective, border_band, robust_sigma
 from replication.core.paths import project_root
+from replication.core.reduction import beam_files
+from replication.core.reduction.configs import SHIPPED, SPEED_OF_LIGHT, Source, read_config
 from replication.core.results import RunError
-from replication.studies.real_maps import beam_files
-from replication.studies.real_maps.configs import SHIPPED, SPEED_OF_LIGHT, Source, read_config
 
 DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
 """Environment variable naming the folder that holds the maps (as the --maps option does)."""

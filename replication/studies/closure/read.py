@@ -1,4 +1,4 @@
-"""What the report says of a closure folder (studies.real_maps.closure): how many seeds recovered the known surface,
+"""What the report says of a closure folder (studies.closure.measure): how many seeds recovered the known surface,
 and whether the misses are the optimizer's or the noise's. Read side: no torch."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np
 from replication.core.judging import wilson
 from replication.core.optimum import TARGET
 from replication.core.records import load_array
+from replication.core.reduction.phases import compare_phases, our_phase
 from replication.core.results import RunError, read_records
-from replication.studies.real_maps.closure_records import (
+from replication.studies.closure.records import (
     BOUND_FILE,
     CLOSURE_FILE,
     GOAL_SHARE,
@@ -25,7 +26,6 @@ from replication.studies.real_maps.closure_records import (
     read_bound,
     read_pyoof_closure,
 )
-from replication.studies.real_maps.read import compare_phases, our_phase
 
 
 def closure_summary(folder):
@@ -164,7 +164,7 @@ def pyoof_closure(folder, records):
     pyoof_peer --closure-seeds), or None: how many, its time against ours seed by seed (median of each, and the range
     of pyoof / ours), how many of its orders stopped at its evaluation limit, and each one's last phase against the
     truth's (radians rms over the dish, tilts and piston removed; pyoof's under the convention closest to the
-    truth's, read.PHASE_VARIANTS)."""
+    truth's, phases.PHASE_VARIANTS)."""
     folder = pathlib.Path(folder)
     path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():

@@ -1,4 +1,4 @@
-"""The closure test's records (studies.real_maps.closure, bound and pyoof_peer --closure-seeds): one typed model
+"""The closure test's records (studies.closure: measure, bound and pyoof_peer): one typed model
 per kind, each checked as it is read and before it is written, and the read side's thresholds (10 um, 99%)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from replication.core.records import (
     read_keyed,
 )
 from replication.core.results import RunError
-from replication.studies.real_maps.closure_maps import NOISE
+from replication.studies.closure.maps import NOISE
 
 PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
 """pyoof's fits of the closure test's maps: one line per seed as it ends (pyoof_peer --closure-seeds)."""
@@ -110,7 +110,7 @@ class Closure(Record):
 
 
 BOUND_FILE = "bound.jsonl"
-"""A closure folder's Fisher predictions (studies.real_maps.bound): one line per seed as it ends."""
+"""A closure folder's Fisher predictions (studies.closure.bound): one line per seed as it ends."""
 
 
 class ClosureBound(Record):
