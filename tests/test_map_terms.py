@@ -154,13 +154,18 @@ def test_a_switch_that_is_not_true_or_false_is_refused(package, switch):
 
 
 def test_the_report_says_what_the_terms_did_from_the_numbers_it_is_given():
+    import types
+
+    import msgspec
+
     from replication.studies.real_maps.findings import terms_line
+    from replication.studies.real_maps.records import TermsEffect
 
     effect = {"terms": ["pointing", "defocus_scale", "gains"], "parameters": 7, "lower_by": 20.0,
               "surface_difference_rms_um": 84.4,
               "values": {"pointing": [0.0, 0.0, 2 * np.pi, 0.0], "defocus_scale": [0.005], "gains": [-0.05, 0.02]}}
-    record = {"wavelength": 0.01, "config": {"dish": {"radius": 10.0}}}
-    line = terms_line("SRT", effect, record)
+    record = types.SimpleNamespace(wavelength=0.01, config={"dish": {"radius": 10.0}})
+    line = terms_line("SRT", msgspec.convert(effect, TermsEffect), record)
     # 2 x 20 = 40 against chi-squared's 99.9% point for 7 parameters, 24.3: they matter
     assert "twice the objective's decrease, 40, exceeds chi-squared's 99.9% point for 7 parameters (24.3)" in line
     assert "they matter" in line
@@ -168,7 +173,7 @@ def test_the_report_says_what_the_terms_did_from_the_numbers_it_is_given():
     assert "gains -5.0%, +2.0%" in line
     assert "feed offset x 1.005" in line
     assert "+0, +0; +2.1e+02, +0 arcsec" in line  # a tilt of 2 pi rad per dish radius: wavelength / R = 1e-3 rad
-    small = terms_line("SRT", effect | {"lower_by": 5.0}, record)
+    small = terms_line("SRT", msgspec.convert(effect | {"lower_by": 5.0}, TermsEffect), record)
     assert "stays below" in small
     assert "not needed" in small
 

@@ -154,18 +154,20 @@ def test_a_real_maps_run_weights_each_map_by_its_own_noise_where_asked_and_a_res
     run = tmp_path / "weighted"
     real_maps.run_real_maps(run, [weighted], **options)
     stages, (summary,), _ = read_real_maps(run)
-    assert all(record["per_map_noise"] is True for record in [*stages, summary])
+    assert all(record.per_map_noise is True for record in [*stages, summary])
     with pytest.raises(RunError, match="per_map_noise"):
         real_maps.run_real_maps(run, [plain], **options)
     unweighted = tmp_path / "plain"
     real_maps.run_real_maps(unweighted, [plain], **options)
-    assert read_real_maps(unweighted)[0][0]["per_map_noise"] is False
+    assert read_real_maps(unweighted)[0][0].per_map_noise is False
 
 
 def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(tmp_path, power):  # noqa: F811
     """budget.other_weighting refits the last order the other way from the optimum: toggling twice comes back to
     the same surface, and maps of equal noise move it by nothing. The budget sentence says each part the record
     holds, a truncation to the highest order fitted as a bound, and none where the rule keeps the order."""
+    import types
+
     from test_beam_files import fake_source_folder
 
     from replication.core.reduction import sources as real_sources
@@ -184,13 +186,18 @@ def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(
     assert moved["surface_difference_rms_um"] >= 0
     equal = dataclasses.replace(observation, noise=(observation.noise[0],) * 3)
     assert other_weighting(equal, fitted, 2, 32, tol=1e-10)["surface_difference_rms_um"] < 1e-3
-    record = {"order": 5, "uncertainty_median_um": 84.0, "other_objective": {"surface_difference_rms_um": 161.0},
-              "terms_effect": {"surface_difference_rms_um": 84.4}, "other_weighting": moved,
-              "higher_orders": {"orders": [6, 7, 8], "chosen": 8, "moved_um": [165.0, 350.0, 416.0]}}
+    def part(**fields):
+        return types.SimpleNamespace(**fields)
+
+    record = part(order=5, uncertainty_median_um=84.0, other_objective=part(surface_difference_rms_um=161.0),
+                  terms_effect=part(surface_difference_rms_um=84.4), other_weighting=part(**moved),
+                  higher_orders=part(orders=[6, 7, 8], chosen=8, moved_um=[165.0, 350.0, 416.0]))
     line = budget_line("SRT", record)
     assert "statistical 84 (median 1 sigma)" in line
     assert "order truncation at least 416 (to the rule's n = 8)" in line
     assert "the loss 161; the per-map terms 84.4; the noise weighting" in line
-    kept = record | {"higher_orders": {"orders": [6, 7, 8], "chosen": 5, "moved_um": [1.0, 2.0, 3.0]}}
+    kept = part(**vars(record) | {"higher_orders": part(orders=[6, 7, 8], chosen=5, moved_um=[1.0, 2.0, 3.0])})
     assert "order truncation none (the order rule keeps n = 5)" in budget_line("SRT", kept)
-    assert budget_line("SRT", {"order": 5, "uncertainty_median_um": 84.0}) is None
+    bare = part(order=5, uncertainty_median_um=84.0, other_objective=None, terms_effect=None, other_weighting=None,
+                higher_orders=None)
+    assert budget_line("SRT", bare) is None

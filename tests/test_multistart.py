@@ -5,6 +5,7 @@ multi-starts, every start written as it ends and a resume under another count re
 import dataclasses
 import json
 
+import msgspec
 import numpy as np
 import pytest
 from conftest import run_command
@@ -16,7 +17,7 @@ from replication.core.results import RunError
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps.findings import multistart_line
-from replication.studies.real_maps.records import STARTS_FILE, read_real_maps, read_real_starts
+from replication.studies.real_maps.records import STARTS_FILE, MultiStart, read_real_maps, read_real_starts
 
 
 @pytest.fixture
@@ -63,7 +64,7 @@ def test_ends_within_a_micrometre_are_one_minimum_and_disjoint_groups_read_as_mu
     assert (found["groups"], found["groups_reaching"]) == (2, 1)
     assert found["group_seconds"] == [sum(0.5 + k for k in range(8)), sum(0.5 + k for k in range(8, 16))]
     assert found["ladder_from_best_um"] == 0.0
-    line = multistart_line("SRT", found)
+    line = multistart_line("SRT", msgspec.convert(found, MultiStart))
     assert "of 16 random starts" in line
     assert "2 ended at the best minimum" in line
     assert "2 distinct minima" in line
@@ -79,9 +80,9 @@ def test_every_start_is_written_as_it_ends_a_killed_run_resumes_and_another_coun
     starts = read_real_starts(folder)
     assert [r["index"] for r in starts] == list(range(9))
     (source,) = read_real_maps(folder)[1]
-    assert source["multistart"]["starts"] == 9
-    assert source["multistart"]["groups"] == 1
-    assert source["multistart"]["reached_best"] >= 1
+    assert source.multistart.starts == 9
+    assert source.multistart.groups == 1
+    assert source.multistart.reached_best >= 1
     lines = (folder / STARTS_FILE).read_text().splitlines()
     (folder / STARTS_FILE).write_text("\n".join(lines[:-1]) + "\n")  # killed during the last start
     (folder / "sources.jsonl").unlink()

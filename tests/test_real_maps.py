@@ -4,6 +4,7 @@ and a small run of the command on the SRT's GRASP maps where the data are at han
 import json
 import types
 
+import msgspec
 import numpy as np
 import pytest
 from conftest import real_maps_folder, run_command
@@ -14,7 +15,7 @@ from replication.core.reduction import sources as real_sources
 from replication.core.reduction.surface import fits_available, uncertainty_ratio
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import read as real_read
-from replication.studies.real_maps.records import read_real_maps
+from replication.studies.real_maps.records import RealFit, read_real_maps, read_real_maps_records
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -86,7 +87,7 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
                  "--repeats", 1, "--starts", 8, "--results", tmp_path / "r", "--quiet")
     done = run_command(*arguments)
     assert done.returncode == 0, done.stderr
-    stages, sources, tapers = read_real_maps(tmp_path / "r")
+    stages, sources, tapers = read_real_maps_records(tmp_path / "r")  # as written
     assert [s["order"] for s in stages] == [1, 2]
     profile = dict(map(tuple, tapers[0]["profile"]))
     assert set(real_sources.TAPERS) < set(profile)  # the grid, then widths between the best one's neighbours
@@ -130,7 +131,8 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
             inflation = np.nanmedian(hdus["UNCERT"].data / hdus["UNCERTIN"].data)
         assert inflation == pytest.approx(sources[0]["uncertainty_inflation"], rel=1e-5)
         assert (sources[0]["uncertainty_reach"] > 0) == (inflation != pytest.approx(1.0))
-        section = {"sources": [{"source": sources[0], "short": "GRASP", "stages": [], "agreement": []}]}
+        typed = read_real_maps(tmp_path / "r")[1][0]
+        section = {"sources": [{"source": typed, "short": "GRASP", "stages": [], "agreement": []}]}
         said = next(line for line in real_read.findings(section) if "uncertainty" in line)
         assert f"{sources[0]['uncertainty_median_um']:.2g} um" in said
         assert "surface-grasp-26ghz.fits" in said
@@ -167,7 +169,7 @@ def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
                                            fit("torch-cpu", "adjoint", r, 0.3, 0.2))]
     second = [f for r in range(3) for f in (fit("numpy", "", r, 4.0, None, 12.0), fit("torch-cpu", "", r, 0.6, 0.5),
                                             fit("torch-cpu", "adjoint", r, 0.4, 0.3))]
-    stages = [{"fits": first}, {"fits": second}]
+    stages = [types.SimpleNamespace(fits=[msgspec.convert(f, RealFit) for f in fits]) for fits in (first, second)]
     numpy_times = ladder_times(stages, NUMPY)
     assert numpy_times == [(5.5, False)] * 3
     bound = ratio(numpy_times, ladder_times(stages, TORCH_CPU))
@@ -230,11 +232,11 @@ def test_a_fit_of_order_one_has_no_uncertainty_ratio_and_its_sentence_says_what_
     zero = np.zeros((4, 4))
     assert uncertainty_ratio(zero, zero) is None
     assert uncertainty_ratio(np.full((2, 2), 3.0), np.array([[1.0, 0.0], [np.nan, 2.0]])) == pytest.approx(2.25)
-    record = {"uncertainty_median_um": 0.0, "uncertainty_inflation": None, "uncertainty_reach": 0,
-              "surface_fits": "surface-x.fits"}
+    record = types.SimpleNamespace(uncertainty_median_um=0.0, uncertainty_inflation=None, uncertainty_reach=0,
+                                   surface_fits="surface-x.fits")
     assert real_read.uncertainty_line("GRASP", record) == (
         "GRASP: the surface's uncertainty (1 sigma) is 0 um (median over the dish; its map in surface-x.fits).")
-    record |= {"uncertainty_inflation": 1.5, "uncertainty_reach": 3}
+    record.uncertainty_inflation, record.uncertainty_reach = 1.5, 3
     assert real_read.uncertainty_line("GRASP", record).endswith(
         "surface-x.fits), 1.5x what independent pixels would give: the residuals correlate over 3 pixels.")
 

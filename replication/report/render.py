@@ -176,7 +176,7 @@ def real_maps_shown(all_runs, sections, figures, output):
     simulated = beside and beside[1] | {"title": beside[0].title}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
                       "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
-                      "terms": any((s["source"] or {}).get("terms_effect") for s in section["sources"]),
+                      "terms": any(s["source"] and s["source"].terms_effect for s in section["sources"]),
                       "figures": [shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)]}
 
 

@@ -17,7 +17,7 @@ from oof_common.constants import N_ILLUMINATION, N_MAPS
 from replication.core.objectives import CAUCHY, GAUSSIAN, Objective, border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.reduction import beam_files
-from replication.core.reduction.configs import SHIPPED, SPEED_OF_LIGHT, Source, read_config
+from replication.core.reduction.configs import SHIPPED, Source, read_config
 from replication.core.results import RunError
 
 DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
@@ -342,25 +342,6 @@ def normal_factor(setup) -> np.ndarray:
 LEGACY_BLOCKAGE = 3.953 / 2
 """The SRT's blockage radius (metres) of the real-maps runs before 2026-12-03: half the subreflector's radius, an
 error (the configurations now give 3.953 m). Their records, which hold no configuration, are read with it."""
-
-
-def fitted_telescope(record) -> reference_numpy.Telescope:
-    """The telescope a source record was fitted with: its recorded configuration, else (records before
-    2026-12-03, of shipped sources only) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
-    config = record.get("config")
-    if config is None:
-        return dataclasses.replace(source_named(record["source"]).telescope, blockage=LEGACY_BLOCKAGE)
-    return reference_numpy.Telescope(**config["dish"], wavelength=SPEED_OF_LIGHT / config["frequency"],
-                                     dz=config["dz"])
-
-
-def record_short(record) -> str:
-    """A source record's short name as it recorded it (since 2026-12-04), else its shipped source's (older records
-    are of shipped sources only), else its title."""
-    if record.get("short"):
-        return record["short"]
-    shipped = next((source for source in SOURCES if source.name == record["source"]), None)
-    return shipped.short if shipped is not None and shipped.title == record.get("title") else record["title"]
 
 
 def surface_grid(x, setup, wavelength, normal=True):

@@ -21,12 +21,11 @@ def surface_map(record):
     """The surface error (micrometres, tilts and piston removed; along the normal where the record says so) of a
     real-maps source record on the dish's block of the model grid (NaN off the dish), and the block's extent in
     metres."""
-    telescope = real_sources.fitted_telescope(record)
-    setup = reference_numpy.make_setup(record["npix"], record["order"], telescope=telescope, sigma=record["sigma"],
-                                       offsets=True, oversamp=telescope.oversamp_for_sky_step(record["npix"],
-                                                                                              record["step"]))
-    image, spacing = real_sources.surface_grid(record["x"], setup, record["wavelength"],
-                                               normal=record.get("surface_displacement") == "normal")
+    telescope = record.telescope
+    setup = reference_numpy.make_setup(record.npix, record.order, telescope=telescope, sigma=record.sigma,
+                                       offsets=True, oversamp=telescope.oversamp_for_sky_step(record.npix, record.step))
+    image, spacing = real_sources.surface_grid(record.x, setup, record.wavelength,
+                                               normal=record.surface_displacement == "normal")
     rows, cols = (spacing * size / 2 for size in setup.box)
     return image, (-cols, cols, -rows, rows)
 
@@ -38,14 +37,14 @@ def real_maps_surface(run, sources, folder):
         try:
             image, extent = surface_map(record)
         except ValueError as error:  # the model refuses the grid the record describes
-            raise RunError(f"{run.folder / 'real-maps' / SOURCES_FILE}: source {record['source']}: its model grid "
+            raise RunError(f"{run.folder / 'real-maps' / SOURCES_FILE}: source {record.source}: its model grid "
                            f"cannot be made ({error})") from None
         limit = float(np.nanmax(np.abs(image)))
         shown = axis.imshow(image, origin="lower", cmap="RdBu_r", vmin=-limit, vmax=limit, extent=extent)
-        axis.set(title=f"{record['title']}\nn = {record['order']}: {record['surface_rms_um']:.0f} um rms",
+        axis.set(title=f"{record.title}\nn = {record.order}: {record.surface_rms_um:.0f} um rms",
                  xlabel="y (m), along the maps' u", ylabel="x (m), along the maps' v")
         axis.grid(False)
-        normal = record.get("surface_displacement") == "normal"
+        normal = record.surface_displacement == "normal"
         figure.colorbar(shown, ax=axis, fraction=0.046,
                         label="surface error along the normal (um)" if normal else "surface error (um)")
     figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")
@@ -58,11 +57,11 @@ def real_maps_residuals(run, sources, folder):
     figure, axes = subplots(len(sources), 3, figsize=(11, 3.5 * len(sources)), squeeze=False)
     titles = ("in focus", "-dz", "+dz")
     for row, record in zip(axes, sources, strict=True):
-        short = real_sources.record_short(record)
-        residual = load_array(run.folder / "real-maps" / f"residuals-{record['source']}.npz", "residual", 3)
+        short = record.short_name
+        residual = load_array(run.folder / "real-maps" / f"residuals-{record.source}.npz", "residual", 3)
         for k, axis in enumerate(row):
             shown = axis.imshow(residual[k], origin="lower", cmap="RdBu_r", vmin=-10, vmax=10)
-            axis.set(title=f"{short}, {titles[k]}: rms {record['residual_rms'][k]:.1f}")
+            axis.set(title=f"{short}, {titles[k]}: rms {record.residual_rms[k]:.1f}")
             axis.set_xticks([])
             axis.set_yticks([])
             axis.grid(False)

@@ -54,7 +54,7 @@ from replication.studies.real_maps.records import (
     check_real_source,
     check_real_stage,
     check_real_taper,
-    read_real_maps,
+    read_real_maps_records,
     read_real_starts,
 )
 
@@ -230,7 +230,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
     measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE))
     check_configs_recorded(folder, observations)
-    stages, summaries, tapers = read_real_maps(folder, repair=True)
+    stages, summaries, tapers = read_real_maps_records(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
     done = {(r["source"], r["order"]): r for r in stages}
     count = sum(repeats * len(SERIES) for o in observations for order in orders if (o.source.name, order) not in done)
@@ -313,7 +313,7 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar
 
 def read_stage(folder, observation, order):
     """A source's stage record as written."""
-    stages, _, _ = read_real_maps(folder)
+    stages, _, _ = read_real_maps_records(folder)
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
@@ -323,7 +323,7 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
     x = optimum_found["x"]
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
-    draw_orders(folder, observation, [stage for stage in read_real_maps(folder)[0]
+    draw_orders(folder, observation, [stage for stage in read_real_maps_records(folder)[0]
                                       if stage["source"] == observation.source.name], npix)
     surface = write_surface_files(folder, observation, x, order, npix, residual)
     path = folder / SOURCES_FILE

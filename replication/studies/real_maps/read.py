@@ -36,21 +36,15 @@ SIMULATED_NPIX = 256
 """The grid size of the simulated sweeps set beside the real maps (the real fits' model grid)."""
 
 
-def reached(fit) -> bool:
-    """Whether a fit came within the target of its stage's optimum (its time to solution is then a value)."""
-    return fit["target_s"] is not None
-
-
 def ladder_times(stages, chosen: Series):
     """Per repeat, (seconds to solution summed over the stages, whether every stage reached its optimum): where one
     did not, its total time stands in and the sum is a lower bound."""
     repeats = {}
     for stage in stages:
-        for fit in stage["fits"]:
-            if Series.of(fit) == chosen:
-                seconds, whole = repeats.get(fit["repeat"], (0.0, True))
-                repeats[fit["repeat"]] = (seconds + (fit["target_s"] if reached(fit) else fit["total_s"]),
-                                          whole and reached(fit))
+        for fit in stage.fits:
+            if fit.series == chosen:
+                seconds, whole = repeats.get(fit.repeat, (0.0, True))
+                repeats[fit.repeat] = (seconds + (fit.target_s if fit.reached else fit.total_s), whole and fit.reached)
     return [repeats[r] for r in sorted(repeats)]
 
 
@@ -73,13 +67,12 @@ def stage_ratio(stages, slow: Series, fast: Series):
     times to it, repeat by repeat, pooled ({low, median, high, stages}), or None where no stage qualifies."""
     values, count = [], 0
     for stage in stages:
-        a = [f for f in stage["fits"] if Series.of(f) == slow]
-        b = [f for f in stage["fits"] if Series.of(f) == fast]
-        if a and b and all(map(reached, a + b)):
+        a = [f for f in stage.fits if f.series == slow]
+        b = [f for f in stage.fits if f.series == fast]
+        if a and b and all(f.reached for f in a + b):
             count += 1
-            values += [x["target_s"] / y["target_s"] for x, y in zip(sorted(a, key=lambda f: f["repeat"]),
-                                                                       sorted(b, key=lambda f: f["repeat"]),
-                                                                       strict=False)]
+            values += [x.target_s / y.target_s for x, y in zip(sorted(a, key=lambda f: f.repeat),
+                                                               sorted(b, key=lambda f: f.repeat), strict=False)]
     if not values:
         return None
     values.sort()
@@ -91,9 +84,9 @@ def stop_ratio(stages, slow: Series, fast: Series):
     every stage whichever minimum each fit ended in: {low, median, high}, or None."""
     values = []
     for stage in stages:
-        a = sorted((f for f in stage["fits"] if Series.of(f) == slow), key=lambda f: f["repeat"])
-        b = sorted((f for f in stage["fits"] if Series.of(f) == fast), key=lambda f: f["repeat"])
-        values += [x["total_s"] / y["total_s"] for x, y in zip(a, b, strict=False)]
+        a = sorted((f for f in stage.fits if f.series == slow), key=lambda f: f.repeat)
+        b = sorted((f for f in stage.fits if f.series == fast), key=lambda f: f.repeat)
+        values += [x.total_s / y.total_s for x, y in zip(a, b, strict=False)]
     if not values:
         return None
     values.sort()
@@ -103,23 +96,22 @@ def stop_ratio(stages, slow: Series, fast: Series):
 def stage_row(stage, series_order):
     """One stage for the appendix: the optimum's objective and, per series, whether its fits reached it, their
     median time to it (or the bound), their median time to stop, and its own minimum's distance and objective."""
-    minima = {Series.of(m): m for m in stage["minima"]}
+    minima = {m.series: m for m in stage.minima}
+    best = stage.optimum.fun
     cells = {}
     for chosen in series_order:
-        fits = [f for f in stage["fits"] if Series.of(f) == chosen]
+        fits = [f for f in stage.fits if f.series == chosen]
         minimum = minima.get(chosen)
-        hit = [f for f in fits if reached(f)]
+        hit = [f for f in fits if f.reached]
         cells[chosen] = {
             "reached": len(hit), "fits": len(fits),
-            "target_s": statistics.median(f["target_s"] for f in hit) if len(hit) == len(fits) and fits else None,
-            "bound_s": statistics.median(f["total_s"] for f in fits) if fits and len(hit) < len(fits) else None,
-            "stop_s": statistics.median(f["total_s"] for f in fits) if fits else None,
-            "nfev": fits[0]["outcome"]["nfev"] if fits else None,
-            "distance": None if minimum is None else minimum["distance"],
-            "excess": None if minimum is None or minimum["fun"] is None or stage["optimum"]["fun"] is None
-            else minimum["fun"] - stage["optimum"]["fun"]}
-    return {"order": stage["order"], "fun": stage["optimum"]["fun"], "nparams": len(stage["optimum"]["x"]),
-            "cells": cells}
+            "target_s": statistics.median(f.target_s for f in hit) if len(hit) == len(fits) and fits else None,
+            "bound_s": statistics.median(f.total_s for f in fits) if fits and len(hit) < len(fits) else None,
+            "stop_s": statistics.median(f.total_s for f in fits) if fits else None,
+            "nfev": fits[0].outcome.nfev if fits else None,
+            "distance": None if minimum is None else minimum.distance,
+            "excess": None if minimum is None or minimum.fun is None or best is None else minimum.fun - best}
+    return {"order": stage.order, "fun": best, "nparams": len(stage.optimum.x), "cells": cells}
 
 
 def agreement(stages, a: Series = NUMPY, b: Series = TORCH_CPU):
@@ -127,18 +119,18 @@ def agreement(stages, a: Series = NUMPY, b: Series = TORCH_CPU):
     optimum: [{order, distance, both}]."""
     rows = []
     for stage in stages:
-        for pair in stage["pairs"]:
-            if {Series.of(pair["a"]), Series.of(pair["b"])} == {a, b}:
-                ends = {Series.of(m): m["distance"] for m in stage["minima"]}
+        for pair in stage.pairs:
+            if {pair.a.series, pair.b.series} == {a, b}:
+                ends = {m.series: m.distance for m in stage.minima}
                 both = all(ends.get(s) is not None and ends[s] <= TARGET for s in (a, b))
-                rows.append({"order": stage["order"], "distance": pair["distance"], "both": both})
+                rows.append({"order": stage.order, "distance": pair.distance, "both": both})
     return rows
 
 
 def source_summary(name, stages, source, taper):
     """Everything the report shows of one source."""
-    stages = sorted(stages, key=lambda s: s["order"])
-    series_order = list(dict.fromkeys(Series.of(f) for s in stages for f in s["fits"]))
+    stages = sorted(stages, key=lambda s: s.order)
+    series_order = list(dict.fromkeys(f.series for s in stages for f in s.fits))
     ladders = {chosen: ladder_times(stages, chosen) for chosen in series_order}
     ratios = [{"what": what, "slow": slow, "fast": fast, "per_stage": stage_ratio(stages, slow, fast),
                "stop": stop_ratio(stages, slow, fast), **found}
@@ -146,8 +138,8 @@ def source_summary(name, stages, source, taper):
               if slow in ladders and fast in ladders and (found := ratio(ladders[slow], ladders[fast]))]
     known = {s.name: s for s in real_sources.SOURCES}
     rows = [stage_row(s, series_order) for s in stages]
-    title = source["title"] if source else known[name].title if name in known else name
-    short = real_sources.record_short(source) if source else known[name].short if name in known else name
+    title = source.title if source else known[name].title if name in known else name
+    short = source.short_name if source else known[name].short if name in known else name
     return {"name": name, "title": title, "short": short, "source": source, "taper": taper,
             "series": series_order, "stages": rows,
             "reached": {chosen: sum(row["cells"][chosen]["reached"] == row["cells"][chosen]["fits"] > 0 for row in rows)
@@ -194,14 +186,14 @@ def real_maps_section(run):
     if not (folder / real_sources.STAGES_FILE).is_file():
         return None
     stages, sources, tapers = read_real_maps(folder)
-    names = list(dict.fromkeys(s["source"] for s in stages))
-    by_name = {s["source"]: s for s in sources}
-    taper_of = {t["source"]: t for t in tapers}
-    summaries = [source_summary(name, [s for s in stages if s["source"] == name], by_name.get(name),
+    names = list(dict.fromkeys(s.source for s in stages))
+    by_name = {s.source: s for s in sources}
+    taper_of = {t.source: t for t in tapers}
+    summaries = [source_summary(name, [s for s in stages if s.source == name], by_name.get(name),
                                 taper_of.get(name)) for name in names]
     for summary, name in zip(summaries, names, strict=True):
         summary["pyoof"] = pyoof_summary(run.folder / "pyoof", by_name.get(name),
-                                         [s for s in stages if s["source"] == name])
+                                         [s for s in stages if s.source == name])
     return {"folder": folder, "target": TARGET, "sources": summaries, "simulated": simulated_beside(run)}
 
 
@@ -258,45 +250,45 @@ def findings(section):
         if record is None:
             continue
         short = source["short"]
-        along_v, along_u = record["noise_along"]
-        rms = ", ".join(f"{value:.2g}" for value in record["residual_rms"])
-        lag = record["residual_lag1"]
+        along_v, along_u = record.noise_along
+        rms = ", ".join(f"{value:.2g}" for value in record.residual_rms)
+        lag = record.residual_lag1
         lines.append(f"{short}: residual rms {rms} noise units (in focus, -dz, +dz; 1 for a perfect model), "
-                     f"neighbouring residuals correlated at {lag['u']:.2f} along u and {lag['v']:.2f} along v: "
+                     f"neighbouring residuals correlated at {lag.u:.2f} along u and {lag.v:.2f} along v: "
                      "structure the model does not hold, not noise.")
-        if "config" not in record:
+        if record.config is None:
             lines.append(f"{short}: fitted before 2026-12-03 with the SRT's central blockage at "
                          f"{real_sources.LEGACY_BLOCKAGE:.4g} m radius, half the subreflector's (the configurations "
                          "now give 3.953 m); its surface and residuals are those of that telescope, until the run is "
                          "made again.")
-        other = record.get("other_objective")
+        other = record.other_objective
         if other:
-            words = OBJECTIVE_WORDS[other["objective"]]
-            if other.get("widths"):
+            words = OBJECTIVE_WORDS[other.objective]
+            if other.widths:
                 words = (f"the Cauchy likelihood at the residuals' scale (re-estimated at each stage's start: "
-                         f"{other['widths'][-1]:.2g} noise units at n = {record['order']})")
-            lines.append(f"{short}: fitted by {OBJECTIVE_WORDS[record['objective']]}; the same ladder of orders "
+                         f"{other.widths[-1]:.2g} noise units at n = {record.order})")
+            lines.append(f"{short}: fitted by {OBJECTIVE_WORDS[record.objective]}; the same ladder of orders "
                          f"fitted by {words} instead moves the surface by "
-                         f"{other['surface_difference_rms_um']:.0f} um rms (n = {record['order']}), against "
-                         f"{record['surface_rms_um']:.0f} um rms of surface error: the choice of loss matters.")
-        if record.get("uncertainty_median_um") is not None:
+                         f"{other.surface_difference_rms_um:.0f} um rms (n = {record.order}), against "
+                         f"{record.surface_rms_um:.0f} um rms of surface error: the choice of loss matters.")
+        if record.uncertainty_median_um is not None:
             lines.append(uncertainty_line(short, record))
-        if record.get("higher_orders"):
-            lines.append(higher_orders_line(short, record["higher_orders"], record))
-        if record.get("optics"):
-            lines.append(optics_line(short, record["optics"]))
-        if record.get("uncertainty_median_um") is not None and budget_line(short, record):
+        if record.higher_orders:
+            lines.append(higher_orders_line(short, record.higher_orders, record))
+        if record.optics:
+            lines.append(optics_line(short, record.optics))
+        if record.uncertainty_median_um is not None and budget_line(short, record):
             lines.append(budget_line(short, record))
-        if record.get("multistart"):
-            lines.append(multistart_line(short, record["multistart"]))
-        if record.get("terms_effect"):
-            lines.append(terms_line(short, record["terms_effect"], record))
-        if record.get("dropped"):
-            offsets = [record["x"][-3 + k] * record["scale"] for k in range(3)]
+        if record.multistart:
+            lines.append(multistart_line(short, record.multistart))
+        if record.terms_effect:
+            lines.append(terms_line(short, record.terms_effect, record))
+        if record.dropped:
+            offsets = [record.x[-3 + k] * record.scale for k in range(3)]
             lines.append(f"{short}: the noise is not white: differences of neighbouring pixels along v are "
                          f"{along_v / along_u:.2f} of those along u (white noise: 1); baselines "
                          f"{', '.join(f'{o:.0f}' for o in offsets)} counts (fitted); "
-                         f"{plural(record['dropped'], 'dropped sample')} masked.")
+                         f"{plural(record.dropped, 'dropped sample')} masked.")
     return lines
 
 
@@ -306,8 +298,8 @@ def pyoof_summary(folder, source_summary_record, stages):
     path = folder / "pyoof.jsonl"
     if not path.is_file():
         return None
-    name = source_summary_record["source"] if source_summary_record else None
-    fits = sorted((r for r in read_pyoof(path) if r["source"] == name), key=lambda r: r["order"])
+    name = source_summary_record.source if source_summary_record else None
+    fits = sorted((r for r in read_pyoof(path) if r.source == name), key=lambda r: r.order)
     if not fits:
         return None
     last = fits[-1]
@@ -316,14 +308,14 @@ def pyoof_summary(folder, source_summary_record, stages):
         raise RunError(f"{folder / f'pyoof-phase-{name}.npz'}: {len(phases)} phase(s) for {len(fits)} order(s) "
                        "fitted")
     theirs = phases[len(fits) - 1]
-    stage = next((s for s in stages if s["order"] == last["order"]), None)
+    stage = next((s for s in stages if s.order == last.order), None)
     if stage is None:
         return None
-    ours = our_phase(stage["optimum"]["x"], last["order"], theirs.shape[0])
+    ours = our_phase(stage.optimum.x, last.order, theirs.shape[0])
     differences = compare_phases(ours, theirs)
     closest = min(differences, key=differences.get)
-    return {"version": last["pyoof"], "order": last["order"], "seconds": sum(r["seconds"] for r in fits),
-            "nfev": sum(r["nfev"] for r in fits), "limited": [r["order"] for r in fits if r["status"] == 0],
+    return {"version": last.pyoof, "order": last.order, "seconds": sum(r.seconds for r in fits),
+            "nfev": sum(r.nfev for r in fits), "limited": [r.order for r in fits if r.status == 0],
             "ours_rms": float(np.sqrt(np.nanmean(ours**2))),
             "theirs_rms": float(np.sqrt(np.nanmean((theirs - np.nanmean(theirs)) ** 2))),
             "closest": closest, "difference": differences[closest]}
@@ -349,9 +341,9 @@ def pyoof_lines(section):
 def uncertainty_line(short, record):
     """The sentence on a source's surface uncertainty; its ratio to independent pixels' only where recorded (a fit
     of n = 1 has no surface beyond the tilts and piston removed, so no ratio)."""
-    line = (f"{short}: the surface's uncertainty (1 sigma) is {record['uncertainty_median_um']:.2g} um "
-            f"(median over the dish; its map in {record.get('surface_fits') or 'no FITS file'})")
-    if record.get("uncertainty_inflation") is None:
+    line = (f"{short}: the surface's uncertainty (1 sigma) is {record.uncertainty_median_um:.2g} um "
+            f"(median over the dish; its map in {record.surface_fits or 'no FITS file'})")
+    if record.uncertainty_inflation is None:
         return line + "."
-    return line + (f", {record['uncertainty_inflation']:.2g}x what independent pixels would give: the residuals "
-                   f"correlate over {record['uncertainty_reach']} pixels.")
+    return line + (f", {record.uncertainty_inflation:.2g}x what independent pixels would give: the residuals "
+                   f"correlate over {record.uncertainty_reach} pixels.")

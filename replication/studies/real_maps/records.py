@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 from typing import Annotated, Literal
 
 import msgspec
 
+import reference_numpy
 from oof_common.constants import N_ILLUMINATION, N_MAPS
 from reference_numpy.zernike import zernike_indices
 from replication.core.fit_records import PolishedOptimum, series_of
@@ -22,42 +24,16 @@ from replication.core.records import (
     Record,
     Seconds,
     Vector,
+    as_typed,
     check_typed,
     check_vectors,
     read_keyed,
 )
+from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
+from replication.core.reduction.sources import LEGACY_BLOCKAGE, SOURCES, source_named
 from replication.core.results import RunError
-
-
-class RealFit(Record):
-    """One timed fit of a real-maps stage: target_s null where it never came within the target of the optimum (its
-    time to solution is then a bound, total_s)."""
-
-    impl: str
-    dtype: str
-    gradient: str
-    minimizer: str
-    repeat: Count
-    prep_s: Annotated[float, msgspec.Meta(ge=0)]
-    total_s: Seconds
-    target_s: Seconds | None
-    end_distance: MaybeNumber
-    outcome: FitEnd
-
-
-class StageOptimum(PolishedOptimum):
-    """A real-maps stage's optimum, polished (no covariance kept)."""
-
-
-class RealMinimum(Record):
-    impl: str
-    dtype: str
-    gradient: str
-    minimizer: str
-    fun: MaybeNumber
-    polished: bool
-    distance: MaybeNumber
+from replication.core.series import Series
 
 
 class SeriesName(Record):
@@ -67,6 +43,37 @@ class SeriesName(Record):
     dtype: str
     gradient: str
     minimizer: str
+
+    @property
+    def series(self) -> Series:
+        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
+
+
+class RealFit(SeriesName, kw_only=True):
+    """One timed fit of a real-maps stage: target_s null where it never came within the target of the optimum (its
+    time to solution is then a bound, total_s)."""
+
+    repeat: Count
+    prep_s: Annotated[float, msgspec.Meta(ge=0)]
+    total_s: Seconds
+    target_s: Seconds | None
+    end_distance: MaybeNumber
+    outcome: FitEnd
+
+    @property
+    def reached(self) -> bool:
+        """Whether it came within the target of its stage's optimum (its time to solution is then a value)."""
+        return self.target_s is not None
+
+
+class StageOptimum(PolishedOptimum):
+    """A real-maps stage's optimum, polished (no covariance kept)."""
+
+
+class RealMinimum(SeriesName, kw_only=True):
+    fun: MaybeNumber
+    polished: bool
+    distance: MaybeNumber
 
 
 class RealPair(Record):
@@ -89,6 +96,7 @@ class RealStage(Record):
     minima: list[RealMinimum]
     pairs: list[RealPair]
     optimum: StageOptimum
+    per_map_noise: bool = False
 
 
 class Lag(Record):
@@ -159,6 +167,41 @@ class RealSource(Record):
     higher_orders: HigherOrders | None = None
     optics: Optics | None = None
     other_weighting: OtherWeighting | None = None
+    objective: str | None = None
+    short: str | None = None
+    noise_along: Vector | None = None
+    other_objective: OtherObjective | None = None
+    config: dict | None = None
+    dropped: Count = 0
+    scale: Number | None = None
+    per_map_noise: bool = False
+
+    @property
+    def telescope(self) -> reference_numpy.Telescope:
+        """The telescope it was fitted with: its recorded configuration, else (records before 2026-12-03, of shipped
+        sources only) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
+        if self.config is None:
+            return dataclasses.replace(source_named(self.source).telescope, blockage=LEGACY_BLOCKAGE)
+        return reference_numpy.Telescope(**self.config["dish"], wavelength=SPEED_OF_LIGHT / self.config["frequency"],
+                                         dz=self.config["dz"])
+
+    @property
+    def short_name(self) -> str:
+        """Its short name as it recorded it (since 2026-12-04), else its shipped source's (older records are of
+        shipped sources only), else its title."""
+        if self.short:
+            return self.short
+        shipped = next((source for source in SOURCES if source.name == self.source), None)
+        return shipped.short if shipped is not None and shipped.title == self.title else self.title
+
+
+class OtherObjective(Record):
+    """The same ladder fitted under the other loss (measure.other_objective): the surface it moved (micrometres rms)
+    and, for the Cauchy likelihood at the residuals' scale, each stage's scale (noise units)."""
+
+    objective: str
+    surface_difference_rms_um: Number
+    widths: list[Number] | None = None
 
 
 class Basin(Record):
@@ -271,9 +314,19 @@ def check_real_taper(path: pathlib.Path, number: int, record: dict) -> None:
     check_stamp(path, number, record)
 
 
-def read_real_maps(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> tuple[list, list, list]:
-    """(stage records, source records, taper records) of a real-maps folder, validated, one of each stage, source
-    and taper."""
+def read_real_maps(folder: pathlib.Path, strict: bool = False) -> tuple[list[RealStage], list[RealSource],
+                                                                         list[RealTaper]]:
+    """(stages, sources, tapers) of a real-maps folder for the read side: read_real_maps_records', typed."""
+    stages, sources, tapers = read_real_maps_records(folder, strict=strict)
+    return ([as_typed(folder / "stages.jsonl", number, r, RealStage) for number, r in enumerate(stages, 1)],
+            [as_typed(folder / "sources.jsonl", number, r, RealSource) for number, r in enumerate(sources, 1)],
+            [as_typed(folder / "tapers.jsonl", number, r, RealTaper) for number, r in enumerate(tapers, 1)])
+
+
+def read_real_maps_records(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> tuple[list, list,
+                                                                                                       list]:
+    """(stage records, source records, taper records) of a real-maps folder as written, validated, one of each
+    stage, source and taper: what the writer resumes from."""
     stages = read_keyed(folder / "stages.jsonl", check_real_stage, lambda r: (r["source"], r["order"]),
                         "source and order", repair, strict)
     sources = read_keyed(folder / "sources.jsonl", check_real_source, lambda r: (r["source"],), "source", repair,
@@ -334,6 +387,8 @@ def check_pyoof_fit(path: pathlib.Path, number: int, record: dict) -> None:
     check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
 
 
-def read_pyoof(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """pyoof's fits of the real maps, one per source and order."""
-    return read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", repair, strict)
+def read_pyoof(path: pathlib.Path, strict: bool = False) -> list[PyoofFit]:
+    """pyoof's fits of the real maps, one per source and order, validated and typed."""
+    records = read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", False,
+                         strict)
+    return [as_typed(path, number, record, PyoofFit) for number, record in enumerate(records, 1)]
