@@ -14,7 +14,7 @@ from replication.core.results import RunError
 from replication.studies.closure import bound
 from replication.studies.closure import maps as closure_maps
 from replication.studies.closure.read import closure_noise, closure_summary, fisher_bound
-from replication.studies.closure.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound
+from replication.studies.closure.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, read_bound, read_closure
 
 
 def test_prewhitening_along_the_scans_inverts_the_scan_noise_correlation():
@@ -68,13 +68,14 @@ def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_
     fits.append(fits[0] | {"seed": 999})  # a seed we did not reduce
     path = tmp_path / BOUND_FILE
     path.write_text("".join(json.dumps(f) + "\n" for f in fits))
-    read = fisher_bound(path, ours)
+    typed = read_closure(tmp_path / CLOSURE_FILE)
+    read = fisher_bound(path, typed)
     reached = sum(r["surface_error_um"] <= WITHIN_UM for r in ours) / 3
     assert read == pytest.approx({"seeds": 3, "reached": reached, "ls_share": 0.5, "bound_share": 0.95, "ls_um": 9.0,
                                   "bound_um": 5.0})
     path.write_text("".join(json.dumps(f | {"noise": 0.001}) + "\n" for f in fits))  # other maps: not paired
-    assert fisher_bound(path, ours) is None
-    assert fisher_bound(tmp_path / "none.jsonl", ours) is None
+    assert fisher_bound(path, typed) is None
+    assert fisher_bound(tmp_path / "none.jsonl", typed) is None
 
 
 @pytest.mark.parametrize("folder", sorted(path.parent for path in REFERENCE.glob(f"*/closure/{BOUND_FILE}")),

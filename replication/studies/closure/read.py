@@ -13,7 +13,7 @@ from replication.core.judging import wilson
 from replication.core.optimum import TARGET
 from replication.core.records import load_array
 from replication.core.reduction.phases import compare_phases, our_phase
-from replication.core.results import RunError, read_records
+from replication.core.results import RunError
 from replication.studies.closure.records import (
     BOUND_FILE,
     CLOSURE_FILE,
@@ -21,10 +21,9 @@ from replication.studies.closure.records import (
     PYOOF_CLOSURE_FILE,
     TAPER_MATCH,
     WITHIN_UM,
-    check_closure,
-    maps_noise,
-    read_bound,
-    read_pyoof_closure,
+    read_bounds,
+    read_closure,
+    read_pyoof_closure_fits,
 )
 
 
@@ -36,21 +35,20 @@ def closure_summary(folder):
     path = pathlib.Path(folder) / CLOSURE_FILE
     if not path.is_file():
         return {}
-    records = read_records(path, check=check_closure)
+    records = read_closure(path)
     if not records:
         return {}
-    errors = [r["surface_error_um"] for r in records]
+    errors = [r.surface_error_um for r in records]
     finite = [e for e in errors if e is not None]
     within = sum(e is not None and e <= WITHIN_UM for e in errors)
     return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
             "goal": GOAL_SHARE, "meets_goal": within >= GOAL_SHARE * len(records),
             "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
-            "taper_right": sum(abs(r["sigma"] - r["true_sigma"]) <= TAPER_MATCH + 1e-12 for r in records),
+            "taper_right": sum(abs(r.sigma - r.true_sigma) <= TAPER_MATCH + 1e-12 for r in records),
             "taper_match": TAPER_MATCH,
-            "median_s": statistics.median(r["seconds"] for r in records),
-            "failed": sum(not r["success"] for r in records), "npix": records[0]["npix"],
-            "noise": maps_noise(records[0]),
-            "orders": records[0]["orders"], "truth_um": statistics.median(r["truth_surface_um"] for r in records),
+            "median_s": statistics.median(r.seconds for r in records),
+            "failed": sum(not r.success for r in records), "npix": records[0].npix, "noise": records[0].noise,
+            "orders": records[0].orders, "truth_um": statistics.median(r.truth_surface_um for r in records),
             "map_terms": any(truth_has_terms(r) for r in records),
             "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
             "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)
@@ -61,14 +59,14 @@ def coverage(records) -> dict:
     """Of the seeds whose truth went beyond the fitted orders (closure.covered): their truth's order, the orders the
     rule chose, the median truncation systematic and the median shares of the dish within 2 sigma of the statistical
     and of the total uncertainty; {} where none."""
-    beyond = [r for r in records if r.get("covered_total") is not None]
+    beyond = [r for r in records if r.covered_total is not None]
     if not beyond:
         return {}
-    return {"beyond": len(beyond), "truth_order": beyond[0]["truth_order"],
-            "chosen_orders": sorted({r["chosen_order"] for r in beyond}),
-            "truncation_um": statistics.median(r["truncation_um"] or 0.0 for r in beyond),
-            "covered_statistical": statistics.median(r["covered_statistical"] for r in beyond),
-            "covered_total": statistics.median(r["covered_total"] for r in beyond)}
+    return {"beyond": len(beyond), "truth_order": beyond[0].truth_order,
+            "chosen_orders": sorted({r.chosen_order for r in beyond}),
+            "truncation_um": statistics.median(r.truncation_um or 0.0 for r in beyond),
+            "covered_statistical": statistics.median(r.covered_statistical for r in beyond),
+            "covered_total": statistics.median(r.covered_total for r in beyond)}
 
 
 def summary_lines(found: dict) -> list[str]:
@@ -121,23 +119,23 @@ def closure_noise(folder) -> float | None:
 def truth_has_terms(record) -> bool:
     """Whether a seed's truth holds per-map terms: more numbers than the Zernike terms of its last order, the
     illumination and the three offsets (closure_maps.known_truth since 2026-12-03's evening)."""
-    order = record["orders"][-1]
-    return len(record["truth"]) > (order + 1) * (order + 2) // 2 - 1 + 6
+    order = record.orders[-1]
+    return len(record.truth) > (order + 1) * (order + 2) // 2 - 1 + 6
 
 
 def certification(records):
     """Of the seeds that record it (closure.certified): how many ended at the optimum a start at the truth reaches
     (within TARGET standard errors), how many of those missing WITHIN_UM miss it at that optimum too (the
     estimator's own error at this noise, no optimizer's), and the median error the fits' covariance predicts."""
-    checked = [r for r in records if r.get("optimum_distance_se") is not None]
+    checked = [r for r in records if r.optimum_distance_se is not None]
     if not checked:
         return {"certified": 0}
-    missed = [r for r in checked if r["surface_error_um"] is None or r["surface_error_um"] > WITHIN_UM]
-    predicted = [r["predicted_error_um"] for r in checked if r.get("predicted_error_um") is not None]
+    missed = [r for r in checked if r.surface_error_um is None or r.surface_error_um > WITHIN_UM]
+    predicted = [r.predicted_error_um for r in checked if r.predicted_error_um is not None]
     return {"certified": len(checked),
-            "at_optimum": sum(r["optimum_distance_se"] <= TARGET for r in checked),
+            "at_optimum": sum(r.optimum_distance_se <= TARGET for r in checked),
             "missed": len(missed),
-            "noise_limited": sum(r.get("truth_start_error_um") is not None and r["truth_start_error_um"] > WITHIN_UM
+            "noise_limited": sum(r.truth_start_error_um is not None and r.truth_start_error_um > WITHIN_UM
                                  for r in missed),
             "predicted_um": statistics.median(predicted) if predicted else None}
 
@@ -148,15 +146,15 @@ def fisher_bound(path, records):
     estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions reached."""
     if not path.is_file():
         return None
-    pairs = same_maps(read_bound(path), "order", records)
+    pairs = same_maps(read_bounds(path), "order", records)
     if not pairs:
         return None
-    reached = [r["surface_error_um"] is not None and r["surface_error_um"] <= WITHIN_UM for _, r in pairs]
+    reached = [r.surface_error_um is not None and r.surface_error_um <= WITHIN_UM for _, r in pairs]
     return {"seeds": len(pairs), "reached": sum(reached) / len(pairs),
-            "ls_share": statistics.fmean(fit["ls_share"] for fit, _ in pairs),
-            "bound_share": statistics.fmean(fit["bound_share"] for fit, _ in pairs),
-            "ls_um": statistics.median(fit["ls_rms_um"] for fit, _ in pairs),
-            "bound_um": statistics.median(fit["bound_rms_um"] for fit, _ in pairs)}
+            "ls_share": statistics.fmean(fit.ls_share for fit, _ in pairs),
+            "bound_share": statistics.fmean(fit.bound_share for fit, _ in pairs),
+            "ls_um": statistics.median(fit.ls_rms_um for fit, _ in pairs),
+            "bound_um": statistics.median(fit.bound_rms_um for fit, _ in pairs)}
 
 
 def pyoof_closure(folder, records):
@@ -169,18 +167,18 @@ def pyoof_closure(folder, records):
     path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():
         return None
-    pairs = same_maps(read_pyoof_closure(path), "max_order", records)
+    pairs = same_maps(read_pyoof_closure_fits(path), "max_order", records)
     if not pairs:
         return None
     rows = [seed_beside_pyoof(folder, fit, record) for fit, record in pairs]
     conventions = [row["closest"] for row in rows]
     ratios = [row["theirs_s"] / row["ours_s"] for row in rows]
-    return {"seeds": len(rows), "version": pairs[0][0]["pyoof"], "order": pairs[0][0]["max_order"],
+    return {"seeds": len(rows), "version": pairs[0][0].pyoof, "order": pairs[0][0].max_order,
             "seconds": statistics.median(row["theirs_s"] for row in rows),
             "ours_s": statistics.median(row["ours_s"] for row in rows),
             "ratio": [min(ratios), max(ratios)],
-            "limited": sum(len(fit["limited"]) for fit, _ in pairs),
-            "fitted_orders": sum(fit["max_order"] for fit, _ in pairs),
+            "limited": sum(len(fit.limited) for fit, _ in pairs),
+            "fitted_orders": sum(fit.max_order for fit, _ in pairs),
             "theirs_rad": statistics.median(row["theirs_rad"] for row in rows),
             "ours_rad": statistics.median(row["ours_rad"] for row in rows),
             "truth_rad": statistics.median(row["truth_rad"] for row in rows),
@@ -189,30 +187,30 @@ def pyoof_closure(folder, records):
 
 def maps_of(record, order) -> tuple:
     """What makes a closure seed's maps (closure_maps.simulated_maps): seed, grid, highest order, noise."""
-    return record["seed"], record["npix"], order, maps_noise(record)
+    return record.seed, record.npix, order, record.noise
 
 
 def same_maps(fits, order_key, records) -> list[tuple]:
     """(fit, our record) for each fit made from the very maps one of our records reduced (maps_of; a fit's highest
     order under order_key); the others left out."""
-    ours = {maps_of(r, r["orders"][-1]): r for r in records}
-    return [(fit, ours[key]) for fit in fits if (key := maps_of(fit, fit[order_key])) in ours]
+    ours = {maps_of(r, r.orders[-1]): r for r in records}
+    return [(fit, ours[key]) for fit in fits if (key := maps_of(fit, getattr(fit, order_key))) in ours]
 
 
 def seed_beside_pyoof(folder, fit, record):
     """One seed: pyoof's and our times (s) and last phases against the truth's (radians rms over the dish)."""
-    path = folder / f"pyoof-phase-closure-{fit['seed']}.npz"
+    path = folder / f"pyoof-phase-closure-{fit.seed}.npz"
     if not path.is_file() or path.is_symlink():
-        raise RunError(f"{folder / PYOOF_CLOSURE_FILE}: seed {fit['seed']} has no phase file of its own ({path.name}); "
+        raise RunError(f"{folder / PYOOF_CLOSURE_FILE}: seed {fit.seed} has no phase file of its own ({path.name}); "
                        "re-run pyoof_peer --closure-seeds into a new folder")
     theirs = load_array(path, "phase", 2)
     if theirs.shape[0] != theirs.shape[1]:
         raise RunError(f"{path}: pyoof's phase is not a square grid (shape {theirs.shape})")
-    order = record["orders"][-1]
-    truth = our_phase(record["truth"], order, theirs.shape[0])
-    ours = our_phase(record["x"], order, theirs.shape[0])
+    order = record.orders[-1]
+    truth = our_phase(record.truth, order, theirs.shape[0])
+    ours = our_phase(record.x, order, theirs.shape[0])
     against_truth = compare_phases(truth, theirs)
     closest = min(against_truth, key=against_truth.get)
-    return {"theirs_s": fit["seconds"], "ours_s": record["seconds"], "closest": closest,
+    return {"theirs_s": fit.seconds, "ours_s": record.seconds, "closest": closest,
             "theirs_rad": against_truth[closest], "ours_rad": float(np.sqrt(np.nanmean((ours - truth) ** 2))),
             "truth_rad": float(np.sqrt(np.nanmean(truth**2)))}

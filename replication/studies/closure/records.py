@@ -19,11 +19,12 @@ from replication.core.records import (
     Seconds,
     Seed,
     Vector,
+    as_typed,
     check_typed,
     check_vectors,
     read_keyed,
 )
-from replication.core.results import RunError
+from replication.core.results import RunError, read_records
 from replication.studies.closure.maps import NOISE
 
 PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
@@ -48,9 +49,9 @@ class PyoofClosureFit(Record):
     """The maps' noise (a fraction of the in-focus peak); records before 2026-12-04 were all made at NOISE."""
 
 
-def maps_noise(record) -> float:
-    """The noise a closure record's maps were made at (a fraction of the in-focus peak): NOISE before it was recorded
-    (pyoof's closure records before 2026-12-04)."""
+def maps_noise(record: dict) -> float:
+    """The noise a closure record as written had its maps made at (a fraction of the in-focus peak): NOISE before it
+    was recorded (pyoof's closure records before 2026-12-04); typed records carry it as their noise."""
     return record.get("noise", NOISE)
 
 
@@ -61,8 +62,13 @@ def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> None:
 
 
 def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """pyoof's reductions of the closure seeds, one per seed and grid (another grid makes other maps)."""
+    """pyoof's reductions of the closure seeds as written, one per seed and grid (another grid makes other maps)."""
     return read_keyed(path, check_pyoof_closure, lambda r: (r["seed"], r["npix"]), "seed and grid", repair, strict)
+
+
+def read_pyoof_closure_fits(path: pathlib.Path) -> list[PyoofClosureFit]:
+    """pyoof's reductions of the closure seeds for the read side, typed."""
+    return [as_typed(path, number, r, PyoofClosureFit) for number, r in enumerate(read_pyoof_closure(path), 1)]
 
 
 WITHIN_UM = 10.0
@@ -107,6 +113,8 @@ class Closure(Record):
     truncation_um: MaybeNumber = None
     covered_statistical: Share | None = None
     covered_total: Share | None = None
+    noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
+    """The maps' noise (a fraction of the in-focus peak); records before it was recorded were made at NOISE."""
 
 
 BOUND_FILE = "bound.jsonl"
@@ -136,8 +144,19 @@ def check_bound(path, number, record):
 
 
 def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The Fisher predictions of a closure folder, one per seed."""
+    """The Fisher predictions of a closure folder as written, one per seed."""
     return read_keyed(path, check_bound, lambda r: r["seed"], "seed", repair, strict)
+
+
+def read_bounds(path: pathlib.Path) -> list[ClosureBound]:
+    """The Fisher predictions of a closure folder for the read side, typed."""
+    return [as_typed(path, number, r, ClosureBound) for number, r in enumerate(read_bound(path), 1)]
+
+
+def read_closure(path: pathlib.Path) -> list[Closure]:
+    """A closure folder's seeds (closure.jsonl) for the read side, validated and typed."""
+    return [as_typed(path, number, r, Closure) for number, r in enumerate(read_records(path, check=check_closure),
+                                                                          1)]
 
 
 def check_closure(path, number, record):
