@@ -262,7 +262,7 @@ def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(
 def test_a_closure_run_says_which_model_code_made_it():
     """A reference run of the closure test alone records its commit (closure/runs.jsonl), read as any other run's."""
     run = next(run for run in load_runs([]) if run.folder.name == REFERENCE_CLOSURE.parents[1].name)
-    assert [environment["git_commit"][:7] for environment in run_environments(run)] == ["26d7367"]
+    assert [environment.git_commit[:7] for environment in run_environments(run)] == ["26d7367"]
 
 
 def closure_run(folder, records, created, own=False):

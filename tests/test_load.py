@@ -150,7 +150,7 @@ def test_a_sweep_command_on_a_busy_machine_measures_on_the_free_core_and_its_app
     run = runs.create_run(tmp_path / "run", machine_record())
     assert cli.main(["sweep", "--profile", "tiny", "--impl", "numpy", "--run", str(run), "--quiet"]) == 0
     session, = read_run_records(run / "sweep-tiny" / "runs.jsonl")
-    assert (session["threads"], session["threads_chosen_by"]) == (1, "free cores")
+    assert (session.threads, session.threads_chosen_by) == (1, "free cores")
     assert measurement.chosen_threads(None, run / "sweep-tiny").chosen_by == "resumed"  # its settings: 1 thread
     (tmp_path / "reference").mkdir()
     texts = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")

@@ -1,7 +1,12 @@
 """The model code a run was measured with: hashed as code (docstrings and comments aside), recorded as a run starts,
 read from git for older runs, and set against main's."""
 
+import types
+
+import msgspec
+
 from replication.core import model_code
+from replication.core.records import ModelCode
 
 SOURCE = '''"""A module."""
 
@@ -36,11 +41,13 @@ def test_a_run_reads_its_recorded_code_first_and_git_for_older_records():
     head = model_code.sources_at("HEAD")
     if head is None:  # a copy without git history
         return
-    codes = model_code.run_code([{"git_commit": "abc (given by the caller)", "model_code": recorded},
-                                 {"git_commit": None}])
+    def session(commit, code=None):
+        return types.SimpleNamespace(git_commit=commit, model_code=code and msgspec.convert(code, ModelCode))
+
+    codes = model_code.run_code([session("abc (given by the caller)", recorded), session(None)])
     assert [code["hash"] for code in codes] == [recorded["hash"], None]
-    (from_git,) = model_code.run_code([{"git_commit": "HEAD-dirty"}])
+    (from_git,) = model_code.run_code([session("HEAD-dirty")])
     assert from_git["hash"] == model_code.identity(head)["hash"]
     assert from_git["commits"] == ["HEAD"]
-    assert model_code.run_code([{"git_commit": "0" * 40}]) == [
+    assert model_code.run_code([session("0" * 40)]) == [
         {"hash": None, "modules": {}, "mirror": None, "commits": ["0" * 40]}]

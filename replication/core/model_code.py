@@ -11,6 +11,8 @@ import json
 import re
 import subprocess
 
+import msgspec
+
 from replication.core.mirror import MODEL_FOLDERS, mirror_table, working_sources
 from replication.core.paths import PAPER, ROOT
 
@@ -127,8 +129,7 @@ def cached(part, folder=PAPER):
 def cache_text(environments, shown_commit):
     """The CACHE's text: the identity of every commit these session records hold without their model code, and the
     sources of shown_commit (the readability section's), as git (or the cache) knows them."""
-    commits = {plain_commit(environment.get("git_commit")) for environment in environments
-               if not environment.get("model_code")}
+    commits = {plain_commit(environment.git_commit) for environment in environments if not environment.model_code}
     known = {commit: at_commit(commit) for commit in sorted(commit for commit in commits if commit)}
     sources = sources_or_cached(shown_commit) if shown_commit else None
     return json.dumps({"identities": {commit: value for commit, value in known.items() if value},
@@ -142,8 +143,9 @@ def run_code(environments):
     known."""
     codes = {}
     for environment in environments:
-        commit = plain_commit(environment.get("git_commit"))
-        known = environment.get("model_code") or (at_commit(commit) if commit else None)
+        commit = plain_commit(environment.git_commit)
+        known = msgspec.to_builtins(environment.model_code) if environment.model_code else (
+            at_commit(commit) if commit else None)
         key = known["hash"] if known else None
         entry = codes.setdefault(key, (known or {"hash": None, "modules": {}, "mirror": None}) | {"commits": []})
         if commit and commit not in entry["commits"]:

@@ -221,9 +221,10 @@ def check_run_record(path, number, record):
     check_machine_text(path, "", record, number)
 
 
-def read_run_records(path: pathlib.Path, repair: bool = False) -> list[dict]:
-    """The validated session records of a sweep's or a retrieval's runs.jsonl."""
-    return read_records(path, repair=repair, check=check_run_record)
+def read_run_records(path: pathlib.Path) -> list[RunRecord]:
+    """The session records of a retrieval's, the real maps' or the closure's runs.jsonl, validated and typed."""
+    return [as_typed(path, number, record, RunRecord)
+            for number, record in enumerate(read_records(path, check=check_run_record), 1)]
 
 
 def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:

@@ -33,15 +33,15 @@ TIMED = tuple(claim.id for claim in claims.CLAIMS if claim.timed)
 
 def host_cores(records):
     """'2 of 16 cores': the threads NumPy and torch-cpu ran with on the sweep's host, from its run records."""
-    pairs = sorted({(record.get("threads"), record.get("cpu_count"), fewer_for_others(record)) for record in records})
+    pairs = sorted({(record.threads, record.cpu_count, fewer_for_others(record)) for record in records})
     return ", ".join(f"{threads} of {cores} cores" + (" (as many as others left free)" if fewer else "")
                      for threads, cores, fewer in pairs) or "threads not recorded"
 
 
 def fewer_for_others(record):
     """Whether a session measured with fewer threads than by default because other processes kept cores busy."""
-    others = record.get("others_busy_cores_at_start") or 0
-    return record.get("threads_chosen_by") == "free cores" and others >= LOADED_CORES
+    others = record.others_busy_cores_at_start or 0
+    return record.threads_chosen_by == "free cores" and others >= LOADED_CORES
 
 
 class Notes:

@@ -84,7 +84,7 @@ class Run:
         if not self.sweeps and (self.folder / "closure").is_dir():
             noise = closure_noise(self.folder / "closure")
             return ", closure test" + ("" if noise in (None, NOISE) else f" at noise {noise:g}")
-        threads = {record.get("threads") for record in self.sweeps[name][1]} if name else set()
+        threads = {record.threads for record in self.sweeps[name][1]} if name else set()
         one = ", 1 thread" if threads == {1} else ""
         return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one
 

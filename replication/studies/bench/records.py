@@ -11,6 +11,7 @@ import msgspec
 
 from replication.core.fit_records import Load
 from replication.core.records import (
+    Environment,
     GridSize,
     Number,
     Order,
@@ -64,7 +65,7 @@ class BenchRead(Record):
     """A bench.json as the read side holds it: its rows (steps under today's names), the sessions that measured them,
     what its floor is."""
 
-    environments: list[dict]
+    environments: list[Environment]
     floor: str
     rows: list[BenchRow] = msgspec.field(default_factory=list)
 

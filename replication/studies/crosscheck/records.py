@@ -10,6 +10,7 @@ from msgspec import UNSET, UnsetType
 from replication.core.fit_records import Account, HeldOptimum, check_optimum
 from replication.core.objectives import DEFAULT
 from replication.core.records import (
+    Environment,
     FitEnd,
     GridSize,
     MaybeNumber,
@@ -132,7 +133,7 @@ class CrosscheckRead(Record):
     checks: list[Check]
     repeated: int
     fits: list[Fit]
-    environment: dict
+    environment: Environment
     schema: int
 
 

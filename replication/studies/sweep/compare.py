@@ -38,7 +38,7 @@ def threads_of(run: pathlib.Path) -> str:
     """The threads a run's first sweep session measured with, and how they were chosen."""
     for folder in sorted(path for path in run.glob("sweep-*") if path.is_dir()):
         for session in load_sweep(folder)[1]:
-            return f"{session.get('threads')} thread(s), chosen by {session.get('threads_chosen_by') or '--threads'}"
+            return f"{session.threads} thread(s), chosen by {session.threads_chosen_by or '--threads'}"
     return "no sweep session"
 
 

@@ -23,6 +23,7 @@ from replication.core.records import (
     RunRecord,
     Seconds,
     Vector,
+    as_typed,
     check_machine_text,
     check_typed,
     check_vectors,
@@ -195,9 +196,10 @@ def check_sweep_session(path: pathlib.Path, number: int, record: dict) -> None:
     check_machine_text(path, "", record, number)
 
 
-def read_sweep_sessions(path: pathlib.Path) -> list[dict]:
-    """The validated session records of a sweep's runs.jsonl."""
-    return read_records(path, check=check_sweep_session)
+def read_sweep_sessions(path: pathlib.Path) -> list[SweepSession]:
+    """The session records of a sweep's runs.jsonl, validated and typed."""
+    return [as_typed(path, number, record, SweepSession)
+            for number, record in enumerate(read_records(path, check=check_sweep_session), 1)]
 
 
 def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[Point]:
