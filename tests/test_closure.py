@@ -268,7 +268,7 @@ def test_a_closure_run_says_which_model_code_made_it():
 def closure_run(folder, records, created, own=False):
     (folder / "closure").mkdir(parents=True)
     (folder / "closure" / CLOSURE_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
-    return SimpleNamespace(folder=folder, own=own, info={"created": created}, title=folder.name,
+    return SimpleNamespace(folder=folder, own=own, info=SimpleNamespace(created=created), title=folder.name,
                            appendix_name=folder.name)
 
 

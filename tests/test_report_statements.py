@@ -546,6 +546,6 @@ def test_two_runs_of_one_day_machine_and_profile_are_told_apart_by_their_time_of
     clocked = [run for run in runs if run.clock]
     assert clocked  # the reference runs hold two quick-profile runs of 2026-12-03 on one thread
     for run in clocked:
-        assert run.title.endswith(f", {run.info['created'][11:16]}")
+        assert run.title.endswith(f", {run.info.created[11:16]}")
     (alone,) = load.tell_apart([load.load_run(clocked[0].folder, own=False)])
     assert alone.clock == ""  # alone, nothing to tell it from

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import msgspec
 import pytest
 from conftest import run_command
 
@@ -50,7 +51,8 @@ def test_a_run_is_named_after_its_date_and_machine():
     date = datetime.datetime(2026, 11, 30, tzinfo=datetime.timezone.utc)
     assert runs.run_name(MACHINE, date) == "2026-11-30_lab-7_xeon-gold-6130-32c_nvidia-a100-sxm4-40gb"
     assert runs.run_name(MACHINE | {"gpu": None}, date) == "2026-11-30_lab-7_xeon-gold-6130-32c"
-    assert runs.machine_label(MACHINE) == "Intel Xeon Gold 6130 @ 2.10GHz, 32 cores + NVIDIA A100-SXM4-40GB"
+    assert runs.machine_label(msgspec.convert(MACHINE, runs.Machine)) == (
+        "Intel Xeon Gold 6130 @ 2.10GHz, 32 cores + NVIDIA A100-SXM4-40GB")
 
 
 def test_writers_resume_this_machines_newest_run_and_start_one_when_asked(own_runs):

@@ -28,7 +28,7 @@ RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:gre
 def gpu_run(all_runs):
     """The run whose GPU ratios the answer's figure draws: the newest with a torch-cuda series, or None."""
     with_gpu = [run for run in all_runs if TORCH_CUDA in run.series]
-    return max(with_gpu, key=lambda run: (run.own, run.info["created"])) if with_gpu else None
+    return max(with_gpu, key=lambda run: (run.own, run.info.created)) if with_gpu else None
 
 
 def answer_runs(all_runs):

@@ -89,7 +89,7 @@ def shown_run(candidates, rank=lambda run: 0):
     one measured on a loaded one (core.load.measured_quiet), then the one of the highest rank, the newest (by its
     start) among equals; None where there is none."""
     own = [run for run in candidates if run.own]
-    return own[0] if own else max(candidates, key=lambda run: (measured_quiet(run), rank(run), run.info["created"]),
+    return own[0] if own else max(candidates, key=lambda run: (measured_quiet(run), rank(run), run.info.created),
                                   default=None)
 
 

@@ -16,7 +16,7 @@ import platform
 import re
 
 from replication.core import paths, results
-from replication.core.records import check_machine_text, load_json, machine_text
+from replication.core.records import Record, as_typed, check_machine_text, load_json, machine_text
 from replication.core.results import RunError, is_a
 
 MACHINE_KEYS = ("hostname", "cpu", "cpu_count", "gpu")
@@ -52,11 +52,11 @@ def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
 
 
-def machine_label(machine):
+def machine_label(machine: "Machine") -> str:
     """'AMD EPYC, 2 cores' or 'Intel Xeon, 16 cores + NVIDIA H200', for tables and legends."""
-    cpu = " ".join(re.sub(r"\((R|TM)\)|\b(Processor|CPU)\b", " ", str(machine["cpu"])).split())
-    label = f"{cpu}, {machine['cpu_count']} cores"
-    return label + (f" + {machine['gpu']}" if machine.get("gpu") else "")
+    cpu = " ".join(re.sub(r"\((R|TM)\)|\b(Processor|CPU)\b", " ", machine.cpu).split())
+    label = f"{cpu}, {machine.cpu_count} cores"
+    return label + (f" + {machine.gpu}" if machine.gpu else "")
 
 
 def run_name(machine, date):
@@ -111,6 +111,29 @@ def run_of(folder):
         if (candidate / RUN_FILE).is_file():
             return candidate
     return None
+
+
+class Machine(Record):
+    """The machine a run was made on, as its run.json records it."""
+
+    hostname: str
+    cpu: str
+    cpu_count: int
+    gpu: str | None = None
+
+
+class RunInfo(Record):
+    """A run's run.json as the read side holds it: when it was created (ISO), its machine, a contributor's note."""
+
+    created: str
+    machine: Machine
+    note: str | None = None
+
+
+def read_run_info(folder) -> RunInfo | None:
+    """The run.json of a run folder, typed (read_run's checks first), or None where the folder is not a run."""
+    info = read_run(folder)
+    return None if info is None else as_typed(pathlib.Path(folder) / RUN_FILE, 1, info, RunInfo, "record")
 
 
 def read_run(folder):

@@ -35,10 +35,10 @@ def short_name(run):
     """A run's name in the first screen: CPU family, cores, GPU, and the date and what tells it from another run
     of that machine ('EPYC 2c, 12-02, 1 thread')."""
     machine = run.machine
-    family = next((word for word in ("EPYC", "Xeon", "Ryzen", "Core", "Apple") if word in str(machine["cpu"])),
-                  str(machine["cpu"]).split()[0])
-    gpu = f" + {machine['gpu'].replace('NVIDIA ', '')}" if machine.get("gpu") else ""
-    return f"{family} {machine['cpu_count']}c{gpu}, {run.info['created'][5:10]}{run.profile_label}{run.clock}"
+    family = next((word for word in ("EPYC", "Xeon", "Ryzen", "Core", "Apple") if word in machine.cpu),
+                  machine.cpu.split()[0])
+    gpu = f" + {machine.gpu.replace('NVIDIA ', '')}" if machine.gpu else ""
+    return f"{family} {machine.cpu_count}c{gpu}, {run.info.created[5:10]}{run.profile_label}{run.clock}"
 
 
 def ours_cell(key, measured):

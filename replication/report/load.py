@@ -26,7 +26,7 @@ class Run:
     """Everything recorded in one run folder: its sweeps, cross-check and benches, and whose run it is."""
 
     folder: pathlib.Path
-    info: dict
+    info: runs.RunInfo
     own: bool
     sweeps: dict
     crosscheck: CrosscheckRead | None
@@ -57,7 +57,7 @@ class Run:
 
     @property
     def machine(self):
-        return self.info["machine"]
+        return self.info.machine
 
     @property
     def title(self):
@@ -65,13 +65,13 @@ class Run:
         run's name in tables and legends."""
         whose = "your run" if self.own else "reference"
         machine = runs.machine_label(self.machine)
-        return f"{whose} {self.info['created'][:10]}: {machine}{self.profile_label}{self.clock}"
+        return f"{whose} {self.info.created[:10]}: {machine}{self.profile_label}{self.clock}"
 
     @property
     def short_title(self):
         """The run in a sentence: 'your run', or the reference's date and machine (and profile)."""
         return ("your run" if self.own else
-                f"{self.info['created'][:10]} {runs.machine_label(self.machine)}{self.profile_label}{self.clock}")
+                f"{self.info.created[:10]} {runs.machine_label(self.machine)}{self.profile_label}{self.clock}")
 
     @property
     def profile_label(self):
@@ -118,7 +118,7 @@ class Run:
 def load_run(folder, own):
     """A run folder's results; an error where the folder is not a run (no run.json)."""
     folder = pathlib.Path(folder)
-    info = runs.read_run(folder)
+    info = runs.read_run_info(folder)
     if info is None:
         raise runs.RunError(f"{folder}: not a run folder (no {runs.RUN_FILE}); `python -m replication sweep` makes one")
     refuse_links_inside(folder)  # a run's records are its own files: a link could bring in another run's
@@ -172,5 +172,5 @@ def tell_apart(all_runs):
     titles = [run.title for run in all_runs]
     for run, title in zip(all_runs, titles, strict=True):
         if titles.count(title) > 1:
-            run.clock = f", {run.info['created'][11:16]}"
+            run.clock = f", {run.info.created[11:16]}"
     return all_runs

@@ -78,7 +78,7 @@ def shown_figure(figure, figures, output, *shown):
 def mirror_commit(all_runs, codes):
     """The commit whose code the readability section shows: the newest run's last whose code git (or, in a source
     archive, the committed rendering's cache) can give; None without one."""
-    for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
+    for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
         for commit in reversed(codes[run.folder]["commits"]):
             if model_code.sources_or_cached(commit):
                 return commit
@@ -169,9 +169,9 @@ def real_maps_shown(all_runs, sections, figures, output):
     section = next(s["real_maps"] for run, s in zip(all_runs, sections, strict=True) if run is shown_run)
     if section is None:
         return None
-    kind = (shown_run.machine.get("cpu"), shown_run.machine.get("cpu_count"))
+    kind = (shown_run.machine.cpu, shown_run.machine.cpu_count)
     same_machine = sorted(all_runs, key=lambda run: (run is not shown_run,
-                                                     (run.machine.get("cpu"), run.machine.get("cpu_count")) != kind))
+                                                     (run.machine.cpu, run.machine.cpu_count) != kind))
     beside = next(((run, found) for run in same_machine if (found := simulated_beside(run))), None)
     simulated = beside and beside[1] | {"title": beside[0].title}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
@@ -186,7 +186,7 @@ def machine_kinds(all_runs):
     groups = {}
     for run in all_runs:
         machine = run.machine
-        kind = f"{machine.get('cpu')}, {machine.get('cpu_count')} cores, GPU {machine.get('gpu') or 'none'}"
+        kind = f"{machine.cpu}, {machine.cpu_count} cores, GPU {machine.gpu or 'none'}"
         groups.setdefault(kind, []).append(run.title)
     return [{"kind": kind, "count": len(titles), "titles": titles}
             for kind, titles in sorted(groups.items(), key=lambda item: -len(item[1])) if len(titles) > 1]
@@ -197,7 +197,7 @@ def closure_shown(all_runs):
     reference run's; the one at the SRT's noise (closure_maps.NOISE) told in full where there is one, else the first
     found, with every level's summary in `levels` (the noisiest first)."""
     levels = {}
-    for run in sorted(all_runs, key=lambda run: (run.own, run.info["created"]), reverse=True):
+    for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
         summary = closure_summary(run.folder / "closure")
         if summary and summary["noise"] not in levels:
             levels[summary["noise"]] = summary | {"title": run.title, "appendix": f"runs/{run.appendix_name}.md"}
@@ -317,8 +317,8 @@ def your_runs_summary(values, output):
         if not run.own:
             continue
         machine = run.machine
-        lines.append(f"Your run {run.folder.name}: {machine['cpu']} ({machine['cpu_count']} cores), GPU "
-                     f"{machine.get('gpu') or 'none'}; {table['title']}:")
+        lines.append(f"Your run {run.folder.name}: {machine.cpu} ({machine.cpu_count} cores), GPU "
+                     f"{machine.gpu or 'none'}; {table['title']}:")
         for row in table["rows"]:
             cell = row["cells"][column]
             loaded = " (on a loaded machine: may read low)" if cell.get("loaded") else ""

@@ -178,7 +178,7 @@ def run_load(run):
 
 def run_sections(run, figures, start):
     """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
-    note = run.info.get("note")
+    note = run.info.note
     return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": note and plain(note),
             "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
             "decomposition": claim_mechanism.decomposition(run.series), "peers": peers_read.peers(run.series),

@@ -42,10 +42,10 @@ def load_sharded_sweeps(folder):
     and the nodes listed: ({sweep name: (series, environments)}, [{shard, node, cpu, cores, gpu, points}])."""
     sweeps, nodes = {}, []
     for node in sorted(folder.glob("shards/*/*")):
-        info = runs.read_run(node)
+        info = runs.read_run_info(node)
         if info is None:
             continue
-        machine = info["machine"]
+        machine = info.machine
         for sub in sorted(path for path in node.glob("sweep-*") if path.is_dir()):
             series, environments = load_sweep(sub)
             merged, all_environments = sweeps.setdefault(sub.name, ({}, []))
@@ -53,10 +53,10 @@ def load_sharded_sweeps(folder):
                 for key, record in points.items():
                     known = merged.setdefault(name, {}).get(key)
                     if known is None or (known.estimated and not record.estimated):  # a measurement first
-                        merged[name][key] = msgspec.structs.replace(record, node=machine["hostname"])
+                        merged[name][key] = msgspec.structs.replace(record, node=machine.hostname)
             all_environments.extend(environments)
-            nodes.append({"shard": node.parent.name, "node": machine["hostname"], "cpu": machine["cpu"],
-                          "cores": machine["cpu_count"], "gpu": machine.get("gpu"), "sweep": sub.name,
+            nodes.append({"shard": node.parent.name, "node": machine.hostname, "cpu": machine.cpu,
+                          "cores": machine.cpu_count, "gpu": machine.gpu, "sweep": sub.name,
                           "points": sum(len(points) for points in series.values())})
     return sweeps, nodes
 
