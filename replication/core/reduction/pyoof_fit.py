@@ -10,12 +10,15 @@ LaTeX).
 
 from __future__ import annotations
 
+import argparse
 import pathlib
+import sys
 import time
 
 import numpy as np
 
 from replication.core.reduction import sources as real_sources
+from replication.core.results import RunError
 
 PYOOF_ILLUMINATION = "illum_pedestal"
 """pyoof's parabolic-taper illumination (its default), the taper fitted as the maps' configuration asks
@@ -141,3 +144,23 @@ def options_file(maps: pathlib.Path) -> pathlib.Path | None:
     """The maps folder's pyoof_opt_vars.yaml (what pyoof fits, as pyoof-srt fitted these maps), None where absent."""
     path = maps / "pyoof_opt_vars.yaml"
     return path if path.is_file() else None
+
+
+def peer_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A pyoof peer's command line: the maps' folder, where to write, the highest order."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
+    parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
+    parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
+    return parser
+
+
+def exit_status(parser: argparse.ArgumentParser, fitting) -> int:
+    """fitting() run: 0, or, where it refuses (RunError, ValueError, OSError), its one line after the command's name on
+    stderr and 2."""
+    try:
+        fitting()
+    except (RunError, ValueError, OSError) as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
+    return 0

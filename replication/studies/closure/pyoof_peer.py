@@ -5,7 +5,6 @@ ends, so that a killed run resumes. Run by `nox -s pyoof -- --closure-seeds N` i
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 import tempfile
@@ -14,7 +13,7 @@ import numpy as np
 
 from replication.core.records import as_written
 from replication.core.reduction import sources as real_sources
-from replication.core.reduction.pyoof_fit import fit_with_pyoof, options_file
+from replication.core.reduction.pyoof_fit import exit_status, fit_with_pyoof, options_file, peer_parser
 from replication.core.results import RunError, append_record, atomic_stream
 from replication.studies.closure import maps as closure_maps
 from replication.studies.closure.records import (
@@ -73,29 +72,23 @@ def run_closure(maps, folder: pathlib.Path, seeds: int, max_order: int, npix: in
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m replication.studies.closure.pyoof_peer",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
-    parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
-    parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
+    parser = peer_parser("python -m replication.studies.closure.pyoof_peer", __doc__.split("\n")[0])
     parser.add_argument("--closure-seeds", type=int, required=True, metavar="N",
                         help="fit the closure test's seeds 0..N-1 (resumes where stopped)")
     parser.add_argument("--npix", type=int, default=None,
-                        help=f"the closure maps' model grid (as closure --npix; default "
-                             f"{real_sources.NPIX})")
+                        help=f"the closure maps' model grid (as closure --npix; default {real_sources.NPIX})")
     parser.add_argument("--noise", type=float, default=None,
-                        help="the closure maps' noise, a fraction of the in-focus peak (as "
-                             f"closure --noise; default {closure_maps.NOISE:g})")
+                        help="the closure maps' noise, a fraction of the in-focus peak (as closure --noise; default "
+                             f"{closure_maps.NOISE:g})")
     args = parser.parse_args(argv)
-    try:
+
+    def fitting():
         if args.closure_seeds < 1:
             raise RunError(f"--closure-seeds {args.closure_seeds}: give a positive number of seeds")
         noise = closure_maps.NOISE if args.noise is None else args.noise
         run_closure(args.maps, args.results, args.closure_seeds, args.max_order, args.npix or real_sources.NPIX, noise)
-    except (RunError, ValueError, OSError) as error:
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+
+    return exit_status(parser, fitting)
 
 
 if __name__ == "__main__":

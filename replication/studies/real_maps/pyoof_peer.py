@@ -6,7 +6,6 @@ their own peer (studies.closure.pyoof_peer).
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 import tempfile
@@ -15,7 +14,7 @@ import numpy as np
 
 from replication.core.records import as_written
 from replication.core.reduction import sources as real_sources
-from replication.core.reduction.pyoof_fit import fit_with_pyoof, options_file
+from replication.core.reduction.pyoof_fit import exit_status, fit_with_pyoof, options_file, peer_parser
 from replication.core.results import RunError, append_record, atomic_stream
 from replication.studies.real_maps.records import check_pyoof_fit
 
@@ -42,20 +41,15 @@ def run(maps, folder: pathlib.Path, max_order: int):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m replication.studies.real_maps.pyoof_peer",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--maps", type=pathlib.Path, default=None, help="the maps' folder (as real-maps --maps)")
-    parser.add_argument("--results", type=pathlib.Path, required=True, help="the folder to write into")
-    parser.add_argument("--max-order", type=int, default=real_sources.ORDERS[-1])
+    parser = peer_parser("python -m replication.studies.real_maps.pyoof_peer", __doc__.split("\n")[0])
     args = parser.parse_args(argv)
-    try:
+
+    def fitting():
         if (args.results / "pyoof.jsonl").exists():
             raise RunError(f"--results {args.results}: holds pyoof.jsonl already; choose another folder")
         run(args.maps, args.results, args.max_order)
-    except (RunError, ValueError, OSError) as error:
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+
+    return exit_status(parser, fitting)
 
 
 if __name__ == "__main__":
