@@ -24,8 +24,9 @@ class Telescope:
     The support legs' shadows on the aperture, where legs > 0: `legs` straight strips of full width leg_width,
     evenly spaced in angle, the first at leg_angle degrees from the aperture's x axis towards its y axis (the
     model's own axes, Setup.x and Setup.y), each running radially outward from leg_start (its distance from the
-    dish's centre) to the rim: the shadow a plane wave casts of legs that meet above the centre (a spherical wave's
-    shadow widens outward; a strip is its first approximation). No pixel inside a shadow is part of the dish.
+    dish's centre) to leg_end (None: to the rim): the shadow a plane wave casts of legs that meet above the centre
+    (a spherical wave's shadow widens outward; a strip is its first approximation); legs that meet the primary inside
+    its rim end their plane-wave shadow there. No pixel inside a shadow is part of the dish.
     """
 
     radius: float = RADIUS
@@ -38,6 +39,7 @@ class Telescope:
     leg_width: float = 0.0
     leg_angle: float = 0.0
     leg_start: float = 0.0
+    leg_end: float | None = None
 
     def oversamp_for_sky_step(self, npix, sky_step):
         """The grid oversampling whose beam pixels are sky_step radians apart at npix: the aperture grid then
@@ -46,9 +48,11 @@ class Telescope:
         return self.wavelength * (npix - 1) / (4 * self.radius * sky_step * npix)
 
     def leg_shadows(self):
-        """(count, full width, angle (radians), start) of the legs' shadows in dish radii, as aperture.dish_mask
-        takes them."""
-        return (self.legs, self.leg_width / self.radius, math.radians(self.leg_angle), self.leg_start / self.radius)
+        """(count, full width, angle (radians), start, end) of the legs' shadows in dish radii, as
+        aperture.dish_mask takes them (end infinite: to the rim)."""
+        end = math.inf if self.leg_end is None else self.leg_end / self.radius
+        return (self.legs, self.leg_width / self.radius, math.radians(self.leg_angle), self.leg_start / self.radius,
+                end)
 
     def beam_pixel(self, npix, oversamp):
         """The angle between neighbouring beam pixels (radians) of an npix grid with this oversampling."""

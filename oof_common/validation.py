@@ -112,7 +112,8 @@ MAX_LEGS = 12
 
 def check_legs(values):
     """The support legs' settings of a telescope (its fields as a dict): a count in [0, MAX_LEGS], a width in
-    [0, radius) metres (positive where there are legs), a finite angle (degrees), a start in [0, radius) metres."""
+    [0, radius) metres (positive where there are legs), a finite angle (degrees), a start in [0, radius) metres, an
+    end (None: the rim) a finite number of metres beyond the start."""
     legs = values["legs"]
     if isinstance(legs, bool) or not isinstance(legs, numbers.Integral) or not 0 <= legs <= MAX_LEGS:
         raise ValueError(f"legs must be an integer in [0, {MAX_LEGS}], got {legs!r}")
@@ -125,6 +126,11 @@ def check_legs(values):
         raise ValueError(f"leg_angle must be a finite number of degrees, got {angle!r}")
     if legs and values["leg_width"] == 0:
         raise ValueError(f"leg_width must be positive where there are legs (legs = {legs}), got 0")
+    end = values.get("leg_end")
+    if end is not None and (isinstance(end, bool) or not isinstance(end, numbers.Real) or not math.isfinite(end)
+                            or not end > values["leg_start"]):
+        raise ValueError(f"leg_end must be a finite number of metres beyond leg_start = {values['leg_start']}, or "
+                         f"None (to the rim), got {end!r}")
 
 
 def check_finite_values(name, finite):

@@ -18,7 +18,7 @@ def aperture_grid(npix, oversamp):
     return np.meshgrid(t, t, indexing="ij")
 
 
-def dish_mask(x, y, blockage=0.0, legs=(0, 0.0, 0.0, 0.0)):
+def dish_mask(x, y, blockage=0.0, legs=(0, 0.0, 0.0, 0.0, math.inf)):
     """True on the dish: r <= 1 dish radius, r >= blockage (dish radii) where a central blockage hides the middle,
     and outside the support legs' shadows (legs: Telescope.leg_shadows, in dish radii)."""
     r = np.hypot(x, y)
@@ -26,15 +26,16 @@ def dish_mask(x, y, blockage=0.0, legs=(0, 0.0, 0.0, 0.0)):
     return mask & ~leg_shadow(x, y, *legs) if legs[0] else mask
 
 
-def leg_shadow(x, y, count, width, angle, start):
-    """True in the shadow of `count` support legs (dish radii): strips of full width `width` from `start` outward,
-    the first along `angle` (radians from the x axis towards y), the others evenly spaced around the centre."""
+def leg_shadow(x, y, count, width, angle, start, end=math.inf):
+    """True in the shadow of `count` support legs (dish radii): strips of full width `width` from `start` out to
+    `end`, the first along `angle` (radians from the x axis towards y), the others evenly spaced around the
+    centre."""
     shadow = np.zeros(x.shape, dtype=bool)
     for leg in range(count):
         theta = angle + 2 * math.pi * leg / count
         along = x * math.cos(theta) + y * math.sin(theta)
         across = y * math.cos(theta) - x * math.sin(theta)
-        shadow |= (along >= start) & (np.abs(across) <= width / 2)
+        shadow |= (along >= start) & (along <= end) & (np.abs(across) <= width / 2)
     return shadow
 
 

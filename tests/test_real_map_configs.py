@@ -42,6 +42,10 @@ def test_support_legs_in_a_configuration_reach_the_telescope(tmp_path):
     source = configs.read_config(edited(tmp_path, "blockage = 3.953 ", LEGS))
     telescope = source.telescope
     assert (telescope.legs, telescope.leg_width, telescope.leg_angle, telescope.leg_start) == (4, 1.2, -45.0, 3.953)
+    assert telescope.leg_end is None  # to the rim
+    with_end = LEGS.replace("blockage = 3.953 ", "leg_end = 17.5\nblockage = 3.953 ")
+    ending = edited(tmp_path, "blockage = 3.953 ", with_end)
+    assert configs.read_config(ending).telescope.leg_end == 17.5
     assert "legs" not in configs.read_config(SRT).dish  # a dish without legs records none: its identity unchanged
 
 
@@ -71,6 +75,9 @@ def edited(tmp_path, old, new):
      "key 'telescope.leg_start': must be a number in [0, radius = 32.004) metres"),
     ("blockage = 3.953 ", LEGS.replace("leg_angle = -45", "leg_angle = inf"), "key 'telescope.leg_angle': expected "
                                                                              "a finite number"),
+    ("blockage = 3.953 ", LEGS.replace("leg_start = 3.953", "leg_start = 3.953\nleg_end = 2.0"),
+     "key 'telescope.leg_end': must be a finite number of metres beyond leg_start = 3.953"),
+    ("blockage = 3.953 ", "leg_end = 17.5\nblockage = 3.953 ", "key 'telescope.leg_end' without legs"),
     ("dz = 0.027", "dz = 0", "key 'observation.dz': expected a positive finite number"),
     ('date = "2019-04-26"', 'date = "26/04/2019"', "key 'observation.date': a date YYYY-MM-DD"),
     ('date = "2019-04-26"', 'date = "2019-04-26"\nelevation = 95.0', "key 'observation.elevation': degrees in (0, 90]"),

@@ -45,6 +45,26 @@ def test_no_dish_pixel_lies_in_a_legs_shadow_and_the_shadows_take_pixels_away():
     assert pairs[0] < pairs[1]
 
 
+def test_legs_that_end_inside_the_rim_shade_only_up_to_their_end():
+    """Legs meeting the primary at leg_end (the SRT's quadrupod: at 17.5 m of 32 m) shade the strips from leg_start
+    to there, and the dish beyond is whole again; both trees make the same dish."""
+    ending = dataclasses.replace(LEGGED, leg_end=17.5)
+    setups = [setup_of(package, ending) for package in (reference_numpy, torch_impl)]
+    assert np.array_equal(setups[0].index, setups[1].index.numpy())
+    full, plain = setup_of(reference_numpy), setup_of(reference_numpy, dataclasses.replace(LEGGED, legs=0))
+    x, y = setups[0].x * LEGGED.radius, setups[0].y * LEGGED.radius
+    theta = math.radians(30.0)
+    along = x * math.cos(theta) + y * math.sin(theta)
+    across = y * math.cos(theta) - x * math.sin(theta)
+    in_strip = np.abs(across) <= 1.25
+    assert not (in_strip & (along >= 4.0) & (along <= 17.5)).any()
+    assert (in_strip & (along > 17.5)).any()  # beyond the end, the strip is dish again
+    assert full.x.size < setups[0].x.size < plain.x.size
+    # a strip 2.5 m wide from 4 m to 17.5 m: 13.5 / 28 of a strip to the rim
+    removed, to_rim = plain.x.size - setups[0].x.size, plain.x.size - full.x.size
+    assert removed == pytest.approx(to_rim * 13.5 / 28, rel=0.15)
+
+
 def test_both_trees_make_the_same_dish_and_beams_with_legs():
     numpy_setup, torch_setup = setup_of(reference_numpy), setup_of(torch_impl)
     assert np.array_equal(numpy_setup.index, torch_setup.index.numpy())
@@ -81,6 +101,9 @@ def test_the_gradients_with_legs_agree_across_trees_with_autograd_and_central_di
     ({"leg_width": 40.0}, "leg_width must be a number in [0, radius = 32.0) metres"),
     ({"leg_start": -1.0}, "leg_start must be a number in [0, radius = 32.0) metres"),
     ({"leg_angle": math.nan}, "leg_angle must be a finite number of degrees"),
+    ({"leg_end": 3.0}, "leg_end must be a finite number of metres beyond leg_start = 4.0"),
+    ({"leg_end": math.inf}, "leg_end must be a finite number of metres beyond leg_start"),
+    ({"leg_end": "17.5"}, "leg_end must be a finite number of metres beyond leg_start"),
 ])
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])
 def test_bad_legs_are_refused_naming_the_field(package, change, words):

@@ -29,6 +29,8 @@ LEGS = {"legs": int, "leg_width": float, "leg_angle": float, "leg_start": float}
 """The support legs' keys of [telescope] (telescope.Telescope's fields: their count, full width in metres, the first
 one's angle in degrees from the aperture's x axis towards y, where their shadow starts in metres from the centre):
 all four or none; none is a dish without legs."""
+LEGS_OPTIONAL = {"leg_end": float}
+"""Where the legs' shadow ends (metres from the centre; absent: the rim), with the four LEGS."""
 SIGNED = {"leg_angle"}
 NON_NEGATIVE = {"leg_start"}
 """Numbers that may be negative (an angle), or zero (where the legs' shadow starts); every other one is positive."""
@@ -177,7 +179,7 @@ def read_config(path):
         raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope], "
                        "[observation] and, optionally, [fit]")
     terms = MAP_TERMS | (checked_table(path, content, "fit", {}, FIT) if "fit" in content else {})
-    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS)
+    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS | LEGS_OPTIONAL)
     observation = checked_table(path, content, "observation", OBSERVATION, OBSERVATION_OPTIONAL)
     about = checked_about(path, observation)
     if dish["blockage"] >= dish["radius"]:
@@ -220,12 +222,15 @@ def checked_legs(path, dish) -> dict:
     """The support legs' keys of [telescope] (LEGS), all four or none, checked as the model checks a telescope."""
     given = [key for key in LEGS if key in dish]
     if not given:
+        if "leg_end" in dish:
+            raise RunError(f"--config {path}: key 'telescope.leg_end' without legs; support legs take "
+                           f"{', '.join(LEGS)}")
         return {}
     missing = [key for key in LEGS if key not in dish]
     if missing:
         raise RunError(f"--config {path}: key 'telescope.{missing[0]}' is missing; support legs take "
                        f"{', '.join(LEGS)}")
-    legs = {key: dish[key] for key in LEGS}
+    legs = {key: dish[key] for key in LEGS} | {key: dish[key] for key in LEGS_OPTIONAL if key in dish}
     try:
         check_legs(legs | {"radius": dish["radius"]})
     except ValueError as error:
