@@ -84,7 +84,7 @@ def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_paramet
     setup, source = srt
     about = {"date": "2019-04-26", "elevation": 45.0} | ({"plus_dz": plus_dz} if plus_dz else {})
     source = dataclasses.replace(source, about=about, dish=source.dish | {
-        "legs": 4, "leg_width": 1.0, "leg_angle": 45.0, "leg_start": 3.953})
+        "legs": 4, "leg_width": 1.0, "leg_angle": 45.0, "leg_start": 3.953, "leg_end": 17.5})
     observation = types.SimpleNamespace(source=source)
     terms = {"pointing": False, "defocus_scale": False, "gains": False}
     names = parameter_names(setup, terms)
@@ -103,7 +103,7 @@ def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_paramet
         assert header["FREQ"] == pytest.approx(22.23e9)
         assert header["DZ"] == pytest.approx(0.027)
         assert header["WAVELEN"] == pytest.approx(299_792_458.0 / 22.23e9)
-        assert (header["LEGS"], header["LEGANGLE"]) == (4, 45.0)
+        assert (header["LEGS"], header["LEGANGLE"], header["LEGEND"]) == (4, 45.0, 17.5)
         assert header["POSITIVE"] == positive
         comments = "".join(str(card) for card in header["COMMENT"]).replace(" ", "")  # wrapped over cards
         assert sign_words(about).replace(" ", "") in comments

@@ -102,7 +102,9 @@ def observation_words(observation: Observation) -> dict:
     if telescope.legs:
         words |= {"LEGS": (telescope.legs, "support legs"), "LEGWIDTH": (telescope.leg_width, "their width (m)"),
                   "LEGANGLE": (telescope.leg_angle, "the first's angle from x towards y (degrees)"),
-                  "LEGSTART": (telescope.leg_start, "where their shadow starts (m from the centre)")}
+                  "LEGSTART": (telescope.leg_start, "where their shadow starts (m from the centre)"),
+                  "LEGEND": (telescope.leg_end if telescope.leg_end is not None else "rim",
+                             "where their shadow ends (m from the centre)")}
     sense = about.get("plus_dz")
     words["POSITIVE"] = (f"{POSITIVE[sense][0]} design" if sense else "not stated",
                          "a positive surface error (COMMENT)")
