@@ -58,6 +58,20 @@ class Account(Record):
         return bool(self.judging_newton <= STOPPED_AT_OPTIMUM)
 
 
+class NamedSeries(Record):
+    """A record that names its series by its fields (core.series.Series; the paper's gradient and scipy's BFGS
+    where it names none)."""
+
+    impl: str
+    dtype: str
+    gradient: str = ""
+    minimizer: str = "scipy"
+
+    @property
+    def series(self) -> Series:
+        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
+
+
 class Load(Record):
     """The machine's load while a point was measured (core.load.watching_load)."""
 

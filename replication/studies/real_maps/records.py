@@ -12,7 +12,7 @@ import msgspec
 import reference_numpy
 from oof_common.constants import N_ILLUMINATION, N_MAPS
 from reference_numpy.zernike import zernike_indices
-from replication.core.fit_records import PolishedOptimum, series_of
+from replication.core.fit_records import NamedSeries, PolishedOptimum, series_of
 from replication.core.records import (
     Count,
     FitEnd,
@@ -33,20 +33,10 @@ from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
 from replication.core.reduction.sources import LEGACY_BLOCKAGE, SOURCES, source_named
 from replication.core.results import RunError
-from replication.core.series import Series
 
 
-class SeriesName(Record):
+class SeriesName(NamedSeries):
     """A series by its fields (core.series.Series)."""
-
-    impl: str
-    dtype: str
-    gradient: str
-    minimizer: str
-
-    @property
-    def series(self) -> Series:
-        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
 
 
 class RealFit(SeriesName, kw_only=True):

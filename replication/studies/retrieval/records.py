@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, HeldOptimum, check_optimum, series_of
+from replication.core.fit_records import Account, HeldOptimum, NamedSeries, check_optimum, series_of
 from replication.core.objectives import DEFAULT
 from replication.core.records import (
     FitEnd,
@@ -40,13 +40,11 @@ class RetrievalOutcome(FitEnd):
     convergence: Account | None = None
 
 
-class RetrievalRecord(Record):
+class RetrievalRecord(NamedSeries, kw_only=True):
     """One fit of the retrieval: its truth (npix, nzern, rms, seed), series and start, its time and how it ended;
     the truth-started one also holds phase_stderr_rms, the cold starts (since 2026-12-02) their distance from the
     judge's optimum and time to it, every record since 2026-12-03 its run's settings (STAMPED)."""
 
-    impl: str
-    dtype: str
     npix: GridSize
     nzern: Order
     rms: Number
@@ -113,14 +111,8 @@ class RetrievalFit(RetrievalRecord, kw_only=True):
     """A retrieval record as read, in today's schema (its gradient's name today's, its minimizer named); the judge's
     optimum typed where it holds one; distance and target_s UNSET in cold starts made before 2026-12-02."""
 
-    gradient: str = ""
-    minimizer: str = "scipy"
     data_sha256: str | None = None
     optimum: HeldOptimum | UnsetType = UNSET
-
-    @property
-    def series(self) -> Series:
-        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
 
     @property
     def truth_point(self) -> tuple:

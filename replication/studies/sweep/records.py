@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, Load, OptimumRecord, check_optimum, series_of
+from replication.core.fit_records import Account, Load, NamedSeries, OptimumRecord, check_optimum, series_of
 from replication.core.objectives import DEFAULT
 from replication.core.records import (
     Count,
@@ -81,27 +81,19 @@ class Trajectories(Record):
     repeats: Count
 
 
-class Point(Record, kw_only=True):
+class Point(NamedSeries, kw_only=True):
     """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint. Read in
     today's schema (migrated): its series' names today's, its objective named (records before objectives were
     recorded fitted the default); node: the node that measured it, in a sharded sweep (set as it is read)."""
 
-    impl: str
-    dtype: str
     npix: GridSize
     nzern: Order
     nparams: Annotated[int, msgspec.Meta(ge=1)]
     estimated: bool
     fit_s: Times
-    gradient: str = ""
-    minimizer: str = "scipy"
     objective: str = DEFAULT
     data_sha256: str | None = None
     node: str | None = None
-
-    @property
-    def series(self) -> Series:
-        return Series(self.impl, self.dtype, self.gradient, self.minimizer)
 
     @property
     def grid_point(self) -> tuple[int, int]:
