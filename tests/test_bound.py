@@ -1,4 +1,4 @@
-"""What the closure test's maps allow at best (studies.real_maps.bound): the scan noise's whitening and correlation,
+"""What the closure test's maps allow at best (studies.closure.bound): the scan noise's whitening and correlation,
 the Fisher predictions of one seed, the command that writes them and the report's reading of them."""
 
 import json

@@ -194,7 +194,7 @@ def machine_kinds(all_runs):
 
 def closure_shown(all_runs):
     """The closure test the report shows, or None: at each noise level, your newest run's that has one, else the newest
-    reference run's; the one at the SRT's noise (closure_maps.NOISE) told in full where there is one, else the first
+    reference run's; the one at the SRT's noise (closure.maps.NOISE) told in full where there is one, else the first
     found, with every level's summary in `levels` (the noisiest first)."""
     levels = {}
     for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):

@@ -50,7 +50,7 @@ def maps_jacobian(truth, setup, shape) -> np.ndarray:
 
 def scan_whitened(columns, shape) -> np.ndarray:
     """Each column (a map's derivative) prewhitened along the scans (axis 1 of (3, rows, cols)): the AR(1) noise of
-    closure_maps.scan_noise becomes white of unit variance."""
+    maps.scan_noise becomes white of unit variance."""
     grid = columns.reshape(*shape, -1)
     white = np.empty_like(grid)
     white[:, 0] = grid[:, 0]

@@ -118,7 +118,7 @@ def closure_noise(folder) -> float | None:
 
 def truth_has_terms(record) -> bool:
     """Whether a seed's truth holds per-map terms: more numbers than the Zernike terms of its last order, the
-    illumination and the three offsets (closure_maps.known_truth since 2026-12-03's evening)."""
+    illumination and the three offsets (maps.known_truth since 2026-12-03's evening)."""
     order = record.orders[-1]
     return len(record.truth) > (order + 1) * (order + 2) // 2 - 1 + 6
 
@@ -186,7 +186,7 @@ def pyoof_closure(folder, records):
 
 
 def maps_of(record, order) -> tuple:
-    """What makes a closure seed's maps (closure_maps.simulated_maps): seed, grid, highest order, noise."""
+    """What makes a closure seed's maps (maps.simulated_maps): seed, grid, highest order, noise."""
     return record.seed, record.npix, order, record.noise
 
 

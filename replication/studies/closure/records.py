@@ -32,7 +32,7 @@ PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
 
 
 class PyoofClosureFit(Record):
-    """pyoof's reduction of one closure seed's maps (closure_maps.simulated_maps at npix), orders 1..max_order each
+    """pyoof's reduction of one closure seed's maps (closure.maps.simulated_maps at npix), orders 1..max_order each
     from the last: its time to stop and evaluations over the orders, the orders stopped by its evaluation limit
     (status 0), whether every order succeeded, and the last order's parameters (its phase beside it, .npz)."""
 
