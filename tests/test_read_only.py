@@ -3,6 +3,7 @@ run never becomes a reference run."""
 
 import shutil
 
+import msgspec
 import numpy as np
 import pytest
 from test_integrity import cli, one_line_error
@@ -196,11 +197,12 @@ def test_more_shards_than_points_is_refused_before_any_folder_is_made(tmp_path):
 def test_records_are_strict_json_with_null_for_what_is_not_finite(tmp_path):
     import json
 
+    from replication.core.fit_records import Account
     from replication.core.results import append_record, read_records
-    from replication.core.simulation import judging_newton, judging_stderr
 
     path = tmp_path / "points.jsonl"
-    append_record(path, {"convergence": {"stderr": [1.0, float("nan")], "newton_stderr": float("inf")}})
+    append_record(path, {"convergence": {"stderr": [1.0, float("nan")], "newton_stderr": float("inf"),
+                                         "expected_decrease": 0.0, "rounding": 0.0, "grad_norm": 0.0}})
     text = path.read_text()
     assert "NaN" not in text
     assert "Infinity" not in text
@@ -208,5 +210,7 @@ def test_records_are_strict_json_with_null_for_what_is_not_finite(tmp_path):
     (record,) = read_records(path)
     account = record["convergence"]
     assert account["null"] == "not finite"
-    assert np.isnan(judging_stderr(account)[1])
-    assert np.isnan(judging_newton(account))
+    typed = msgspec.convert(account, Account)  # as a reader reads it: null, then NaN where a number is asked for
+    assert np.isnan(typed.judging_stderr[1])
+    assert np.isnan(typed.judging_newton)
+    assert not typed.at_optimum

@@ -63,7 +63,7 @@ def how_it_ended(record):
 
     Points timed to the target: a solution where every repeat came within the target of the point's optimum, else
     censored (its time a bound). Older points: measured fits with an exact account are solutions when they ended at
-    the optimum (simulation.ended_at_optimum); fits recorded before the account, when neither scipy nor torchmin
+    the optimum (Account.at_optimum); fits recorded before the account, when neither scipy nor torchmin
     flagged a failure other than precision loss (scipy's word for a line search that can no longer see a decrease,
     at the optimum or not). Estimated points are predictions, judged by the fit they were predicted from.
     """

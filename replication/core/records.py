@@ -101,7 +101,7 @@ def field_problem(message: str) -> str:
 MAYBE_NUMBER = (int, float, type(None))
 """A number the writer may have recorded as null because it was not finite (results.strict): a standard error or
 Newton step of an indefinite Hessian, the objective of a fit that diverged. Read back as null and judged as such
-(simulation.judging_newton reads it as NaN: not at a minimum)."""
+(Account.judging_newton reads it as NaN: not at a minimum)."""
 
 
 def once_each(key_of, what, identical_too=False, replaces=None):

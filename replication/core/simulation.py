@@ -94,25 +94,3 @@ def convergence(x, npix, nzern, data, objective: Objective):
     sandwich = reference_numpy.standard_errors(hessian, scores=scores)
     return account | {"stderr_sandwich": [float(v) for v in sandwich],
                       "newton_sandwich": float(np.max(np.abs(step) / sandwich))}
-
-
-def judging_stderr(account):
-    """The standard errors every 'in standard errors' rule uses: the sandwich's where recorded, else the
-    inverse Hessian's (accounts recorded before the sandwich); NaN where recorded as null (not finite)."""
-    return np.array(account.get("stderr_sandwich") or account["stderr"], dtype=float)
-
-
-def judging_newton(account):
-    """The Newton step left, in the standard errors judging_stderr gives."""
-    newton = account.get("newton_sandwich")
-    newton = account["newton_stderr"] if newton is None else newton
-    return float("nan") if newton is None else newton
-
-
-def ended_at_optimum(outcome):
-    """Whether a fit ended at the optimum: the exact Newton step left is below STOPPED_AT_OPTIMUM standard
-    errors (sandwich where recorded), whatever scipy's flag says (None where the outcome has no exact account)."""
-    account = outcome.get("convergence")
-    if account is None:
-        return None
-    return bool(judging_newton(account) <= STOPPED_AT_OPTIMUM)
