@@ -61,28 +61,26 @@ def closure_grid(text):
         raise argparse.ArgumentTypeError(str(error).removeprefix("npix: ")) from None
 
 
-def noise_level(text):
-    """An argparse type: a noise level closure_maps.check_noise admits."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = text
-    try:
-        return closure_maps.check_noise(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).removeprefix("noise: ")) from None
+def number_checked_by(check, prefix):
+    """An argparse type: a number (text that is none is handed on as it is, for check to refuse) that check admits,
+    its refusal without the prefix naming its own argument."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = text
+        try:
+            return check(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error).removeprefix(prefix)) from None
+
+    return parse
 
 
-def noise_ratio(text):
-    """An argparse type: one map's noise as a multiple of the level (closure_maps.check_noise_ratios)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = text
-    try:
-        return closure_maps.check_noise_ratios((value, 1.0, 1.0))[0]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).removeprefix("map noise: ")) from None
+noise_level = number_checked_by(closure_maps.check_noise, "noise: ")
+"""An argparse type: a noise level closure_maps.check_noise admits."""
+noise_ratio = number_checked_by(lambda value: closure_maps.check_noise_ratios((value, 1.0, 1.0))[0], "map noise: ")
+"""An argparse type: one map's noise as a multiple of the level (closure_maps.check_noise_ratios)."""
 
 
 CLOSURE_SEEDS = 100
