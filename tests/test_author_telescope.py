@@ -75,6 +75,16 @@ def results(package, npix, nzern, data, params):
     return out
 
 
+REROUNDED = {
+    "adjoint cauchy": "the adjoint's Cauchy value sums log(1 + s^2) by products of eight (losses.log_sum, "
+                      "2026-12-05) and forms 1 + s^2 in one fused pass (torch: addcmul)",
+    "adjoint least-squares": "the adjoint's sum of squares is a dot product (losses.squares_sum, 2026-12-05)",
+    "scores": "the score covariance's W = s / (1 + s^2) has 1 + s^2 from the same fused pass (torch: addcmul)",
+}
+"""Results whose arithmetic was reordered by design since BEFORE, for speed: the same numbers to rounding (1e-13
+relative to the largest), not to the bit."""
+
+
 @pytest.mark.parametrize("tree", ["numpy", "torch"])
 def test_the_author_telescope_is_unchanged_to_the_bit(before, tree):
     package = {"numpy": reference_numpy, "torch": torch_impl}[tree]
@@ -83,8 +93,14 @@ def test_the_author_telescope_is_unchanged_to_the_bit(before, tree):
     data = simulate_observation(reference_numpy.make_setup(npix, nzern), params, seed=3)
     old, new = results(before[tree], npix, nzern, data, params), results(package, npix, nzern, data, params)
     assert old.keys() == new.keys()
-    differing = [name for name in old if old[name] != new[name]]
+    differing = [name for name in old if old[name] != new[name] and name not in REROUNDED]
     assert not differing, f"{tree}: results differ from {BEFORE}'s: {differing}"
+    for name in REROUNDED:
+        was, now = np.frombuffer(old[name]), np.frombuffer(new[name])
+        parts = [slice(0, 1), slice(1, None)] if name.startswith("adjoint") else [slice(None)]  # value, gradient
+        for part in parts:
+            np.testing.assert_allclose(now[part], was[part], rtol=0, atol=1e-13 * np.max(np.abs(was[part])),
+                                       err_msg=name)
 
 
 def test_the_default_telescope_is_the_author_one():

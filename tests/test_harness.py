@@ -300,6 +300,21 @@ def test_choosing_gradients_never_imports_the_peer_where_jax_is_absent(monkeypat
     assert "replication.studies.peers.jax_peer" not in sys.modules
 
 
+def test_the_exact_adjoint_is_also_timed_from_the_per_grid_matrix_and_no_other_variant_is():
+    """Each tree's fastest path (the exact adjoint from the per-grid Gauss-Newton matrix) is a variant of its own;
+    finite differences are not started from that matrix, and the JAX peer is timed from it with its own gradient."""
+    from replication.core.implementations import select, with_gradients
+    from replication.core.series import JAX_GRID_SEEDED, TORCH_FASTEST
+
+    chosen = {impl.series for impl in with_gradients(select(["torch-cpu", "jax"]), ["adjoint", "autograd"])}
+    assert {TORCH_FASTEST, JAX_GRID_SEEDED} <= chosen
+    assert TORCH_FASTEST.label == "torch-cpu [adjoint] [Gauss-Newton start per grid]"
+    everything = with_gradients(select(["numpy", "torch-cpu"]), ["finite-differences", "adjoint", "autograd"])
+    grid_started = {impl.label for impl in everything if impl.minimizer == "scipy-gauss-newton-grid"}
+    assert grid_started == {"torch-cpu [Gauss-Newton start per grid]", TORCH_FASTEST.label}
+    assert TORCH_FASTEST not in {impl.series for impl in with_gradients(select(["torch-cpu"]), ["autograd"])}
+
+
 def test_the_gpu_script_parses_and_its_sweeps_share_one_setting_of_threads():
     """replication/scripts/gpu_run.sh writes several sweeps into one sweep folder: they must agree on --threads
     (a sweep refuses to resume under other settings), and the script must be valid bash."""

@@ -248,6 +248,28 @@ def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
     assert next(t for t in peers_read.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
 
 
+def test_the_fastest_paths_target_is_judged_at_the_median_over_the_points():
+    """torch's fastest path against JAX from the same matrix: met where the median ratio over the points is at most 1,
+    whatever one point says; the reading names both evaluation counts and the cost of each."""
+    from replication.core.series import JAX_GRID_SEEDED, TORCH_FASTEST
+
+    def judged(series):
+        pair = f"{TORCH_FASTEST} / {JAX_GRID_SEEDED}"
+        return next(t for t in peers_read.peers(series)["targets"] if t["pair"] == pair)
+
+    points = ((256, 4), (256, 8), (512, 4), (512, 8))
+    times = (0.02, 0.03, 0.09, 0.5)
+    fastest = {key: peer_record(*key, seconds, 12) for key, seconds in zip(points, times, strict=True)}
+    series = {TORCH_FASTEST: fastest, JAX_GRID_SEEDED: {key: peer_record(*key, 0.1, 12) for key in points}}
+    target = judged(series)
+    assert len(target["ratios"]) == 4
+    assert target["met"] is True  # ratios 0.2, 0.3, 0.9, 5: median 0.6
+    series[TORCH_FASTEST][(256, 8)] = peer_record(256, 8, 0.3, 12)  # ratios 0.2, 3, 0.9, 5: median 1.95
+    assert judged(series)["met"] is False
+    reading = peers_read.peers(series)["readings"][0]
+    assert "from the same per-grid matrix, torch's exact adjoint took 0.20x JAX's time with 12 evaluations" in reading
+
+
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     from test_retrieval import record
 

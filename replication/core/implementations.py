@@ -9,7 +9,7 @@ import time
 
 from replication.core import registry
 from replication.core.objectives import Objective
-from replication.core.registry import FIT_OPTIONS, PER_GRID, SCIPY, Registration
+from replication.core.registry import ADJOINT, FIT_OPTIONS, GAUSS_NEWTON_GRID, PER_GRID, SCIPY, Registration
 from replication.core.results import RunError
 from replication.core.series import Series
 
@@ -106,8 +106,9 @@ def select(names: tuple[str, ...] | list[str] | None) -> list[Implementation]:
 
 def with_gradients(impls: list[Implementation], gradients: tuple[str, ...] | None) -> list[Implementation]:
     """The implementations to time for the requested gradients: each one's own gradient as itself, any other
-    gradient its registration offers as a float64 variant with scipy's BFGS (None or empty: each one's own
-    gradient only)."""
+    gradient its registration offers as a float64 variant with scipy's BFGS from the identity, and the exact adjoint
+    also from the per-grid Gauss-Newton matrix where the registration times that start (each tree's fastest path;
+    None or empty: each one's own gradient only)."""
     if not gradients:
         return list(impls)
     chosen = []
@@ -115,7 +116,8 @@ def with_gradients(impls: list[Implementation], gradients: tuple[str, ...] | Non
         for gradient in gradients:
             if gradient == impl.gradient_name:
                 chosen.append(impl)
-            elif gradient in impl.registration.gradients and impl.dtype == "float64" and impl.minimizer == SCIPY:
+            elif gradient in impl.registration.gradients and impl.dtype == "float64" and (
+                    impl.minimizer == SCIPY or (impl.minimizer == GAUSS_NEWTON_GRID and gradient == ADJOINT)):
                 chosen.append(dataclasses.replace(impl, gradient=gradient))
     return chosen
 

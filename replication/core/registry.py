@@ -224,6 +224,7 @@ TORCH_CUDA = register(Registration(
     versions=("torch",), cuda=True, setup_device=True, array_library="torch", bench=None))
 JAX = register(Registration(
     name="jax", package="replication.studies.peers.jax_peer", hessian=False, peer=True, versions=("jax",),
+    series=(("float64", SCIPY), ("float64", GAUSS_NEWTON_GRID)),
     needs=("jax",),
     bench="replication.studies.bench.measure:jax_steps", bench_prefix="jax", floor="floor_jax"))
 EXTRA_VERSIONS = ("pytorch-minimize",)

@@ -107,9 +107,14 @@ TORCH_DIFFERENCES, CUDA_DIFFERENCES = (Series(s.impl, gradient=FINITE_DIFFERENCE
 TORCH_ON_DEVICE, CUDA_ON_DEVICE = (Series(s.impl, minimizer=ON_DEVICE) for s in (TORCH_CPU, TORCH_CUDA))
 CUDA_FLOAT32_ON_DEVICE = Series(TORCH_CUDA.impl, "float32", minimizer=ON_DEVICE)
 TORCH_SEEDED, CUDA_SEEDED = (Series(s.impl, minimizer=GAUSS_NEWTON_START) for s in (TORCH_CPU, TORCH_CUDA))
+"""torch with autograd and scipy's BFGS started from the Gauss-Newton matrix: the "start" factor's faster side."""
 TORCH_GRID_SEEDED = Series(TORCH_CPU.impl, minimizer=GAUSS_NEWTON_GRID)
 """torch autograd with scipy's BFGS started from the Gauss-Newton matrix made once per grid."""
-"""torch with autograd and scipy's BFGS started from the Gauss-Newton matrix: the "start" factor's faster side."""
+TORCH_FASTEST = Series(TORCH_CPU.impl, gradient=ADJOINT, minimizer=GAUSS_NEWTON_GRID)
+"""torch's fastest path on the CPU: the exact adjoint, scipy's BFGS started from the per-grid Gauss-Newton matrix."""
+JAX_GRID_SEEDED = Series(JAX.impl, minimizer=GAUSS_NEWTON_GRID)
+"""The JAX peer with scipy's BFGS started from the per-grid Gauss-Newton matrix (the NumPy reference's): JAX given
+the matrix torch's fastest path starts from."""
 
 
 def ordered(series):
@@ -123,7 +128,8 @@ SERIES_COLOURS = {NUMPY: "tab:blue", TORCH_CPU: "tab:orange", TORCH_CPU_FLOAT32:
                   CUDA_ADJOINT: "darkgreen", CUDA_DIFFERENCES: "olive",
                   TORCH_ON_DEVICE: "tab:brown", CUDA_ON_DEVICE: "darkslategrey",
                   CUDA_FLOAT32_ON_DEVICE: "cadetblue", JAX: "tab:purple", TORCH_SEEDED: "deeppink",
-                  CUDA_SEEDED: "seagreen"}
+                  CUDA_SEEDED: "seagreen", TORCH_GRID_SEEDED: "hotpink", TORCH_FASTEST: "crimson",
+                  JAX_GRID_SEEDED: "mediumpurple"}
 """Colour of each series, the same in every run; a series not named here takes series_colour's."""
 SPARE_COLOURS = ("tab:olive", "tab:gray", "indigo", "maroon", "teal", "orchid", "sienna", "navy")
 """Colours of the implementations registered beyond those above, in registry order."""

@@ -20,10 +20,10 @@ import numpy as np
 import scipy.optimize
 
 import reference_numpy
-from oof_common.bfgs import FitProgress, FitStatus, stopped_by_callback
+from oof_common.bfgs import FitProgress, FitStatus, start_inverse_hessian, stopped_by_callback
 from oof_common.constants import GAMMA, N_ILLUMINATION
 from oof_common.limits import TOL
-from oof_common.validation import check_choice, check_data, check_params, check_positive
+from oof_common.validation import check_choice, check_data, check_matrix, check_params, check_positive
 from reference_numpy.backend import from_fft_order, to_fft_order
 from reference_numpy.losses import loss_of
 from replication.core.objectives import DEFAULT
@@ -50,8 +50,13 @@ class Setup:
     diff: float
 
     @property
+    def basis(self):
+        """The Zernike basis (terms, dish pixels), as the trees' setups hold it."""
+        return self.arrays["basis"]
+
+    @property
     def nparams(self):
-        return self.arrays["basis"].shape[0] + N_ILLUMINATION
+        return self.basis.shape[0] + N_ILLUMINATION
 
 
 def make_setup(npix, nzern):
@@ -145,16 +150,29 @@ def value_and_grad(params, setup, data, gamma=GAMMA, objective=DEFAULT, gradient
     return autograd_objective(params, bound(jitted_value_and_grad, setup, data, gamma, objective))
 
 
+def gauss_newton_matrix(params, setup, data, gamma=GAMMA, objective=DEFAULT):
+    """The (P, P) Gauss-Newton matrix at params: the NumPy reference's (reference_numpy.gauss_newton_matrix, on
+    the same grid), so that a JAX fit can start from the matrix a tree's fit starts from (fit's start_hessian)."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be made by {__name__}.make_setup, got {type(setup).__qualname__}")
+    return reference_numpy.gauss_newton_matrix(params, reference_numpy.make_setup(setup.npix, setup.nzern), data,
+                                               gamma, objective)
+
+
 def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective=DEFAULT, gradient=DEFAULT_GRADIENT, minimizer="scipy",
-        callback=None):
+        callback=None, start_hessian=None):
     """scipy's BFGS from p0 with the jitted JAX value and gradient (jac=True); scipy's OptimizeResult. As in the
     trees, the minimizer sees the objective without its constant, and result.fun keeps it; callback(params) after
-    every evaluation, a true return stopping the fit at the end of that iteration (status STOPPED), as the trees."""
+    every evaluation, a true return stopping the fit at the end of that iteration (status STOPPED), as the trees.
+    start_hessian: None (scipy's identity) or a (P, P) curvature matrix BFGS starts from (its inverse), as the
+    trees' fit takes one made once for many fits."""
 
     data, gamma, objective = prepared(setup, data, gamma, objective)
     check_choice("gradient", gradient, tuple(GRADIENTS))
     check_choice("minimizer", minimizer, ("scipy",))
     p0, tol = check_params(p0, setup.nparams, "p0"), check_positive("tol", tol)
+    options = {} if start_hessian is None else {
+        "hess_inv0": start_inverse_hessian(check_matrix("start_hessian", start_hessian, setup.nparams))}
     function = bound(jitted_value_and_grad, setup, data, gamma, objective)
     shift = loss_of(objective).constant(math.prod(data.shape), gamma)
     progress = FitProgress(callback=callback)
@@ -164,7 +182,8 @@ def fit(setup, data, p0, *, tol=TOL, gamma=GAMMA, objective=DEFAULT, gradient=DE
         value, grad = autograd_objective(params, function)
         return value - shift, grad
 
-    result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol, callback=progress.iteration)
+    result = scipy.optimize.minimize(unshifted, p0, method="BFGS", jac=True, tol=tol, callback=progress.iteration,
+                                     options=options)
     result.fun = float(result.fun) + shift
     return stopped_by_callback(result) if result.status == FitStatus.SCIPY_STOPPED else result
 
