@@ -42,7 +42,9 @@ def test_the_audit_recomputes_every_recorded_value(smoke_run):
     assert result.returncode == 0, result.stdout
     points = read_points(smoke_run / "sweep-smoke" / "points.jsonl")
     repeats = sum(len(record.total_s.all) for record in points)
-    assert f"{repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
+    assert all(len(record.target.evaluations) == len(record.total_s.all) for record in points)
+    # each repeat's time to target and its evaluations to it, each point's end distance
+    assert f"{2 * repeats + len(points)} value(s) recomputed, 0 differ" in result.stdout
 
 
 @pytest.mark.slow
@@ -77,6 +79,28 @@ def test_an_altered_time_to_target_is_reported(smoke_run, tmp_path):
     assert result.returncode == 1
     assert "repeat 1: time to target recorded" in result.stdout
     assert "1 differ from the record" in result.stdout
+
+
+def test_an_altered_count_of_evaluations_to_target_is_reported(smoke_run, tmp_path):
+    def change(records, folder):
+        reached = next(record for record in records if record["target"]["reached"])
+        reached["target"]["evaluations"][0] += 1
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 1
+    assert "repeat 1: evaluations to target recorded" in result.stdout
+    assert "1 differ from the record" in result.stdout
+
+
+def test_a_count_of_evaluations_that_disagrees_with_its_time_is_refused_by_name(smoke_run, tmp_path):
+    def change(records, folder):
+        target = next(record for record in records if record["target"]["reached"])["target"]
+        target["evaluations"][0] = None
+
+    result = run_command("audit", "--run", altered_copy(smoke_run, tmp_path, change))
+    assert result.returncode == 2
+    assert "key 'target.evaluations': one count per repeat" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_an_altered_end_distance_is_reported(smoke_run, tmp_path):
@@ -132,6 +156,7 @@ def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
     near = np.flatnonzero(distances <= optimum.TARGET)
     expected = record.setup_s.all[0] + trajectory["seconds"][near[0]] if near.size else None
     assert audit.same(record.target.times[0], expected)
+    assert record.target.evaluations[0] == (near[0] + 1 if near.size else None)  # one kept step per evaluation
 
 
 def test_points_without_trajectories_are_not_auditable_never_agreeing():

@@ -354,3 +354,68 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
         check = next(c for c in content["checks"] if c["check"] == "fit parameters" and c["npix"] == npix)
         assert check["value"] == pytest.approx(mahalanobis(other["x"], reference["x"],
                                                            reference["optimum"]["covariance"]))
+
+
+def test_nzern_and_npix_choose_the_points_of_a_sweep_and_a_foreign_order_is_refused_by_name():
+    from replication.core.profiles import PROFILES
+    from replication.studies.sweep.command import chosen_points
+
+    quick = PROFILES["quick"]
+    assert chosen_points(quick, None, None) is None
+    assert chosen_points(quick, (256, 512), (4, 8)) == {(256, 4), (256, 8), (512, 4), (512, 8)}
+    assert {npix for npix, _ in chosen_points(quick, None, (4,))} == set(quick.npix)
+    assert {nzern for _, nzern in chosen_points(quick, (32,), None)} >= set(quick.nzern)
+    refused = cli("sweep", "--nzern", "5", "--results", "never-made")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1].endswith("--nzern 5: not a Zernike order of this profile "
+                                                            "(2, 3, 4, 6, 8)")
+    assert not (ROOT / "never-made").exists()
+
+
+def test_the_peers_gate_writes_a_record_its_reader_takes_and_names_a_failure(tmp_path, monkeypatch):
+    """peers-check's record (objectives by name) read back typed, with a stand-in peer (jax is not needed here):
+    passed where every point agrees, and a point that does not is kept with its message."""
+    from replication.core import registry
+    from replication.studies.peers.measure import run_peers_check
+    from replication.studies.peers.records import read_peers_check
+
+    def check_against_numpy(npix, nzern, objective):
+        if npix == 33 and objective.name == "least-squares":
+            raise AssertionError("JAX peer disagrees with NumPy at npix 33")
+        return 1e-16, 2e-15
+
+    peer = types.SimpleNamespace(check_against_numpy=check_against_numpy, OBJECTIVE_TOLERANCE=1e-12,
+                                 GRADIENT_TOLERANCE=1e-10)
+    monkeypatch.setattr(type(registry.JAX), "module", lambda self: peer)
+    monkeypatch.setattr(type(registry.JAX), "installed_versions", lambda self: {"jax": "0.10.2"})
+    content = run_peers_check(tmp_path, points=((16, 2), (33, 3)))
+    read = read_peers_check(tmp_path / "check.json")
+    assert content["passed"] is False
+    assert read.passed is False
+    assert [(row.npix, row.objective, row.passed) for row in read.rows] == [
+        (16, "cauchy", True), (16, "least-squares", True), (33, "cauchy", True), (33, "least-squares", False)]
+    assert read.jax == "0.10.2"
+
+
+def test_a_bench_sample_is_a_burst_of_calls_back_to_back_but_for_the_finite_differences(monkeypatch):
+    """Each timed sample of a bench step is BURST calls made back to back (as a fit makes them) and divided by them;
+    the finite differences, P + 1 evaluations already, one call; the row says how many."""
+    from replication.studies.bench import measure as bench
+
+    calls = {}
+    real = bench.burst_seconds
+
+    def counted(function, count):
+        calls.setdefault(count, 0)
+        calls[count] += 1
+        return real(function, count)
+
+    monkeypatch.setattr(bench, "burst_seconds", counted)
+    row = bench.bench_point(16, 2, threads=1, repeats=3)
+    assert row["burst"] == bench.BURST == 3
+    finite_differences = sum(1 for name in row["ms"] if name in bench.FD_STEPS)
+    assert calls[1] == finite_differences  # one round of each (repeats // 3)
+    assert calls[bench.BURST] == 3 * (len(row["ms"]) - finite_differences)
+    ticks = iter(range(100))
+    assert real(lambda: next(ticks), 4) >= 0
+    assert next(ticks) == 4  # four calls made

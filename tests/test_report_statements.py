@@ -270,6 +270,40 @@ def test_the_fastest_paths_target_is_judged_at_the_median_over_the_points():
     assert "from the same per-grid matrix, torch's exact adjoint took 0.20x JAX's time with 12 evaluations" in reading
 
 
+def test_the_algorithmic_limit_is_the_fewest_evaluations_times_the_fastest_floor():
+    """A point's limit: the fewest evaluations to the target of any way there (its first repeat's) times the
+    fastest floor of the bench at the sweep's threads; a way's time over it; the target met at <= 3x everywhere."""
+    from replication.core.series import JAX_GRID_SEEDED, TORCH_FASTEST
+    from replication.studies.bench.records import BenchRow
+
+    def targeted(npix, nzern, seconds, evaluations):
+        target = {"se": 0.1, "times": [seconds, seconds], "reached": 2, "end_distance": 0.01,
+                  "evaluations": [evaluations, evaluations]}
+        return measured_point(npix, nzern, seconds, total_s={"median": seconds, "all": [seconds, seconds]},
+                              target=target)
+
+    series = {TORCH_FASTEST: {(512, 8): targeted(512, 8, 0.12, 9), (256, 4): targeted(256, 4, 0.02, 7)},
+              JAX_GRID_SEEDED: {(512, 8): targeted(512, 8, 0.09, 8), (256, 4): targeted(256, 4, 0.01, 7)}}
+    rows = [BenchRow(npix=npix, nzern=5, threads=threads, ms={"floor_torch": torch_ms, "floor_jax": jax_ms},
+                     x_floor={"floor_torch": 1.0, "floor_jax": jax_ms / torch_ms})
+            for npix, threads, torch_ms, jax_ms in ((512, 1, 5.0, 4.0), (512, 2, 3.0, 2.5), (256, 1, 1.0, 1.2))]
+    floors = bench_read.fastest_floors(BenchRead(environments=[], floor="", rows=rows), 1)
+    assert floors == {512: 4.0, 256: 1.0}
+    peers = peers_read.peers(series, floors)
+    by_point = {(row["npix"], row["nzern"]): row for row in peers["limits"]}
+    assert by_point[(512, 8)]["evaluations"] == 8
+    assert by_point[(512, 8)]["best"] == JAX_GRID_SEEDED
+    assert by_point[(512, 8)]["limit_ms"] == pytest.approx(32.0)
+    assert by_point[(512, 8)]["over"][TORCH_FASTEST] == pytest.approx(0.12 / 0.032)
+    assert by_point[(256, 4)]["over"][TORCH_FASTEST] == pytest.approx(0.02 / 0.007)
+    target = peers["targets"][-1]
+    assert target["target"].startswith("torch's fastest path within 3x of the algorithmic limit")
+    assert target["met"] is False  # 3.75x at 512/8
+    series[TORCH_FASTEST][(512, 8)] = targeted(512, 8, 0.09, 9)
+    assert peers_read.peers(series, floors)["targets"][-1]["met"] is True
+    assert peers_read.peers(series)["limits"] == []  # no bench: no limit
+
+
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     from test_retrieval import record
 

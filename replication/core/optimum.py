@@ -130,6 +130,15 @@ def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
     return prep_s + float(trajectory["seconds"][near[0]]) if near.size else None
 
 
+def evaluations_to_target(trajectory: dict, optimum: Optimum) -> int | None:
+    """How many evaluations a fit made up to and including its first within TARGET standard errors of the optimum
+    (the count time_to_target's evaluation carries), or None where none came that close."""
+    if not optimum.polished or not len(trajectory["seconds"]):
+        return None
+    near = np.flatnonzero(optimum.distances(trajectory["params"]) <= TARGET)
+    return int(trajectory["evaluations"][near[0]]) if near.size else None
+
+
 def ended_at_target(distance: float | None, account: Account | None) -> bool | None:
     """Whether a fit ended at its point's optimum on the time to target's own yardstick: its end within TARGET
     standard errors of the optimum (distance: Mahalanobis under the optimum's sandwich covariance, as its record

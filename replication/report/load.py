@@ -78,15 +78,18 @@ class Run:
         """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
         one thread, ', real maps' for a run of real maps and no sweep, ', closure test' for one of the closure test
         alone (' at noise F' where not at the SRT's; two runs of one machine and day then read apart); '' otherwise."""
-        name = self.judged(CAUCHY)[0]
         if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
         if not self.sweeps and (self.folder / "closure").is_dir():
             noise = closure_noise(self.folder / "closure")
             return ", closure test" + ("" if noise in (None, NOISE) else f" at noise {noise:g}")
-        threads = {record.threads for record in self.sweeps[name][1]} if name else set()
-        one = ", 1 thread" if threads == {1} else ""
+        one = ", 1 thread" if self.judged_threads() == {1} else ""
         return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one
+
+    def judged_threads(self, objective: Objective = CAUCHY) -> set[int]:
+        """The thread counts the sessions of the sweep an objective is judged on ran with (empty without one)."""
+        name = self.judged(objective)[0]
+        return {record.threads for record in self.sweeps[name][1]} if name else set()
 
     @property
     def appendix_name(self):

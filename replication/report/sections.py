@@ -16,7 +16,13 @@ from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
 from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
-from replication.studies.bench.read import allocator_effect, bench_profiles, bench_targets, compiled_reading
+from replication.studies.bench.read import (
+    allocator_effect,
+    bench_profiles,
+    bench_targets,
+    compiled_reading,
+    fastest_floors,
+)
 from replication.studies.peers import read as peers_read
 from replication.studies.real_maps.read import real_maps_section
 from replication.studies.retrieval import read as cold_start
@@ -176,12 +182,24 @@ def run_load(run):
     return dataclasses.replace(summary, text=text)
 
 
+def peer_floors(run):
+    """{npix: ms} of the fastest FFT floor the run's bench measured (its peers' bench first) at the threads of its
+    judged sweep, for the algorithmic limits; {} where the sweep ran with more than one thread count or no bench
+    row has its count."""
+    threads = run.judged_threads()
+    if len(threads) != 1:
+        return {}
+    count = next(iter(threads))
+    return fastest_floors(run.bench_peers, count) or fastest_floors(run.bench, count)
+
+
 def run_sections(run, figures, start):
     """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
     note = run.info.note
     return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": note and plain(note),
             "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
-            "decomposition": claim_mechanism.decomposition(run.series), "peers": peers_read.peers(run.series),
+            "decomposition": claim_mechanism.decomposition(run.series),
+            "peers": peers_read.peers(run.series, peer_floors(run)),
             "peers_check": run.peers_check, "bench_peers": run.bench_peers,
             "machine": run.machine, "environment": environment_of(run), "profile": run.profile, "load": run_load(run),
             "sweeps": sweep_sections(run), "crosscheck": run.crosscheck,

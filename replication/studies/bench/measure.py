@@ -36,6 +36,19 @@ TORCH_AUTOGRAD = TORCH_FIT.GRADIENTS["autograd"][0]
 NUMPY_GRADIENT, TORCH_GRADIENT = reference_numpy.gradient, torch_impl.gradient
 FD_STEPS = ("numpy_fd_grad", "torch_fd_grad")
 """The finite-difference gradients (P + 1 evaluations each), timed in fewer rounds to keep the bench short."""
+BURST = 3
+"""Calls per timed sample of every step but the finite differences (which are P + 1 calls already): back to back,
+as a fit makes them, the sample's time divided by them. A single call after a long other step measures a cold
+start instead: the JAX peer's value and gradient at npix 512 took 18 ms so, against 7.7-8.2 ms in a burst and in
+its fits (1 thread, 2026-12-05)."""
+
+
+def burst_seconds(function, calls):
+    """Seconds per call of `calls` calls of function made back to back."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    return (time.perf_counter() - start) / calls
 
 
 def median_seconds(function, repeats):
@@ -269,8 +282,9 @@ def timed_steps(npix, nzern, compile_torch=False, objective: Objective = CAUCHY,
 
 
 def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective: Objective = CAUCHY, peers=False):
-    """One row: milliseconds of every step, interleaved round by round in an order shuffled each round (the same
-    orders in every run), and multiples of the floor."""
+    """One row: milliseconds of every step (per call, in bursts of BURST calls but the finite differences),
+    interleaved round by round in an order shuffled each round (the same orders in every run), and multiples of the
+    floor."""
     steps, nparams = timed_steps(npix, nzern, compile_torch, objective, peers)
     rounds = {name: [] for name in steps}
     warm_up_s = {}
@@ -284,13 +298,11 @@ def bench_point(npix, nzern, threads, repeats, compile_torch=False, objective: O
         for name, function in order:
             if name in FD_STEPS and len(rounds[name]) >= max(1, repeats // 3):
                 continue  # P + 1 evaluations: fewer repeats keep the bench short
-            start = time.perf_counter()
-            function()
-            rounds[name].append(time.perf_counter() - start)
+            rounds[name].append(burst_seconds(function, 1 if name in FD_STEPS else BURST))
     ms = {name: 1e3 * statistics.median(times) for name, times in rounds.items()}
     floor = ms["floor_torch"]
     return {"npix": npix, "nzern": nzern, "nparams": nparams, "threads": threads, "objective": objective.name, "ms": ms,
-            "batch_starts": batch_starts(npix),
+            "batch_starts": batch_starts(npix), "burst": BURST,
             "warm_up_s": warm_up_s,
             "repeats": {name: len(times) for name, times in rounds.items()},
             "x_floor": {name: value / floor for name, value in ms.items()},

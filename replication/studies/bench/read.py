@@ -1,6 +1,8 @@
 """Reading the bench: its targets against the FFT floor, the profiles of a step, the allocator's effect and
 torch.compile's reading."""
 
+import statistics
+
 from reference_numpy.gradient import STEPS
 from replication.core.format import times
 from replication.core.registry import floor_step
@@ -33,6 +35,16 @@ batch: of one vector) must be <= limit, at the bench's target threads."""
 
 LIKELIHOOD_TARGET = 1.5
 """NumPy's objective alone at 1 thread may take at most this multiple of torch's: the libraries' own speed."""
+
+
+def fastest_floors(bench, threads) -> dict[int, float]:
+    """{npix: milliseconds} of the fastest FFT floor (any library's: every step named floor_*) the bench measured
+    at each grid size with `threads` threads (the median over its rows of that size), {} without such rows."""
+    found = {}
+    for row in bench.rows if bench else []:
+        if row.threads == threads:
+            found.setdefault(row.npix, []).append(min(ms for step, ms in row.ms.items() if step.startswith("floor_")))
+    return {npix: statistics.median(values) for npix, values in found.items()}
 
 
 def bench_targets(bench):

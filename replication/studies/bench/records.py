@@ -38,7 +38,8 @@ Measure = Annotated[float, msgspec.Meta(ge=0)]
 
 class BenchRow(Record):
     """One grid of the bench: each step's milliseconds and its multiple of the floors (the steps of every row the
-    same), each walk's milliseconds by step where profiled, the load while it was measured (since 2026-12-03)."""
+    same), each walk's milliseconds by step where profiled, the load while it was measured (since 2026-12-03), the
+    calls per timed sample (burst: back to back, since 2026-12-05; one before)."""
 
     npix: GridSize
     nzern: Order
@@ -51,6 +52,7 @@ class BenchRow(Record):
     numpy_over_torch_nll: Number | None = None
     batch_starts: int | None = None
     warm_up_s: dict[str, Number] | None = None
+    burst: Annotated[int, msgspec.Meta(ge=1)] = 1
 
 
 class Bench(Record):

@@ -21,7 +21,7 @@ def run_peers_check(results_dir, points=CHECK_POINTS):
             except AssertionError as error:
                 value_error = grad_error = None
                 passed, message = False, str(error)
-            rows.append({"npix": npix, "nzern": nzern, "objective": objective, "objective_error": value_error,
+            rows.append({"npix": npix, "nzern": nzern, "objective": objective.name, "objective_error": value_error,
                          "gradient_error": grad_error, "passed": passed, "message": message})
             print(f"{registry.JAX.name} vs {registry.reference().name} npix={npix} nzern={nzern} {objective}: " +
                   (f"objective {value_error:.1e}, gradient {grad_error:.1e}" if passed else f"FAILED: {message}"))

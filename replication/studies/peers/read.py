@@ -92,17 +92,53 @@ PEER_TARGETS = (
 """The peer targets the peers table judges."""
 
 
+LIMIT_FACTOR = 3.0
+"""How far above the algorithmic limit torch's fastest path may be: its target."""
+
+
+def algorithmic_limits(series, floors):
+    """Per point of PEER_POINTS measured with its target: the algorithmic limit, the fewest evaluations any way took
+    to the target (its first repeat's, run to its end) times the fastest FFT floor of that grid size (floors: {npix:
+    ms}, the run's bench at the sweep's threads), and each way's time to the target over it (only where every repeat
+    reached it: a bound enters no ratio). [] without floors."""
+    rows = []
+    for key in PEER_POINTS:
+        counts = {name: points[key].target.evaluations[0] for name, points in series.items()
+                  if key in points and timed_to_target(points[key]) and points[key].target.evaluations
+                  and points[key].target.evaluations[0] is not None}
+        if key[0] not in floors or not counts:
+            continue
+        best = min(counts, key=counts.get)
+        limit_s = counts[best] * floors[key[0]] / 1e3
+        over = {name: seconds(points[key]) / limit_s for name, points in series.items()
+                if key in points and timed_to_target(points[key]) and points[key].target.reached == len(
+                    points[key].target.times)}
+        rows.append({"npix": key[0], "nzern": key[1], "evaluations": counts[best], "best": best,
+                     "floor_ms": floors[key[0]], "limit_ms": 1e3 * limit_s, "over": over})
+    return rows
+
+
+def limit_target(limits):
+    """The target on torch's fastest path against the algorithmic limit, as peer_targets' entries."""
+    ratios = {(row["npix"], row["nzern"]): row["over"][TORCH_FASTEST] for row in limits if TORCH_FASTEST in row["over"]}
+    return {"target": f"torch's fastest path within {LIMIT_FACTOR:g}x of the algorithmic limit at every point",
+            "pair": f"{TORCH_FASTEST} / limit", "ratios": ratios,
+            "met": all(value <= LIMIT_FACTOR for value in ratios.values()) if ratios else None, "inverted": False}
+
+
 def per_evaluation_s(record):
     """Fit seconds per objective evaluation (per value-and-gradient call where the gradient comes with it): the
     repeats run to their end, whose evaluations the outcome counts."""
     return statistics.median(ended_repeats(record, "fit_s")) / record.outcome.nfev
 
 
-def peers(series):
+def peers(series, floors=None):
     """The peers table: per point with npix >= PEER_MIN_NPIX measured in at least two ways, each way's time to
-    solution, its ratio to the fastest, its evaluations and their cost; plus the peer targets."""
+    solution, its ratio to the fastest, its evaluations and their cost; plus the peer targets, and where floors
+    ({npix: ms}, the fastest FFT floor of the run's bench) are given, the algorithmic limits."""
     if not any(name in series for name in PEER_SERIES):
-        return {"names": [], "rows": [], "targets": [], "readings": []}
+        return {"names": [], "rows": [], "targets": [], "readings": [], "limits": []}
+    limits = algorithmic_limits(series, floors or {})
     present = [(name, what) for name, what in PEERS if name in series]
     keys = sorted({key for name, _ in present for key, record in series[name].items()
                    if key[0] >= PEER_MIN_NPIX and not record.estimated})
@@ -120,7 +156,8 @@ def peers(series):
                    "nfev": record.outcome.nfev, "nit": record.outcome.nit,
                    "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
     return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
-            "rows": rows, "targets": peer_targets(series),
+            "rows": rows, "targets": peer_targets(series) + ([limit_target(limits)] if limits else []),
+            "limits": limits,
             "readings": [text for other, what in AGAINST_SCIPY for text in [against_scipy(series, other, what)] if text]
             + peer_readings(rows)}
 

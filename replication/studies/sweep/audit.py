@@ -2,7 +2,8 @@
 sweep's optima alone, and compared with what the sweep recorded.
 
 A time to target is the setup's seconds plus the seconds of a fit's first evaluation within optimum.TARGET standard
-errors (Mahalanobis, the optimum's sandwich covariance) of the point's optimum; the end distance is the first
+errors (Mahalanobis, the optimum's sandwich covariance) of the point's optimum, and its evaluations to target that
+evaluation's count (where the point recorded them); the end distance is the first
 repeat's end point's distance from it (the repeat run to its end). Points recorded before trajectories were kept
 (2026-12-03) are counted as not auditable, never as agreeing.
 """
@@ -49,6 +50,12 @@ def audit_point(folder: pathlib.Path, record: MeasuredPoint, best: optimum.Optim
         if not same(recorded, recomputed):
             audit.differences.append(f"{where}: repeat {r + 1}: time to target recorded {recorded}, recomputed "
                                      f"{recomputed}")
+        if record.target.evaluations:  # recorded since 2026-12-05
+            counted = optimum.evaluations_to_target(trajectory, best)
+            audit.checked += 1
+            if record.target.evaluations[r] != counted:
+                audit.differences.append(f"{where}: repeat {r + 1}: evaluations to target recorded "
+                                         f"{record.target.evaluations[r]}, recounted {counted}")
     end = optimum.end_distance(best, record.outcome.x)
     audit.checked += 1
     if not same(record.target.end_distance, end):

@@ -63,6 +63,9 @@ def add_sweep_command(sweep):
     sweep.add_argument("--npix", action="append", type=int, default=None,
                        help="measure only this grid size of the profile, repeatable (default: all of them); the same "
                             "command without it later measures the rest")
+    sweep.add_argument("--nzern", action="append", type=int, default=None,
+                       help="measure only this Zernike order of the profile, repeatable (default: all of them); with "
+                            "--npix, only those points")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar (for CI logs)")
     cluster = sweep.add_argument_group("sharding (a run of its own; docs/gpu-and-cluster.md)")
     cluster.add_argument("--shards", type=positive_int, default=None,
@@ -165,10 +168,11 @@ def run_sweep_command(args):
     settings = sweep_settings(args)
     if none_available(settings.impls):
         return 0
-    points = chosen_points(settings.grid, once(args.npix))
+    points = chosen_points(settings.grid, once(args.npix), once(args.nzern))
     if args.shards is not None:
         if points is not None:
-            raise runs.RunError("--npix: a sharded sweep measures the whole profile; give either --npix or --shards")
+            raise runs.RunError("--npix, --nzern: a sharded sweep measures the whole profile; give either those or "
+                                "--shards")
         return run_sharded_sweep_command(args)
     results, lock = writer_folder(args, settings.folder_name)
     settings = sweep_settings(args, measurement.chosen_threads(args.threads, results))
@@ -182,15 +186,19 @@ def run_sweep_command(args):
     return 0
 
 
-def chosen_points(grid, sizes):
-    """The (npix, nzern) points of the profile's grid at the sizes asked (None: every point), or a RunError naming
-    a size the profile does not hold; checked before any folder is made."""
-    if sizes is None:
+def chosen_points(grid, sizes, orders=None):
+    """The (npix, nzern) points of the profile's grid at the sizes and orders asked (None: every point), or a
+    RunError naming a size or an order the profile does not hold; checked before any folder is made."""
+    if sizes is None and orders is None:
         return None
-    unknown = [npix for npix in sizes if npix not in grid.npix]
+    unknown = [npix for npix in sizes or () if npix not in grid.npix]
     if unknown:
         raise runs.RunError(f"--npix {unknown[0]}: not a grid size of this profile ({', '.join(map(str, grid.npix))})")
-    return {(npix, nzern) for npix in sizes for nzern in range(MAX_NZERN + 1)}
+    held = sorted({*grid.nzern, *(grid.least_squares_nzern or ()), *(grid.variants_nzern or ())})
+    unknown = [nzern for nzern in orders or () if nzern not in held]
+    if unknown:
+        raise runs.RunError(f"--nzern {unknown[0]}: not a Zernike order of this profile ({', '.join(map(str, held))})")
+    return {(npix, nzern) for npix in sizes or grid.npix for nzern in orders or range(MAX_NZERN + 1)}
 
 
 ARGUMENTS = {"simulate": add_simulate_command, "sweep": add_sweep_command, "audit": add_audit_command}

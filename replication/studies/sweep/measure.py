@@ -81,11 +81,12 @@ def find_optimum(npix, nzern, data, start, objective: Objective):
 
 
 def target_record(setup_s, results, best):
-    """Each repeat's time to the optimum (setup included; None where it never came within the target), the
-    repeats that reached it, which were stopped there (time_fit), and the first fit's end distance (standard
-    errors): the first runs to its own end."""
+    """Each repeat's time to the optimum (setup included; None where it never came within the target) and the
+    evaluations it took to get there, the repeats that reached it, which were stopped there (time_fit), and the first
+    fit's end distance (standard errors): the first runs to its own end."""
     times = [optimum.time_to_target(s, r.trajectory, best) for s, r in zip(setup_s, results, strict=True)]
     return {"se": optimum.TARGET, "times": times, "reached": sum(t is not None for t in times),
+            "evaluations": [optimum.evaluations_to_target(r.trajectory, best) for r in results],
             "stopped": [bool(r.stopped_at_target) for r in results],
             "end_distance": optimum.end_distance(best, results[0].x)}
 

@@ -62,15 +62,17 @@ class Outcome(FitEnd):
 
 
 class Target(Record):
-    """A measured point's times to its optimum, one per repeat (null: never within `se` standard errors); which
-    repeats were stopped there (the later ones, where the first, run to its end, came within it; absent where none
-    was: points measured before repeats stopped at the target); the first repeat's end distance."""
+    """A measured point's times to its optimum, one per repeat (null: never within `se` standard errors), and the
+    evaluations each took to get there (absent in points measured before they were recorded); which repeats were
+    stopped there (the later ones, where the first, run to its end, came within it; absent where none was: points
+    measured before repeats stopped at the target); the first repeat's end distance."""
 
     se: Number
     times: list[Seconds | None]
     reached: Count
     end_distance: MaybeNumber
     stopped: list[bool] | UnsetType = UNSET
+    evaluations: list[Annotated[int, msgspec.Meta(ge=1)] | None] | UnsetType = UNSET
 
 
 class Trajectories(Record):
@@ -161,6 +163,11 @@ def check_target_record(path, number, record):
         if time is not None and not (is_a(time, NUMBER) and 0 < time <= total * (1 + 1e-9)):
             raise RunError(f"{path}: line {number}, key 'target.times': a time to the optimum lies in (0, that "
                            f"repeat's total {total}], got {time}")
+    evaluations = record["target"].get("evaluations")
+    if evaluations is not None and (len(evaluations) != len(times) or any(
+            (e is None) != (t is None) for e, t in zip(evaluations, times, strict=True))):
+        raise RunError(f"{path}: line {number}, key 'target.evaluations': one count per repeat ({len(times)}), null "
+                       f"exactly where its time to the optimum is; got {evaluations}")
     stopped = record["target"].get("stopped")
     if stopped is not None and (len(stopped) != len(times) or stopped[0]
                                 or any(s and t is None for s, t in zip(stopped, times, strict=True))):
