@@ -140,6 +140,17 @@ def test_timing_cuda_script_path_says_not_measured(tmp_path):
     assert "torch-cuda: not available on this machine" in completed.stdout
 
 
+@needs_no_cuda
+def test_an_implementation_this_machine_cannot_run_is_one_line_naming_its_series(tmp_path, capsys):
+    """A sweep of several implementations, one of which cannot run here: one line for it, naming each series."""
+    sweep.run_sweep(SweepSettings("smoke", impls=("numpy", "torch-cuda"), threads=1), tmp_path, quiet=True,
+                    points={(16, 2)})
+    lines = [line for line in capsys.readouterr().out.splitlines() if "not available on this machine" in line]
+    assert lines == ["torch-cuda (torch-cuda, torch-cuda (float32), torch-cuda [on-device BFGS], torch-cuda (float32) "
+                     "[on-device BFGS], torch-cuda [Gauss-Newton start], torch-cuda [Gauss-Newton start per grid]): "
+                     "not available on this machine (torch.cuda.is_available() is False); skipped"]
+
+
 def test_points_over_budget_are_one_fit_stopped_at_the_budget_and_never_read_as_values(tmp_path, monkeypatch):
     from replication.core import optimum
 

@@ -159,11 +159,14 @@ def run_sweep(settings, results_dir, quiet=False, points=None, skip=frozenset())
     available = [impl for impl in impls if impl.available()]
     todo = [item for item in plan(profile, available, measured_keys(records) | set(skip), objective)
             if points is None or item[1:] in points]
-    unavailable, printed = sorted({impl.label for impl in impls if not impl.available()}), set()
+    unavailable = sorted({impl.label for impl in impls if not impl.available()})
+    missing = {}  # one line per implementation this machine cannot run, naming its series
     for impl in impls:
-        if impl.label in unavailable and impl.label not in printed:
-            printed.add(impl.label)
-            print(f"{impl.label}: not available on this machine ({impl.registration.why_unavailable()}); skipped")
+        if not impl.available():
+            missing.setdefault(impl.name, (impl.registration, []))[1].append(impl.label)
+    for name, (registration, labels) in missing.items():
+        series = "" if labels == [name] else f" ({', '.join(dict.fromkeys(labels))})"
+        print(f"{name}{series}: not available on this machine ({registration.why_unavailable()}); skipped")
     if not impls:
         print(f"nothing to measure: no requested implementation offers the gradient(s) {', '.join(gradients)}")
         return 0
