@@ -87,3 +87,55 @@ def test_the_closure_command_refuses_a_truth_order_below_the_fit_or_beside_the_b
     assert bound.returncode == 2
     assert "--truth-order: the Fisher bound is for truths inside the fitted orders" in bound.stderr
     assert not (tmp_path / "a").exists()
+    panels_bound = run_command("closure", "--seeds", 1, "--panels", 50, "--bound", "--results", tmp_path / "c")
+    assert panels_bound.returncode == 2
+    assert "--panels: the Fisher bound is for truths inside the fitted orders" in panels_bound.stderr
+    too_rough = run_command("closure", "--seeds", 1, "--panels", 5000, "--results", tmp_path / "d")
+    assert too_rough.returncode == 2
+    assert too_rough.stderr.strip().splitlines()[-1].endswith(
+        "argument --panels: must be a number between 0 and 1000 (micrometres rms), got 5000.0")
+    assert not (tmp_path / "c").exists()
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_panel_type_truth_is_pistons_on_panels_with_no_mean_or_tilt_and_leaves_the_other_draws_alone():
+    """panel_surface: its rms as asked, no mean or tilt over the dish, a plane plus one step a panel and not a plane
+    alone; the seed's Zernike truth, baselines and noise are the same with or without it, and a zero surface through
+    with_surface gives the reference's beams exactly."""
+    import reference_numpy
+
+    plain, truth, setup = simulated_maps(3, NPIX, 3)
+    surface = closure_maps.panel_surface(3, setup, 40.0)
+    x, y = np.asarray(setup.x), np.asarray(setup.y)
+    assert np.sqrt(np.mean(surface**2)) == pytest.approx(40.0)
+    np.testing.assert_allclose([surface.mean(), surface @ x, surface @ y], 0.0, atol=1e-9)
+    panel, count = closure_maps.panel_index(setup)
+    assert 50 < count < len(x) / 3  # several pixels a panel
+    design = np.concatenate([np.stack([x, y], axis=1), np.eye(count)[panel]], axis=1)  # a plane and one step a panel
+    residual = surface - design @ np.linalg.lstsq(design, surface, rcond=None)[0]
+    assert np.max(np.abs(residual)) < 1e-9
+    assert np.max(np.abs(surface - design[:, :2] @ np.linalg.lstsq(design[:, :2], surface, rcond=None)[0])) > 10
+    panelled, panelled_truth, _ = simulated_maps(3, NPIX, 3, panels_um=40.0)
+    np.testing.assert_array_equal(panelled_truth, truth)
+    assert 0 < np.max(np.abs(panelled - plain)) < 0.05  # the surface moves the beams, a little
+    params, extended = closure_maps.with_surface(truth, setup, np.zeros(len(x)), SOURCES[0].wavelength)
+    np.testing.assert_array_equal(reference_numpy.beam_maps(params, extended), reference_numpy.beam_maps(truth, setup))
+    assert not closure_maps.panel_surface(3, setup, 0.0).any()
+    with pytest.raises(ValueError, match="panels: must be a number between 0 and 1000"):
+        closure_maps.panel_surface(3, setup, -1.0)
+
+
+@pytest.mark.slow
+def test_a_closure_seed_with_panel_pistons_states_its_coverage():
+    """A seed with panel pistons (no Zernike order holds them) reduced to n = 3: the record says what the order rule
+    chose and how much of the dish the stated uncertainties cover; the panels add to the known surface's error."""
+    from replication.studies.closure.measure import reduce_seed
+    from replication.studies.closure.records import check_closure
+
+    plain = reduce_seed(0, NPIX, (1, 2, 3))
+    record = reduce_seed(0, NPIX, (1, 2, 3), panels_um=100.0)
+    assert record["panels_um"] == 100.0
+    assert "panels_um" not in plain
+    assert record["surface_error_um"] > plain["surface_error_um"] + 50
+    assert 0 <= record["covered_statistical"] <= record["covered_total"] <= 1
+    check_closure("closure.jsonl", 1, record)

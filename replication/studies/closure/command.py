@@ -44,6 +44,11 @@ def add_closure_command(closure):
                               "the same): the seeds then say what the order rule chose, the truncation systematic "
                               "and the share of the dish where the error lies within 2 sigma of the stated "
                               "uncertainty, statistical alone and with the systematic")
+    closure.add_argument("--panels", type=panels_rms, default=0.0, metavar="UM",
+                         help="add to the known surface panel pistons of this rms (micrometres; rings of panels "
+                              "about 3 m wide, which no Zernike order holds): the seeds then say what the order rule "
+                              "chose and the share of the dish where the error lies within 2 sigma of the stated "
+                              "uncertainty, statistical alone and with the systematic (default 0: none)")
     closure.add_argument("--bound", action="store_true",
                          help="instead of reducing, write for the same seeds the surface error the Fisher information "
                               "at each truth predicts for the reduction's least squares and for the efficient "
@@ -79,6 +84,8 @@ def number_checked_by(check, prefix):
 
 noise_level = number_checked_by(closure_maps.check_noise, "noise: ")
 """An argparse type: a noise level closure_maps.check_noise admits."""
+panels_rms = number_checked_by(closure_maps.check_panels, "panels: ")
+"""An argparse type: a panel-type truth's rms closure_maps.check_panels admits."""
 noise_ratio = number_checked_by(lambda value: closure_maps.check_noise_ratios((value, 1.0, 1.0))[0], "map noise: ")
 """An argparse type: one map's noise as a multiple of the level (closure_maps.check_noise_ratios)."""
 
@@ -93,6 +100,8 @@ def run_closure_command(args):
         raise runs.RunError(f"--truth-order {args.truth_order}: at least --max-order ({args.max_order})")
     if args.truth_order not in (None, args.max_order) and args.bound:
         raise runs.RunError("--truth-order: the Fisher bound is for truths inside the fitted orders; not with --bound")
+    if args.panels and args.bound:
+        raise runs.RunError("--panels: the Fisher bound is for truths inside the fitted orders; not with --bound")
     if args.bound and (tuple(args.map_noise) != closure_maps.EQUAL_NOISE or args.per_map_noise):
         raise runs.RunError("--map-noise, --per-map-noise: the Fisher bound is for maps of equal noise, weighted "
                             "alike; not with --bound")
@@ -106,7 +115,7 @@ def run_closure_command(args):
             return 0
         count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
                                     noise=args.noise, truth_order=args.truth_order, noise_ratios=args.map_noise,
-                                    per_map_noise=args.per_map_noise)
+                                    per_map_noise=args.per_map_noise, panels_um=args.panels)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     for line in closure_read.summary_lines(closure_read.closure_summary(results)):
         print(f"  {line}")

@@ -4,12 +4,13 @@ terms, baselines and scan-correlated noise, one draw per seed. NumPy only, so th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 import reference_numpy
-from replication.core.reduction.sources import NPIX, ORDERS, SOURCES, TERM_SIZES, map_region
+from replication.core.reduction.sources import NPIX, ORDERS, SOURCES, TERM_SIZES, map_region, normal_factor, rms
 
 STEP = 3.273e-5
 """The maps' sky step (radians): the SRT maps' own."""
@@ -108,12 +109,65 @@ def check_grid(npix: int) -> int:
     return npix
 
 
-def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE, noise_ratios=EQUAL_NOISE):
+PANEL_RINGS = 5
+"""Rings of panels of a panel-type truth, of equal width from the central blockage to the rim (5.6 m on the SRT)."""
+PANEL_WIDTH = 0.2
+"""A panel's length along its ring (dish radii: 6.4 m on the SRT), which sets each ring's number of sectors."""
+PANELS_MAX_UM = 1000.0
+"""Largest rms a panel-type truth may ask (micrometres): beyond it the phase wraps at 22 GHz."""
+
+
+def check_panels(panels_um: float) -> float:
+    """A panel-type truth's rms (micrometres, 0 for none), or a ValueError naming the range."""
+    if not isinstance(panels_um, (int, float)) or isinstance(panels_um, bool) or not 0 <= panels_um <= PANELS_MAX_UM:
+        raise ValueError(f"panels: must be a number between 0 and {PANELS_MAX_UM:g} (micrometres rms), got "
+                         f"{panels_um!r}")
+    return float(panels_um)
+
+
+def panel_index(setup) -> tuple[np.ndarray, int]:
+    """(each dish pixel's panel, the number of panels): PANEL_RINGS rings from the blockage to the rim, each cut into
+    sectors about PANEL_WIDTH long (at least 6), numbered ring by ring."""
+    x, y = np.asarray(setup.x), np.asarray(setup.y)
+    edges = np.linspace(setup.telescope.blockage / setup.telescope.radius, 1.0, PANEL_RINGS + 1)
+    ring = np.clip(np.searchsorted(edges, np.hypot(x, y), side="right") - 1, 0, PANEL_RINGS - 1)
+    sectors = np.maximum(6, np.round(np.pi * (edges[:-1] + edges[1:]) / PANEL_WIDTH)).astype(int)
+    sector = np.floor((np.arctan2(y, x) + np.pi) / (2 * np.pi) * sectors[ring]).astype(int) % sectors[ring]
+    first = np.concatenate([[0], np.cumsum(sectors)[:-1]])
+    return first[ring] + sector, int(sectors.sum())
+
+
+def panel_surface(seed, setup, panels_um):
+    """A panel-type surface error on the setup's dish pixels (micrometres along the normal; zeros for panels_um 0):
+    each panel (panel_index) moved by its own random piston (a draw of its own stream: the seed's other draws
+    unchanged), the mean and tilt over the dish removed (a reduction reads those as piston and pointing), scaled to
+    panels_um rms. No Zernike order holds it: steps at every panel's edge."""
+    x, y = np.asarray(setup.x), np.asarray(setup.y)
+    if not check_panels(panels_um):
+        return np.zeros(x.shape)
+    panel, count = panel_index(setup)
+    surface = np.random.default_rng((seed, 1)).standard_normal(count)[panel]
+    design = np.stack([np.ones_like(x), x, y], axis=1)
+    surface -= design @ np.linalg.lstsq(design, surface, rcond=None)[0]
+    return surface * (panels_um / rms(surface))
+
+
+def with_surface(truth, setup, surface_um, wavelength):
+    """(parameters, setup) whose model adds a surface error (micrometres along the normal on the dish pixels) to the
+    truth's aperture phase: the setup's basis with one more row, the surface's phase (4 pi / wavelength times the
+    path, the normal displacement over normal_factor), at coefficient 1. beam_maps then makes the maps of that
+    telescope with the reference tree's own forward model."""
+    phase = surface_um / normal_factor(setup) * 4 * math.pi / (1e6 * wavelength)
+    extended = dataclasses.replace(setup, basis=np.vstack([np.asarray(setup.basis), phase]))
+    return np.insert(truth, setup.basis.shape[0], 1.0), extended
+
+
+def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE, noise_ratios=EQUAL_NOISE, panels_um=0.0):
     """(maps (3, rows, cols) in units of the in-focus peak, the truth's parameters, its setup) of one seed: the
-    SRT's telescope (the shipped configuration), the maps' step and size, the known surface, baselines and
-    scan-correlated noise of standard deviation `noise` (a fraction of the peak) times each map's ratio. The draws
-    do not depend on the noise level: a seed at another level has the same surface, baselines and noise pattern,
-    scaled."""
+    SRT's telescope (the shipped configuration), the maps' step and size, the known surface (with panel_surface's
+    pistons of panels_um rms added where asked: not in the truth's parameters), baselines and scan-correlated noise
+    of standard deviation `noise` (a fraction of the peak) times each map's ratio. The draws do not depend on the
+    noise level: a seed at another level has the same surface, baselines and noise pattern, scaled."""
     noise, npix, ratios = check_noise(noise), check_grid(npix), np.array(check_noise_ratios(noise_ratios))
     source = SOURCES[0]
     telescope = source.telescope
@@ -122,7 +176,9 @@ def simulated_maps(seed, npix=NPIX, order=ORDERS[-1], noise=NOISE, noise_ratios=
                                        **dict.fromkeys(MAP_TERMS, True))
     rng = np.random.default_rng(seed)
     truth = known_truth(setup, rng)
-    beams = np.asarray(reference_numpy.beam_maps(truth, setup))
+    panels = panel_surface(seed, setup, panels_um)
+    beams = np.asarray(reference_numpy.beam_maps(*with_surface(truth, setup, panels, source.wavelength))
+                       if panels_um else reference_numpy.beam_maps(truth, setup))
     rows, cols = map_region(npix, SHAPE)
     maps = beams[:, rows, cols] / beams[0].max()
     maps += BASELINE * rng.standard_normal(3)[:, None, None] + (noise * ratios[:, None, None]) * scan_noise(rng,

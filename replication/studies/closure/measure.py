@@ -46,20 +46,23 @@ from replication.studies.closure.maps import (
     check_grid,
     check_noise,
     check_noise_ratios,
+    check_panels,
     check_seeds,
+    panel_surface,
     simulated_maps,
 )
 from replication.studies.closure.records import CLOSURE_FILE, check_closure
 
 
 def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None, noise_ratios=EQUAL_NOISE,
-                per_map_noise=False):
+                per_map_noise=False, panels_um=0.0):
     """One seed made (at that noise, a fraction of the in-focus peak; its known surface up to truth_order, the
-    ladder's last order where None) and reduced as the real maps are (taper by likelihood, then the ladder of orders
-    with torch's exact adjoint, from a cold start), timed: its record; where the truth goes beyond the ladder, what
-    the order rule makes of it and whether the stated uncertainty covers the error (covered)."""
+    ladder's last order where None, with panel pistons of panels_um rms where asked) and reduced as the real maps are
+    (taper by likelihood, then the ladder of orders with torch's exact adjoint, from a cold start), timed: its
+    record; where the truth goes beyond the ladder or the basis, what the order rule makes of it and whether the
+    stated uncertainty covers the error (covered)."""
     truth_order = orders[-1] if truth_order is None else truth_order
-    maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise, noise_ratios)
+    maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise, noise_ratios, panels_um)
     observation = observation_of(SOURCES[0], maps, STEP).with_per_map_noise(per_map_noise)
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
@@ -68,7 +71,7 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_orde
     found = np.asarray(stages[-1]["x"])
     wavelength = SOURCES[0].wavelength
     fitted_setup = setup_for(reference_numpy, observation, orders[-1], npix)
-    truth_surface = surface_error(truth, truth_setup, wavelength)
+    truth_surface = surface_error(truth, truth_setup, wavelength) + panel_surface(seed, truth_setup, panels_um)
     error = rms(surface_error(found, fitted_setup, wavelength) - truth_surface)
     account, predicted = certified(observation, found, truth, orders[-1], npix, tol, truth_surface)
     record = {"seed": seed, "npix": npix, "orders": list(orders), "sigma": observation.sigma, "true_sigma": TRUE_SIGMA,
@@ -76,10 +79,10 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_orde
               "surface_error_um": error if math.isfinite(error) else None,
               "truth_surface_um": rms(truth_surface), "x": [float(v) for v in found],
               "truth": [float(v) for v in truth]} | account
-    if truth_order > orders[-1]:
+    if truth_order > orders[-1] or panels_um:
         errors = surface_error(found, fitted_setup, wavelength) - truth_surface
         record |= covered(observation, found, orders[-1], npix, tol, errors, predicted) | {"truth_order": truth_order}
-    return record
+    return record | ({"panels_um": panels_um} if panels_um else {})
 
 
 def covered(observation, found, order, npix, tol, errors, statistical) -> dict:
@@ -124,11 +127,13 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
 
 
 def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE,
-                     truth_order: int | None = None, noise_ratios=EQUAL_NOISE, per_map_noise: bool = False) -> dict:
+                     truth_order: int | None = None, noise_ratios=EQUAL_NOISE, per_map_noise: bool = False,
+                     panels_um: float = 0.0) -> dict:
     """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused
-    (a truth beyond the ladder's orders, where asked, is part of it; folders made before the maps' noise ratios
-    and the per-map weighting hold neither, and resume under their defaults)."""
+    (a truth beyond the ladder's orders or with panel pistons, where asked, is part of it; folders made before the
+    maps' noise ratios and the per-map weighting hold neither, and resume under their defaults)."""
     beyond = {} if truth_order is None or truth_order == orders[-1] else {"truth_order": truth_order}
+    beyond |= {"panels_um": check_panels(panels_um)} if panels_um else {}
     return {"npix": check_grid(npix), "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
             "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS,
@@ -137,10 +142,10 @@ def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: f
 
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
                 tol: float = TOL, quiet: bool = False, noise: float = NOISE, truth_order: int | None = None,
-                noise_ratios=EQUAL_NOISE, per_map_noise: bool = False) -> int:
+                noise_ratios=EQUAL_NOISE, per_map_noise: bool = False, panels_um: float = 0.0) -> int:
     """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
     fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
-    identity = closure_identity(npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise)
+    identity = closure_identity(npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise, panels_um)
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
@@ -153,7 +158,8 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     measurement.record_identity(folder, identity)
     with measurement.measuring(folder, environment, threads, len(todo), "closure", "seed", quiet) as (run_id, bar):
         for seed in todo:
-            record = reduce_seed(seed, npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise) | {
+            record = reduce_seed(seed, npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise,
+                                 panels_um) | {
                 "run_id": run_id, **identity}
             append_record(path, as_written(path, 0, record, check_closure))
             bar.update()

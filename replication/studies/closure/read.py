@@ -62,7 +62,7 @@ def coverage(records) -> dict:
     beyond = [r for r in records if r.covered_total is not None]
     if not beyond:
         return {}
-    return {"beyond": len(beyond), "truth_order": beyond[0].truth_order,
+    return {"beyond": len(beyond), "truth_order": beyond[0].truth_order, "panels_um": beyond[0].panels_um,
             "chosen_orders": sorted({r.chosen_order for r in beyond}),
             "truncation_um": statistics.median(r.truncation_um or 0.0 for r in beyond),
             "covered_statistical": statistics.median(r.covered_statistical for r in beyond),
@@ -91,7 +91,9 @@ def summary_lines(found: dict) -> list[str]:
                       "seed(s))") if part))
     if found.get("beyond"):
         chosen = ", ".join(map(str, found["chosen_orders"]))
-        lines.append(f"truth to n = {found['truth_order']}, fitted to n = {found['orders'][-1]}: the order rule chose "
+        panels = f" with panel pistons of {found['panels_um']:g} um rms" if found.get("panels_um") else ""
+        lines.append(f"truth to n = {found['truth_order']}{panels}, fitted to n = {found['orders'][-1]}: the order "
+                     "rule chose "
                      f"n = {chosen}; truncation systematic {found['truncation_um']:.3g} um (median); error within "
                      f"2 sigma over {found['covered_statistical']:.0%} of the dish with the "
                      f"statistical uncertainty alone, {found['covered_total']:.0%} with the systematic (medians)")

@@ -115,6 +115,8 @@ class Closure(Record):
     covered_total: Share | None = None
     noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
     """The maps' noise (a fraction of the in-focus peak); records before it was recorded were made at NOISE."""
+    panels_um: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    """The panel pistons' rms added to the known surface (micrometres), where the seed had them."""
 
 
 BOUND_FILE = "bound.jsonl"
