@@ -45,8 +45,9 @@ def add_closure_command(closure):
                               "and the share of the dish where the error lies within 2 sigma of the stated "
                               "uncertainty, statistical alone and with the systematic")
     closure.add_argument("--panels", type=panels_rms, default=0.0, metavar="UM",
-                         help="add to the known surface panel pistons of this rms (micrometres; rings of panels "
-                              "about 3 m wide, which no Zernike order holds): the seeds then say what the order rule "
+                         help="add to the known surface panel pistons of this rms (micrometres; 5 rings of panels "
+                              "about 6 m on a side on the SRT, which no Zernike order holds): the seeds then say what "
+                              "the order rule "
                               "chose and the share of the dish where the error lies within 2 sigma of the stated "
                               "uncertainty, statistical alone and with the systematic (default 0: none)")
     closure.add_argument("--bound", action="store_true",
