@@ -121,22 +121,27 @@ def end_distance(best: Optimum, x) -> float | None:
     return finite_or_none(best.distances(np.asarray(x, dtype=float))[0]) if best.polished else None
 
 
-def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
-    """Seconds from the start (preparation prep_s included) to the first evaluation within TARGET standard errors
-    of the optimum, or None where none came that close (the fit is then censored at its total time)."""
+def first_within_target(trajectory: dict, optimum: Optimum) -> int | None:
+    """The index of a fit's first evaluation within TARGET standard errors of the optimum, or None where none came
+    that close (or the optimum is not polished)."""
     if not optimum.polished or not len(trajectory["seconds"]):
         return None
     near = np.flatnonzero(optimum.distances(trajectory["params"]) <= TARGET)
-    return prep_s + float(trajectory["seconds"][near[0]]) if near.size else None
+    return int(near[0]) if near.size else None
+
+
+def time_to_target(prep_s: float, trajectory: dict, optimum: Optimum):
+    """Seconds from the start (preparation prep_s included) to the first evaluation within TARGET standard errors
+    of the optimum, or None where none came that close (the fit is then censored at its total time)."""
+    first = first_within_target(trajectory, optimum)
+    return None if first is None else prep_s + float(trajectory["seconds"][first])
 
 
 def evaluations_to_target(trajectory: dict, optimum: Optimum) -> int | None:
     """How many evaluations a fit made up to and including its first within TARGET standard errors of the optimum
     (the count time_to_target's evaluation carries), or None where none came that close."""
-    if not optimum.polished or not len(trajectory["seconds"]):
-        return None
-    near = np.flatnonzero(optimum.distances(trajectory["params"]) <= TARGET)
-    return int(trajectory["evaluations"][near[0]]) if near.size else None
+    first = first_within_target(trajectory, optimum)
+    return None if first is None else int(trajectory["evaluations"][first])
 
 
 def ended_at_target(distance: float | None, account: Account | None) -> bool | None:
