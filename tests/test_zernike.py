@@ -64,3 +64,22 @@ def test_orthogonal_over_the_unit_disk(basis):
 def test_shape_follows_the_points(basis, rng):
     x, y = rng.uniform(-1, 1, (2, 4, 5))
     assert basis(3, x, y).shape == (10, 4, 5)
+
+
+@pytest.mark.parametrize("nmax", [0, 1, 4, 9])
+def test_the_basis_shares_powers_and_factors_and_gives_each_term_to_the_bit(nmax, rng):
+    """zernike_basis computes each power of r and each azimuthal factor once: every row is still
+    radial_polynomial(n, |l|, r) * azimuthal_factor(l, phi) to the bit, in both trees."""
+    import torch
+
+    import reference_numpy
+    import torch_impl
+
+    x, y = rng.uniform(-1, 1, 200), rng.uniform(-1, 1, 200)
+    for tree, library in ((reference_numpy.zernike, np), (torch_impl.zernike, torch)):
+        xs, ys = library.asarray(x), library.asarray(y)
+        r, phi = library.hypot(xs, ys), library.arctan2(ys, xs)
+        rows = [tree.radial_polynomial(n, abs(l), r) * tree.azimuthal_factor(l, phi)
+                for n, l in tree.zernike_indices(nmax)]
+        np.testing.assert_array_equal(np.asarray(tree.zernike_basis(nmax, xs, ys)), np.stack([np.asarray(row)
+                                                                                             for row in rows]))

@@ -45,7 +45,17 @@ def azimuthal_factor(l, phi):
 
 
 def zernike_basis(nmax: int, x: Array, y: Array) -> Array:
-    """Zernike polynomials up to order nmax at points (x, y) in dish radii: shape (N, *x.shape)."""
+    """Zernike polynomials up to order nmax at points (x, y) in dish radii: shape (N, *x.shape). Each power of r and
+    each azimuthal factor is computed once and shared by the terms that use it (the same operations as
+    radial_polynomial and azimuthal_factor: the same numbers to the bit)."""
     r = torch.hypot(x, y)
     phi = torch.atan2(y, x)
-    return torch.stack([radial_polynomial(n, abs(l), r) * azimuthal_factor(l, phi) for n, l in zernike_indices(nmax)])
+    powers = [r**power for power in range(nmax + 1)]
+    factors = {l: azimuthal_factor(l, phi) for l in range(-nmax, nmax + 1)}
+    rows = []
+    for n, l in zernike_indices(nmax):
+        radial = torch.zeros_like(r)
+        for coefficient, power in radial_terms(n, abs(l)):
+            radial = radial + coefficient * powers[power]
+        rows.append(radial * factors[l])
+    return torch.stack(rows)
