@@ -103,16 +103,15 @@ def algorithmic_limits(series, floors):
     reached it: a bound enters no ratio). [] without floors."""
     rows = []
     for key in PEER_POINTS:
-        counts = {name: points[key].target.evaluations[0] for name, points in series.items()
-                  if key in points and timed_to_target(points[key]) and points[key].target.evaluations
-                  and points[key].target.evaluations[0] is not None}
+        timed = {name: points[key] for name, points in series.items() if key in points and timed_to_target(points[key])}
+        counts = {name: record.target.evaluations[0] for name, record in timed.items()
+                  if record.target.evaluations and record.target.evaluations[0] is not None}
         if key[0] not in floors or not counts:
             continue
         best = min(counts, key=counts.get)
         limit_s = counts[best] * floors[key[0]] / 1e3
-        over = {name: seconds(points[key]) / limit_s for name, points in series.items()
-                if key in points and timed_to_target(points[key]) and points[key].target.reached == len(
-                    points[key].target.times)}
+        over = {name: seconds(record) / limit_s for name, record in timed.items()
+                if record.target.reached == len(record.target.times)}
         rows.append({"npix": key[0], "nzern": key[1], "evaluations": counts[best], "best": best,
                      "floor_ms": floors[key[0]], "limit_ms": 1e3 * limit_s, "over": over})
     return rows
