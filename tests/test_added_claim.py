@@ -14,7 +14,7 @@ from replication.core.paths import REFERENCE, ROOT
 TOY = '''"""A toy claim: every check of the cross-check passed (added by tests/test_added_claim.py, then removed)."""
 
 from replication.claims import Claim
-from replication.core.judging import NOT_MEASURED
+from replication.core.judging import Verdict
 from replication.core.objectives import CAUCHY
 from replication.core.plotting import Figure, save, subplots
 
@@ -26,9 +26,9 @@ def checks_of(run):
 def evaluate(run, objective):
     checks = checks_of(run)
     if objective is not CAUCHY or not checks:
-        return {"value": None, "verdict": NOT_MEASURED, "text": None}
+        return Verdict()
     share = sum(check.passed for check in checks) / len(checks)
-    return {"value": share, "verdict": CLAIM.rule.grade(share), "text": f"toy: {share:.0%} of {len(checks)} checks"}
+    return Verdict(value=share, verdict=CLAIM.rule.grade(share), text=f"toy: {share:.0%} of {len(checks)} checks")
 
 
 def shows(all_runs):
@@ -39,7 +39,7 @@ def shows(all_runs):
 def draw(all_runs, folder):
     (runs,) = shows(all_runs)
     figure, axis = subplots(figsize=(4, 3))
-    axis.bar(range(len(runs)), [evaluate(run, CAUCHY)["value"] for run in runs])
+    axis.bar(range(len(runs)), [evaluate(run, CAUCHY).value for run in runs])
     return save(figure, folder, FIGURE.stem)
 
 
@@ -84,3 +84,23 @@ def test_a_claim_added_as_one_file_reaches_every_table_and_the_figure_list(tmp_p
     assert (out / "figures" / "fig_toy_checks.png").is_file()
     assert "fig_toy_checks.png" in report
     assert not toy.exists()
+
+
+def test_no_module_outside_the_claims_names_a_claim_by_its_id():
+    """The report reads every claim through the same methods (claims.claim.Claim): no string that is a claim's id
+    (C1 ... C6, an added claim's) appears in replication/ outside replication/claims/, and every claim, the paper's
+    too, carries its own evaluation."""
+    import ast
+
+    from replication import claims
+
+    ids = {claim.id for claim in claims.CLAIMS}
+    found = []
+    for path in sorted((ROOT / "replication").rglob("*.py")):
+        if "claims" in path.relative_to(ROOT / "replication").parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in ids:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not found, found
+    assert all(claim.evaluate is not None for claim in claims.CLAIMS)

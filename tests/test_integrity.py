@@ -15,7 +15,7 @@ from conftest import run_command
 
 import reference_numpy
 import torch_impl
-from replication.claims import verdicts
+from replication.claims import speed
 from replication.core import judging, runs
 from replication.core.environment import machine_record
 from replication.core.paths import ROOT
@@ -318,4 +318,4 @@ def test_degenerate_setups_are_refused_naming_the_argument(package, args, option
 
 def test_c4_needs_three_measured_orders_at_npix_128_or_more():
     smoke_like = {(32, 2): 3.0, (32, 3): 9.0}
-    assert verdicts.verdict_c4(smoke_like)["verdict"] == judging.NOT_MEASURED
+    assert speed.verdict_c4(smoke_like).verdict == judging.NOT_MEASURED

@@ -11,7 +11,7 @@ import pytest
 from conftest import both
 
 from replication import claims
-from replication.claims import mechanism, verdicts
+from replication.claims import agreement, mechanism, speed
 from replication.core import judging, point_times, runs
 from replication.core.environment import machine_record
 from replication.core.paths import FIGURES, PAPER
@@ -88,80 +88,80 @@ def test_every_figure_is_written_and_not_empty(smoke_drawing):
 @pytest.mark.parametrize(
     ("verdict", "met", "partly", "missed"),
     [
-        (verdicts.verdict_c1, {(512, 4): 60.0}, {(512, 4): 20.0}, {(512, 4): 3.0}),
-        (verdicts.verdict_c2, {(256, 2): 6.0, (512, 2): 8.0}, {(256, 2): 3.0}, {(256, 2): 1.5, (64, 2): 50.0}),
-        (verdicts.verdict_c3, {(128, 2): 9.0, (32, 2): 1.0}, {(256, 4): 2.5}, {(512, 2): 1.2, (32, 2): 40.0}),
-        (verdicts.verdict_c4, {(512, 2): 10.0, (512, 4): 11.0, (512, 6): 11.5, (512, 8): 12.0},
+        (speed.verdict_c1, {(512, 4): 60.0}, {(512, 4): 20.0}, {(512, 4): 3.0}),
+        (speed.verdict_c2, {(256, 2): 6.0, (512, 2): 8.0}, {(256, 2): 3.0}, {(256, 2): 1.5, (64, 2): 50.0}),
+        (speed.verdict_c3, {(128, 2): 9.0, (32, 2): 1.0}, {(256, 4): 2.5}, {(512, 2): 1.2, (32, 2): 40.0}),
+        (speed.verdict_c4, {(512, 2): 10.0, (512, 4): 11.0, (512, 6): 11.5, (512, 8): 12.0},
          {(512, 2): 6.0, (512, 4): 7.5, (512, 6): 9.0, (512, 8): 11.0},
          {(512, 2): 2.0, (512, 4): 4.0, (512, 6): 9.0, (512, 8): 20.0}),
     ],
 )
 def test_speed_up_verdicts_both_ways(verdict, met, partly, missed):
-    assert verdict(met)["verdict"] == judging.REPRODUCED
-    assert verdict(partly)["verdict"] == judging.PARTLY
-    assert verdict(missed)["verdict"] == judging.NOT_REPRODUCED
-    assert verdict({})["verdict"] == judging.NOT_MEASURED
+    assert verdict(met).verdict == judging.REPRODUCED
+    assert verdict(partly).verdict == judging.PARTLY
+    assert verdict(missed).verdict == judging.NOT_REPRODUCED
+    assert verdict({}).verdict == judging.NOT_MEASURED
 
 
 def test_c2_and_c3_must_hold_at_every_grid_size():
     ratios = {(256, 2): 2.5, (256, 4): 2.6, (512, 2): 12.0, (512, 4): 12.0, (512, 6): 14.0}
-    result = verdicts.verdict_c2(ratios)
-    assert result["by_npix"] == {256: 2.55, 512: 12.0}
-    assert result["value"] == 2.55
-    assert result["verdict"] == judging.PARTLY
-    assert verdicts.verdict_c3({(64, 2): 1.0, **ratios})["value"] == 2.55  # below 128 does not count
+    result = speed.verdict_c2(ratios)
+    assert result.by_npix == {256: 2.55, 512: 12.0}
+    assert result.value == 2.55
+    assert result.verdict == judging.PARTLY
+    assert speed.verdict_c3({(64, 2): 1.0, **ratios}).value == 2.55  # below 128 does not count
 
 
 def test_c4_uses_the_largest_grid_with_every_fixed_order_from_npix_128():
-    result = verdicts.verdict_c4({(512, 2): 10.0, (512, 4): 10.5, (512, 6): 10.7, (512, 8): 11.0, (1024, 2): 1.0,
+    result = speed.verdict_c4({(512, 2): 10.0, (512, 4): 10.5, (512, 6): 10.7, (512, 8): 11.0, (1024, 2): 1.0,
                                   (1024, 8): 9.0, (256, 2): 1.0, (256, 4): 1.0, (256, 6): 1.0, (256, 8): 50.0})
-    assert result["npix"] == 512
-    assert result["spread"] == pytest.approx(1.1)
-    assert abs(result["value"]) < 0.1
+    assert result.npix == 512
+    assert result.spread == pytest.approx(1.1)
+    assert abs(result.value) < 0.1
     too_small = {(64, n): 10.0 for n in (2, 4, 6, 8)} | {(128, 2): 10.0, (128, 8): 10.0}
-    assert verdicts.verdict_c4(too_small)["verdict"] == judging.NOT_MEASURED
+    assert speed.verdict_c4(too_small).verdict == judging.NOT_MEASURED
 
 
 def test_c4_slope_is_one_for_a_speed_up_proportional_to_the_parameters():
     ratios = {(256, n): 0.5 * claims.parameter_count(n) for n in (2, 4, 6, 8)}
-    assert verdicts.verdict_c4(ratios)["value"] == pytest.approx(1.0)
+    assert speed.verdict_c4(ratios).value == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("extra", [{}, {3: 100.0}, {3: 0.01, 5: 50.0, 7: 1.0, 9: 1e3}])
 def test_c4_judges_the_fixed_orders_whatever_else_a_run_measured(extra):
     """Runs that measured other orders besides n = 2, 4, 6, 8 get the same C4 from the same fixed-order ratios."""
     fixed = {(512, 2): 4.0, (512, 4): 6.0, (512, 6): 8.0, (512, 8): 12.0}
-    base = verdicts.verdict_c4(fixed)
-    other = verdicts.verdict_c4(fixed | {(512, n): value for n, value in extra.items()})
-    assert (other["value"], other["verdict"], other["spread"]) == (base["value"], base["verdict"], base["spread"])
+    base = speed.verdict_c4(fixed)
+    other = speed.verdict_c4(fixed | {(512, n): value for n, value in extra.items()})
+    assert (other.value, other.verdict, other.spread) == (base.value, base.verdict, base.spread)
 
 
 def test_c1_is_the_median_over_orders_at_the_largest_grid_with_the_largest_ratio_beside_it():
     ratios = {(256, 8): 400.0, (512, 2): 20.0, (512, 4): 30.0, (512, 8): 60.0}
-    result = verdicts.verdict_c1(ratios)
-    assert (result["value"], result["npix"], result["max"], result["point"]) == (30.0, 512, 400.0, (256, 8))
-    assert result["verdict"] == judging.PARTLY  # one outlier does not make it reproduced
+    result = speed.verdict_c1(ratios)
+    assert (result.value, result.npix, result.max, result.point) == (30.0, 512, 400.0, (256, 8))
+    assert result.verdict == judging.PARTLY  # one outlier does not make it reproduced
 
 
 def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
     point = {"series": "torch-cpu", "against": "numpy", "npix": 64, "nzern": 3}
     close, far = point | {"max_stderr": 0.01, "comparable": True}, point | {"max_stderr": 0.5, "comparable": True}
     short = point | {"max_stderr": 0.5, "comparable": False}
-    assert verdicts.verdict_c5a([close], [close, short])["verdict"] == judging.REPRODUCED
-    assert verdicts.verdict_c5a([close], [close, short])["not_comparable"] == 1
-    assert verdicts.verdict_c5a([], [far])["verdict"] == judging.NOT_REPRODUCED
-    assert verdicts.verdict_c5a([], [close] * 19 + [far])["verdict"] == judging.PARTLY
-    assert verdicts.verdict_c5a([], [short])["verdict"] == judging.NOT_MEASURED
-    assert verdicts.verdict_c5b([True] * 10)["verdict"] == judging.REPRODUCED
-    assert verdicts.verdict_c5b([True] * 9 + [False])["verdict"] == judging.PARTLY
-    assert verdicts.verdict_c5b([False])["verdict"] == judging.NOT_REPRODUCED
-    assert verdicts.verdict_c5b([])["verdict"] == judging.NOT_MEASURED
+    assert agreement.verdict_c5a([close], [close, short]).verdict == judging.REPRODUCED
+    assert agreement.verdict_c5a([close], [close, short]).not_comparable == 1
+    assert agreement.verdict_c5a([], [far]).verdict == judging.NOT_REPRODUCED
+    assert agreement.verdict_c5a([], [close] * 19 + [far]).verdict == judging.PARTLY
+    assert agreement.verdict_c5a([], [short]).verdict == judging.NOT_MEASURED
+    assert agreement.verdict_c5b([True] * 10).verdict == judging.REPRODUCED
+    assert agreement.verdict_c5b([True] * 9 + [False]).verdict == judging.PARTLY
+    assert agreement.verdict_c5b([False]).verdict == judging.NOT_REPRODUCED
+    assert agreement.verdict_c5b([]).verdict == judging.NOT_MEASURED
 
 
 def test_c6_verdict_both_ways():
-    assert verdicts.verdict_c6({"share": 0.85})["verdict"] == judging.REPRODUCED
-    assert verdicts.verdict_c6({"share": 0.7})["verdict"] == judging.PARTLY
-    assert verdicts.verdict_c6({"share": 0.3})["verdict"] == judging.NOT_REPRODUCED
+    assert agreement.verdict_c6({"share": 0.85}).verdict == judging.REPRODUCED
+    assert agreement.verdict_c6({"share": 0.7}).verdict == judging.PARTLY
+    assert agreement.verdict_c6({"share": 0.3}).verdict == judging.NOT_REPRODUCED
 
 
 def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_estimates(no_references, tmp_path,

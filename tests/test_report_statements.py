@@ -2,6 +2,7 @@
 old statements false (a fast fit that stopped short, a C1 point elsewhere than the largest grid, factors that do
 not multiply), and checks that the report says what its numbers say."""
 
+import dataclasses
 import json
 import types
 
@@ -9,7 +10,7 @@ import msgspec
 import pytest
 from conftest import both, measured_point
 
-from replication.claims import mechanism, verdicts
+from replication.claims import mechanism, speed
 from replication.claims.mechanism import decomposition_run
 from replication.claims.retrieval import retrieval_claims
 from replication.core import format as fmt
@@ -89,8 +90,8 @@ def test_a_fit_that_stopped_short_enters_no_ratio_and_is_marked(synthetic):
     assert "0.001 †" in row
     cells = [cell.strip() for cell in row.split("|")]
     assert cells[-4] == "—"  # numpy / torch-cpu at that point: no ratio
-    c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
-    assert f"{fmt.times(c3['value'])} at npix" in both(texts)
+    c3 = speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
+    assert f"{fmt.times(c3.value)} at npix" in both(texts)
     reasons = sweep_read.left_out(run.series)
     assert f"{reasons['stopped before the optimum']} stopped before the optimum" in both(texts)
     assert "their times enter no ratio" in both(texts)
@@ -100,10 +101,10 @@ def test_c1_names_its_point_and_the_threads_numpy_had(synthetic):
     run_folder, references = synthetic
     text = both(render_all([run_folder], references, output=run_folder, figures=run_folder / "figures"))
     (run,) = report.load_runs([run_folder], references)
-    c1 = verdicts.verdict_c1(point_times.speedups(run.series, NUMPY, TORCH_CUDA))
-    assert c1["point"] == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
-    largest = fmt.times(c1["max"], False)
-    assert (f"{fmt.times(c1['value'])} at npix {c1['npix']} (max {largest} at npix 128, n = 4); "
+    c1 = speed.verdict_c1(point_times.speedups(run.series, NUMPY, TORCH_CUDA))
+    assert c1.point == (128, 4)  # the largest ratio is not at the largest grid: the cell must say both
+    largest = fmt.times(c1.max, False)
+    assert (f"{fmt.times(c1.value)} at npix {c1.npix} (max {largest} at npix 128, n = 4); "
             "NumPy on 3 of 7 cores") in text
     assert "torch-cpu on 3 of 7 cores" in text
 
@@ -189,7 +190,7 @@ def test_a_size_with_a_fit_that_stopped_short_is_left_out_of_the_per_size_verdic
     assert 512 in left_out  # the stopped-short torch fit
     assert left_out <= {512, 32}  # and npix 32, whose n = 8 is not identifiable
     assert all(key in complete for key in every if key[0] not in left_out)
-    assert 512 not in verdicts.verdict_c3(complete)["by_npix"]
+    assert 512 not in speed.verdict_c3(complete).by_npix
 
 
 def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypatch, reference_texts):
@@ -199,12 +200,13 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
     text = both(reference_texts)
     if sentence in text:
         c4 = real(shown.series)["c4"]
-        assert [c4["finite differences"]["verdict"], c4["exact (adjoint)"]["verdict"]] == ["reproduced"] * 2
+        assert [c4["finite differences"].verdict, c4["exact (adjoint)"].verdict] == ["reproduced"] * 2
 
     def adjoint_fails(series):
         result = real(series)
         if result:
-            result["c4"]["exact (adjoint)"] = result["c4"]["exact (adjoint)"] | {"verdict": judging.NOT_REPRODUCED}
+            result["c4"]["exact (adjoint)"] = dataclasses.replace(result["c4"]["exact (adjoint)"],
+                                                              verdict=judging.NOT_REPRODUCED)
         return result
 
     monkeypatch.setattr(mechanism, "decomposition", adjoint_fails)
@@ -327,11 +329,11 @@ def test_the_retrieval_section_says_what_its_fits_say(synthetic):
     assert "12 cold-start fits; 11 global optimum, 1 local minimum." in main
     interval = fmt.share_range(judging.wilson(5, 6))
     assert f"| 1 | 6 of 6 (61-100%); 0.01 | 5 of 6 ({interval}); 0.01 | 0.01 |" in main  # rms 1: numpy, torch-cpu
-    claims = retrieval_claims(read_retrieval(folder / "points.jsonl"))
-    assert claims["C3"]["by_npix"] == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
-    assert claims["C4"]["verdict"] == "not reproduced"
-    assert f"| C3: CPU torch ~10x NumPy | {fmt.times(claims['C3']['value'])} at npix 128: **reproduced** |" in main
-    assert f"slope {claims['C4']['value']:.2f} at npix 128" in main
+    c3, c4 = retrieval_claims(read_retrieval(folder / "points.jsonl")).values()
+    assert c3.by_npix == {128: pytest.approx(5.0)}  # medians of 2, 4, 6, 8 (32: too small)
+    assert c4.verdict == "not reproduced"
+    assert f"| C3: CPU torch ~10x NumPy | {fmt.times(c3.value)} at npix 128: **reproduced** |" in main
+    assert f"slope {c4.value:.2f} at npix 128" in main
     appendix = texts["runs/your-synthetic.md"]
     assert "| 32 | 3 | 1 | 2/2; 9 s, 12 ev; 0.01 rad | 1/2; 1 s, 12 ev; 0.01 rad | 0.02 |" in appendix
 
@@ -385,21 +387,21 @@ def test_the_first_screen_table_says_what_the_runs_measured():
     all_runs = [run for run in judged if sweep_read.timed_to_targets(run.series)]  # today's rule only
     old = [run for run in judged if run not in all_runs]
     assert old  # the committed runs include older ones, which the first screen must leave out
-    c3 = [verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
-    values = [found["value"] for found in c3 if found["value"] is not None and not found["value"].is_bound]
-    bounds = [found["value"] for found in c3 if found["value"] is not None and found["value"].is_bound]
+    c3 = [speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
+    values = [found.value for found in c3 if found.value is not None and not found.value.is_bound]
+    bounds = [found.value for found in c3 if found.value is not None and found.value.is_bound]
     low, high = fmt.times(min(values, key=float), False), fmt.times(max(values, key=float), False)
     row = next(line for line in text.splitlines() if line.startswith("| C3 | "))
     expected = f"{low} to {high}" + (f", {len(bounds)} run{'s' if len(bounds) > 1 else ''} only a bound" if bounds
                                      else "")
     assert f"| {expected} |" in row
     for run in old:  # no value of an older run in the row
-        found = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))["value"]
+        found = speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)).value
         assert fmt.times(found, False) not in row.split("|")[3]
     counts = {}
     for found in c3:
-        if found["verdict"] != judging.NOT_MEASURED:
-            counts[found["verdict"]] = counts.get(found["verdict"], 0) + 1
+        if found.verdict != judging.NOT_MEASURED:
+            counts[found.verdict] = counts.get(found.verdict, 0) + 1
     for verdict, count in counts.items():
         assert f"{count} {verdict}" in row
     assert sum(counts.values()) <= len(all_runs)
@@ -507,12 +509,12 @@ def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
     text = (PAPER / "REPORT.md").read_text()
     (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
     assert not sweep_read.timed_to_targets(gpu.series)
-    c1 = verdicts.verdict_c1(sweep_read.complete_sizes(gpu.series, NUMPY, TORCH_CUDA))
+    c1 = speed.verdict_c1(sweep_read.complete_sizes(gpu.series, NUMPY, TORCH_CUDA))
     for claim in ("C1", "C2"):
         row = next(line for line in text.splitlines() if line.startswith(f"| {claim} | "))
         assert row.endswith("| not measured with today's rule | — | — |")
     caveat = " ".join(next(part for part in text.split("\n- ") if part.startswith("**C1**: ")).split())
-    assert f"indicative only, not judged: {fmt.times(c1['value'], False)}" in caveat
+    assert f"indicative only, not judged: {fmt.times(c1.value, False)}" in caveat
     assert "time to stop" in caveat
 
 
@@ -521,22 +523,22 @@ def test_each_claim_is_defined_in_one_place():
     it, and the first screen's rows are the claims of the paper (ours left out)."""
     from replication import claims
 
-    assert [claim.id for claim in claims.CLAIMS] == list(cells.CLAIMS) == list(verdicts.RULES)
+    assert [claim.id for claim in claims.CLAIMS] == list(cells.CLAIMS) == list(cells.RULES)
     text = (PAPER / "REPORT.md").read_text()
     rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| C") and
             not line.startswith("| Claim")]
     paper_claims = [claim.id for claim in claims.CLAIMS if claim.paper]
     assert rows[:len(paper_claims)] == paper_claims
     for claim in claims.CLAIMS:
-        rule = verdicts.RULES[claim.id]
+        rule = claims.BY_ID[claim.id].rule
         assert rule.text.startswith(claim.measure)
         assert (rule.reproduced, rule.partly, rule.upper) == (claim.reproduced, claim.partly, claim.upper)
-        assert claim.id in cells.TIMED if claim.timed else claim.id not in cells.TIMED
+        assert claim in speed.TIMED if claim.timed else claim not in speed.TIMED
     (run,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
-    judged = verdicts.judge_timed(run.series)
-    assert list(judged) == list(cells.TIMED)
-    c3 = verdicts.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
-    assert (judged["C3"]["value"], judged["C3"]["verdict"]) == (c3["value"], c3["verdict"])
+    judged = speed.judge_timed(run.series)
+    assert list(judged) == [claim.id for claim in speed.TIMED]
+    c3 = speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU))
+    assert (judged["C3"].value, judged["C3"].verdict) == (c3.value, c3.verdict)
 
 
 def test_a_peers_cell_of_a_fit_that_is_not_a_solution_prints_no_value_ratio():

@@ -8,12 +8,14 @@ import pytest
 
 from replication.claims import C3_ORDERS as JUDGED_ORDERS
 from replication.claims import sensitivity
+from replication.claims.claim import Alternative
+from replication.core.judging import Verdict
 from replication.core.objectives import CAUCHY
 from replication.core.paths import REFERENCE
 from replication.core.series import NUMPY, TORCH_CPU
 from replication.report import load
-from replication.report.cells import Notes, run_claims, run_code
-from replication.report.sensitivity import cell_text, evidence_of
+from replication.report.cells import Notes, run_claims
+from replication.report.sensitivity import cell_text
 
 RUN = REFERENCE / "2026-12-03_vm_amd-epyc-2c"
 """A run timed to the target whose speed-ups at npix >= 256 are all values (no fit left short of the target)."""
@@ -22,7 +24,7 @@ RUN = REFERENCE / "2026-12-03_vm_amd-epyc-2c"
 @pytest.fixture(scope="module")
 def judged():
     run = load.load_run(RUN, own=False)
-    return run, {(row["claim"], row["words"]): row for row in sensitivity.judge_all(evidence_of(run))}
+    return run, {(row.claim.id, row.rule.words): row.found for row in sensitivity.judge_all(run, CAUCHY)}
 
 
 C3_ORDERS = (2, 4, 6, 8)
@@ -60,34 +62,34 @@ def test_c3_over_larger_grids_is_what_the_points_give(judged):
     values = {npix: value for npix, value in medians.items() if npix not in bounds}
     weakest = min(values, key=values.get)
     assert all(medians[npix] > values[weakest] for npix in bounds)  # a least value above it: not the weakest
-    assert rows[("C3", "weakest grid of npix >= 256")]["text"] == f"{values[weakest]:.3g}x at npix {weakest}"
-    assert rows[("C3", "largest grid measured")]["value"] >= medians[max(medians)] * (1 - 1e-12)
+    assert rows[("C3", "weakest grid of npix >= 256")].text == f"{values[weakest]:.3g}x at npix {weakest}"
+    assert rows[("C3", "largest grid measured")].value >= medians[max(medians)] * (1 - 1e-12)
 
 
 def test_a_higher_bar_grades_the_same_value_harder(judged):
     _, rows = judged
     today = rows[("C3", "weakest grid of npix >= 128, bar 5x (today's)")]
     harder = rows[("C3", "weakest grid of npix >= 128, bar 7x")]
-    assert float(harder["value"]) == float(today["value"])
-    assert harder["verdict"] == ("reproduced" if today["value"] >= 7 else "partly" if today["value"] >= 2
-                                 else "not reproduced")
+    assert float(harder.value) == float(today.value)
+    assert harder.verdict == ("reproduced" if today.value >= 7 else "partly" if today.value >= 2
+                              else "not reproduced")
 
 
 def test_todays_rows_are_the_claims_tables_verdicts(judged):
     run, rows = judged
-    cells = run_claims(run, run_code(run, {"modules": {}}), CAUCHY, Notes())
-    for rule in sensitivity.ALTERNATIVES:
+    cells = run_claims(run, CAUCHY, Notes())
+    for claim, rule in sensitivity.alternatives():
         if rule.today:
-            assert rows[(rule.claim, rule.words)]["verdict"] == cells[rule.claim]["verdict"], rule.claim
+            assert rows[(claim.id, rule.words)].verdict == cells[claim.id].verdict, claim.id
     looser = rows[("C5a", "within 0.5 SE")]
-    assert looser["total"] == cells["C5a"]["found"]["total"]
-    assert looser["passed"] >= cells["C5a"]["found"]["passed"]
+    assert looser.total == cells["C5a"].found.total
+    assert looser.passed >= cells["C5a"].found.passed
 
 
 def test_a_rule_that_changes_a_verdict_is_listed_and_one_that_does_not_is_not():
-    rows = [{"claim": "C3", "words": "today", "today": True, "verdict": "partly"},
-            {"claim": "C3", "words": "other", "today": False, "verdict": "reproduced"},
-            {"claim": "C3", "words": "same", "today": False, "verdict": "partly"},
-            {"claim": "C3", "words": "open", "today": False, "verdict": "undetermined"}]
-    assert [row["words"] for row in sensitivity.flips(rows)] == ["other"]
-    assert cell_text({"verdict": "not measured here", "text": None}) == "—"
+    claim = sensitivity.CLAIMS[2]
+    rows = [sensitivity.Judged(claim, Alternative(words, words == "today", None), Verdict(verdict=verdict))
+            for words, verdict in (("today", "partly"), ("other", "reproduced"), ("same", "partly"),
+                                   ("open", "undetermined"))]
+    assert [row.rule.words for row in sensitivity.flips(rows)] == ["other"]
+    assert cell_text(sensitivity.Judged(claim, rows[0].rule, Verdict())) == "—"

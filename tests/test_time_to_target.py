@@ -100,7 +100,7 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     """The same point fitted twice by torch: once stopped early (never within the target), once to the end. Read
     as the slower series, the stopped fit's time is its total, a lower bound: the speed-up is 'at least', graded at
     both ends of what it can be (undetermined where those differ), and printed with '>='."""
-    from replication.claims import verdicts
+    from replication import claims
     from replication.core import format as fmt
     from replication.core import judging
     from replication.core.series import Series
@@ -127,7 +127,7 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
     neither = {slow: {(32, 3): as_numpy}, fast: {(32, 3): stopped}}
     assert point_times.speedups(neither, slow, fast) == {}  # no ratio...
     assert sweep_read.complete_sizes(neither, slow, fast)[(32, 3)].kind == judging.UNDETERMINED  # ...but not dropped
-    rule = verdicts.RULES["C3"]
+    rule = claims.BY_ID["C3"].rule
     assert rule.grade(judging.Ratio(6.0, 5.0, float("inf"), judging.AT_LEAST)) == judging.REPRODUCED
     assert rule.grade(judging.Ratio(3.0, 2.5, float("inf"), judging.AT_LEAST)) == judging.UNDETERMINED
     assert rule.possible(3.0, float("inf")) == (judging.PARTLY, judging.REPRODUCED)
@@ -138,7 +138,7 @@ def test_the_rules_read_a_stopped_early_fit_as_a_bound_never_a_value(optima):
 def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
     import statistics
 
-    from replication.claims.verdicts import verdict_c3, verdict_c4
+    from replication.claims.speed import verdict_c3, verdict_c4
     from replication.core.judging import (
         AT_LEAST,
         AT_MOST,
@@ -163,14 +163,14 @@ def test_a_median_over_bounds_is_a_value_only_where_no_bound_can_move_it():
         AT_MOST
     c3 = verdict_c3({(128, 2): Ratio(20.0, 18.0, float("inf"), AT_LEAST), (128, 4): Ratio(12.0, 11.0, 13.0),
                      (128, 6): Ratio(14.0, 13.0, 15.0)})
-    assert c3["value"].kind == VALUE
-    assert float(c3["value"]) == 14.0
+    assert c3.value.kind == VALUE
+    assert float(c3.value) == 14.0
     # C4: a bound on the largest order leaves the slope open on one side; graded at both ends
     open_slope = verdict_c4({(256, 2): 2.0, (256, 4): 4.0, (256, 6): 6.0,
                              (256, 8): Ratio(10.0, 9.0, float("inf"), AT_LEAST)})
-    assert open_slope["value"] is None
-    assert open_slope["known"][1] == float("inf")
-    assert open_slope["verdict"] == NOT_REPRODUCED  # at least the slope of the values, about 1: above 0.6 either way
+    assert open_slope.value is None
+    assert open_slope.known[1] == float("inf")
+    assert open_slope.verdict == NOT_REPRODUCED  # at least the slope of the values, about 1: above 0.6 either way
 
 
 def test_every_ratio_of_the_reference_runs_lies_in_its_range_over_the_repeats():
@@ -190,7 +190,7 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     """A NumPy point whose first fit runs past the time limit is fitted once, stopped there: its time to the
     optimum (never reached) is its total, so its speed-up over a finished torch fit is 'at least'; its end enters
     neither C5a (the pair is not compared) nor C5b."""
-    from replication.claims import verdicts
+    from replication.claims import agreement
     from replication.core import judging, optimum
     from replication.core.registry import NUMPY
     from replication.core.series import Series
@@ -212,7 +212,7 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
         limited.total_s.median / point_times.seconds(finished))
     (pair,) = sweep_read.mahalanobis_differences(series, optima.known)
     assert not pair["comparable"]
-    assert verdicts.verdict_c5a([], [pair])["not_comparable"] == 1
+    assert agreement.verdict_c5a([], [pair]).not_comparable == 1
     assert len(sweep_read.endings(series)) == 1  # torch's only
 
 

@@ -53,7 +53,7 @@ def answer_plan(all_runs):
     if cpu_run is None:
         return plan
     c4 = decomposition(cpu_run.series).get("c4", {})
-    npix = next((found["npix"] for found in c4.values() if found["npix"]), None)
+    npix = next((found.npix for found in c4.values() if found.npix), None)
     plan["npix"] = npix = npix or max((k[0] for k in speedups(cpu_run.series, NUMPY, TORCH_CPU)), default=None)
     for (slow, fast), colour, text in (((NUMPY, TORCH_CPU), "tab:orange", "paper's: NumPy differences / autograd"),
                                        ((NUMPY_ADJOINT, TORCH_ADJOINT), "tab:blue", "exact gradient both sides"),

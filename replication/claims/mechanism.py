@@ -9,7 +9,7 @@ import matplotlib.patches
 import matplotlib.ticker
 import numpy as np
 
-from replication.claims.verdicts import verdict_c4
+from replication.claims.speed import verdict_c4
 from replication.core.judging import UNDETERMINED, aggregate, geometric_mean
 from replication.core.plotting import Figure, save, shown_run, subplots
 from replication.core.point_times import speedups
@@ -131,4 +131,4 @@ def decomposition_run(all_runs):
     """The run whose speed-up decomposition figure 6 and the main report show: your first run that has one, else
     the reference run whose decomposition judges C4 for the most gradients (the newest, by its start, among equals)."""
     return shown_run([run for run in all_runs if decomposition(run.series)], lambda run: sum(
-        verdict["npix"] is not None for verdict in decomposition(run.series)["c4"].values()))
+        verdict.npix is not None for verdict in decomposition(run.series)["c4"].values()))

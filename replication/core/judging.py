@@ -152,13 +152,38 @@ def absolute_range(least, most):
     return min(abs(least), abs(most)), max(abs(least), abs(most))
 
 
-def share_verdict(passed, rule):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """A claim judged on one run: value (a number, a Ratio, or None where not measured), verdict (its grade) and
+    text (the value in a few words, for a cell; None where not measured). A claim's own kind adds what it found."""
+
+    value: float | None = None
+    verdict: str = NOT_MEASURED
+    text: str | None = None
+
+    def worded(self, text):
+        """The same verdict with its text (None for an empty one)."""
+        return dataclasses.replace(self, text=text or None)
+
+    def extent(self):
+        """The range its value is known to lie in: a bound's floor and ceiling."""
+        return self.value.floor, self.value.ceiling
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Share(Verdict):
+    """A verdict on a share: passed of total."""
+
+    passed: int = 0
+    total: int = 0
+
+
+def share_verdict(passed, rule) -> Share:
     """The share of passes graded by rule; none: not measured."""
     if not passed:
-        return {"value": None, "verdict": NOT_MEASURED, "passed": 0, "total": 0}
+        return Share()
     share = sum(passed) / len(passed)
-    verdict = rule.grade(share)
-    return {"value": share, "verdict": verdict, "passed": sum(passed), "total": len(passed)}
+    return Share(value=share, verdict=rule.grade(share), passed=sum(passed), total=len(passed))
 
 
 def geometric_mean(values):

@@ -1,34 +1,23 @@
 """The report's first screen: the claims table over every run judged by today's rule (what the paper says, ours,
 where, the verdict, the caveats), the mechanism sentence and the answer above it."""
 
-import math
-
 from replication import claims
-from replication.claims import verdicts as claim_verdicts
-from replication.core import judging, point_times
-from replication.core.format import bound_text, times, value_range, values_and_bounds
+from replication.claims.claim import Claim
+from replication.core import judging
+from replication.core.format import times, value_range
 from replication.core.load import LOADED_CORES
 from replication.core.objectives import Objective
-from replication.core.series import TORCH_CUDA
-from replication.report.cells import CLAIMS, SHORT, Notes, run_claims
+from replication.report.cells import Notes, run_claims
 from replication.studies.sweep import read as sweep_read
 
 
-def claim_table(all_runs, codes, objective: Objective):
-    """The claims table of one objective: per claim and run a cell, and the notes under the table (codes: {run
-    folder: run_code})."""
+def claim_table(all_runs, objective: Objective):
+    """The claims table of one objective: per claim and run a cell (cells.Cell), and the notes under the table."""
     notes = Notes()
-    per_run = [run_claims(run, codes[run.folder], objective, notes) for run in all_runs]
-    rows = [{"id": key, "short": SHORT[key], "cells": [cells[key] for cells in per_run]} for key in CLAIMS]
+    per_run = [run_claims(run, objective, notes) for run in all_runs]
+    rows = [{"id": claim.id, "claim": claim, "short": claim.short, "cells": [cells[claim.id] for cells in per_run]}
+            for claim in claims.CLAIMS]
     return {"objective": objective.name, "title": objective.title, "rows": rows, "notes": notes.texts}
-
-
-PAPER_SAYS = {claim.id: claim.paper for claim in claims.CLAIMS if claim.paper}
-"""The paper's claims in a few words, with its hardware where it matters, for the first screen."""
-
-
-THRESHOLDS = {claim.id: claim.threshold for claim in claims.CLAIMS}
-"""Each claim's threshold for *reproduced*, in a few words (the full rules: claim_verdicts.RULES)."""
 
 
 def short_name(run):
@@ -41,51 +30,31 @@ def short_name(run):
     return f"{family} {machine.cpu_count}c{gpu}, {run.info.created[5:10]}{run.profile_label}{run.clock}"
 
 
-def ours_cell(key, measured):
-    """Our value of a claim over the runs that measured it: the range of the runs' values."""
-    found = [cell["found"] for _, cell in measured]
-    if key in ("C1", "C3"):
-        return values_and_bounds([f["value"] for f in found])
-    if key == "C2":
-        return "; ".join(", ".join(f"{times(v, False)} ({npix})" for npix, v in f["by_npix"].items())
-                         for f in found)
-    if key == "C4":  # a run's value, or the least its bounds allow (-inf: open, no bound from below)
-        ends = [(f["value"], False) if f["value"] is not None else (f["known"][0], True) for f in found]
-        known = sorted(end for end in ends if math.isfinite(end[0]))  # open ones: in the caveat (caveat_cell)
-        if not known:
-            return "slope open"
-        slopes = [(">= " if bound else "") + f"{value:.2f}" for value, bound in (known[0], known[-1])]
-        return "slope " + (slopes[0] if slopes[0] == slopes[1] else f"{slopes[0]} to {slopes[1]}")
-    if key == "C5a":  # refits of the same data in several runs are one comparison
-        distinct = claim_verdicts.distinct_comparisons(found)
-        return (f"{distinct['passed']}/{distinct['total']} distinct comparisons ({distinct['pairs']} pairs), worst "
-                f"{distinct['worst']:.2g} SE")
-    return "; ".join(dict.fromkeys(cell["text"] for _, cell in measured))  # any other claim: its runs' own words
+def ours_cell(claim: Claim, measured):
+    """Our value of a claim over the runs that measured it, in the claim's own words."""
+    return claim.over_runs([cell.found for _, cell in measured])
 
 
-def where_cell(key, measured):
+def where_cell(claim: Claim, measured):
     """Where a claim was measured: the grid sizes its values come from and the runs' short names."""
-    found = [cell["found"] for _, cell in measured]
-    sizes = sorted({npix for f in found for npix in (
-        [f["npix"]] if key in ("C1", "C4") else list(f["by_npix"]) if key == "C2" else
-        [judging.weakest_npix(f["by_npix"])] if key == "C3" else [])})
+    sizes = sorted({npix for _, cell in measured for npix in claim.grid_sizes(cell.found)})
     grid = (f"npix {sizes[0]}" + (f"-{sizes[-1]}" if len(sizes) > 1 else "") + "; ") if sizes else ""
     if len(measured) == 1:
         return grid + short_name(measured[0][0]).split(",")[0]
     return grid.removesuffix("; ") or f"{len(measured)} runs"
 
 
-def verdict_cell(key, measured, total):
+def verdict_cell(measured):
     """How many runs gave each verdict, '4 reproduced, 1 partly' (the bars are in the legend under the table)."""
     counts = {}
     for _, cell in measured:
-        counts[cell["verdict"]] = counts.get(cell["verdict"], 0) + 1
+        counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
     return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
 
 
-def caveat_cell(key, measured, sections):
-    """The main caveat of a claim, from what its runs are: one run only, a run made with other code or judged by
-    the old rule; for C4, what the same gradient on both sides gives."""
+def caveat_cell(claim: Claim, measured, sections):
+    """The main caveat of a claim, from what its runs are (one run only, a run made with other code or judged by
+    the old rule), then what limits its values and its own caveats."""
     notes = []
     stale = sum(sections[run.folder.name]["code"]["stale"] is True for run, _ in measured)
     unknown = sum(sections[run.folder.name]["code"]["stale"] is None for run, _ in measured)
@@ -97,49 +66,18 @@ def caveat_cell(key, measured, sections):
         notes += [f"older code {stale}/{len(measured)}"] if stale else []
         notes += [f"code unknown {unknown}/{len(measured)}"] if unknown else []
         notes += [f"time to stop {old}/{len(measured)}"] if old else []
-    if key == "C2":
-        for run, _ in measured[:1]:
-            gpu = [point_times.seconds(record) for record in run.series.get(TORCH_CUDA, {}).values()
-                   if not record["estimated"] and point_times.is_solution(record)]
-            sizes = sorted({npix for npix, _ in run.series.get(TORCH_CUDA, {})})
-            if gpu:
-                notes.append(f"torch-cuda {min(gpu):.2g}-{max(gpu):.2g} s, npix {sizes[0]}-{sizes[-1]}")
-    if key == "C1":
-        orders = [cell["found"]["orders"] for _, cell in measured
-                  if len(cell["found"]["orders"]) < len(claims.C4_ORDERS)]
-        if orders:
-            notes.append(f"n = {', '.join(map(str, min(orders, key=len)))} only")
-    for run, cell in measured if key in ("C1", "C3") else []:
-        value = cell["found"]["value"]
-        if isinstance(value, judging.Ratio) and value.is_bound:
-            size = judging.weakest_npix(cell["found"]["by_npix"]) if key == "C3" else cell["found"]["npix"]
-            notes.append(f"a bound on {short_name(run)}: {bound_text(value)} at npix {size}")
-    if key == "C4":
-        open_ends = [cell["found"]["known"] for _, cell in measured
-                     if cell["found"]["value"] is None and not math.isfinite(cell["found"]["known"][0])]
-        both = sum(not math.isfinite(known[1]) for known in open_ends)
-        if len(open_ends) > both:
-            notes.append(f"on {len(open_ends) - both} run(s) the bounds leave the slope unknown from below")
-        if both:
-            notes.append(f"on {both} run(s) the bounds leave the slope open both ways")
-        same = [(run, sections[run.folder.name]["decomposition"]["c4"]["exact (adjoint)"]) for run, _ in measured
-                if sections[run.folder.name]["decomposition"]]
-        same = [(run, found) for run, found in same if found["value"] is not None]
-        if same:
-            notes.append("with the exact gradient on both sides, slope " +
-                         value_range([found["value"] for _, found in same], lambda v: f"{v:.2f}"))
+    notes += claim.limits([cell.found for _, cell in measured])
+    notes += claim.caveats_on([(short_name(run), run, cell.found) for run, cell in measured])
     return "; ".join(notes) or "—"
 
 
 def your_column(table, judged_runs):
-    """Your first run's own values and verdicts, claim by claim ({name, cells: {claim: {text, verdict, loaded}}}),
-    for the first screen's column of its own; None without a run of yours the claims judge."""
+    """Your first run's own cells, claim by claim ({name, cells: {claim id: Cell}}), for the first screen's column
+    of its own; None without a run of yours the claims judge."""
     index = next((place for place, run in enumerate(judged_runs) if run.own), None)
     if index is None:
         return None
-    cells = {row["id"]: {"text": row["cells"][index]["text"], "verdict": row["cells"][index]["verdict"],
-                         "loaded": row["cells"][index].get("loaded", False)}
-             for row in table["rows"] if row["id"] in PAPER_SAYS}
+    cells = {row["id"]: row["cells"][index] for row in table["rows"] if row["claim"].paper}
     return {"name": short_name(judged_runs[index]), "cells": cells}
 
 
@@ -152,21 +90,21 @@ def first_screen(table, judged_runs, sections):
     current = [not by_folder[run.folder.name]["old_rule"] for run in judged_runs]
     rows = []
     for row in table["rows"]:
-        if row["id"] not in PAPER_SAYS:
+        claim = row["claim"]
+        if not claim.paper:
             continue
         cells = list(zip(judged_runs, row["cells"], current, strict=True))
-        measured = [(run, cell) for run, cell, today in cells if today and cell["verdict"] != judging.NOT_MEASURED]
-        older = [(run, cell) for run, cell, today in cells if not today and cell["verdict"] != judging.NOT_MEASURED]
+        measured = [(run, cell) for run, cell, today in cells if today and cell.verdict != judging.NOT_MEASURED]
+        older = [(run, cell) for run, cell, today in cells if not today and cell.verdict != judging.NOT_MEASURED]
         if not measured:
-            rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]],
+            rows.append({"id": claim.id, "paper": claim.paper,
                          "ours": "not measured with today's rule" if older else "not measured", "where": "—",
                          "verdict": "—" if older else "not measured",
-                         "caveat": indicative_caveat(row["id"], older, by_folder) if older else None})
+                         "caveat": indicative_caveat(claim, older, by_folder) if older else None})
             continue
-        rows.append({"id": row["id"], "paper": PAPER_SAYS[row["id"]], "ours": ours_cell(row["id"], measured),
-                     "where": where_cell(row["id"], measured),
-                     "verdict": verdict_cell(row["id"], measured, len(measured)),
-                     "caveat": caveat_cell(row["id"], measured, by_folder)})
+        rows.append({"id": claim.id, "paper": claim.paper, "ours": ours_cell(claim, measured),
+                     "where": where_cell(claim, measured), "verdict": verdict_cell(measured),
+                     "caveat": caveat_cell(claim, measured, by_folder)})
     today = [run for run, now in zip(judged_runs, current, strict=True) if now]
     stale = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"]]
     unknown = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"] is None]
@@ -214,19 +152,17 @@ def mechanism(decomposed, run):
             "([decomposition](#where-the-speed-up-comes-from)).")
 
 
-def indicative_caveat(key, older, sections):
+def indicative_caveat(claim: Claim, older, sections):
     """What runs judged by the older rule found of a claim no run of today's rule measured: their value, never
     pooled or judged, with its limits in words."""
     limits = ["time to stop"]
     if any(sections[run.folder.name]["code"]["stale"] for run, _ in older):
         limits.insert(0, "older code")
-    if key == "C1":
-        orders = [cell["found"]["orders"] for _, cell in older if len(cell["found"]["orders"]) < len(claims.C4_ORDERS)]
-        limits += [f"n = {', '.join(map(str, min(orders, key=len)))} only"] if orders else []
-    shared = sorted({part.strip() for _, cell in older for part in cell["text"].split(";")
+    limits += claim.limits([cell.found for _, cell in older])
+    shared = sorted({part.strip() for _, cell in older for part in cell.text.split(";")
                      if " of " in part and "cores" in part})
     runs_named = "; ".join(short_name(run) for run, _ in older)
-    return (f"indicative only, not judged: {ours_cell(key, older)} ({runs_named}; {', '.join(limits + shared)})")
+    return f"indicative only, not judged: {ours_cell(claim, older)} ({runs_named}; {', '.join(limits + shared)})"
 
 
 def history_rows(table, judged_runs, current):
@@ -235,10 +171,10 @@ def history_rows(table, judged_runs, current):
     for index, (run, now) in enumerate(zip(judged_runs, current, strict=True)):
         if now:
             continue
-        cells = {row["id"]: row["cells"][index] for row in table["rows"] if row["id"] in PAPER_SAYS}
+        cells = {row["id"]: row["cells"][index] for row in table["rows"] if row["claim"].paper}
         rows.append({"run": short_name(run), "title": run.title, "appendix": f"runs/{run.appendix_name}.md",
-                     "cells": {key: "—" if cell["verdict"] == judging.NOT_MEASURED else
-                               f"{cell['text']}: {cell['verdict']}" for key, cell in cells.items()}})
+                     "cells": {key: "—" if cell.verdict == judging.NOT_MEASURED else
+                               f"{cell.text}: {cell.verdict}" for key, cell in cells.items()}})
     return rows
 
 
@@ -258,16 +194,16 @@ def answer(table, all_runs):
     lines, unmeasured = [], []
     for row in table["rows"]:
         measured = [(run, cell) for run, cell in zip(all_runs, row["cells"], strict=True)
-                    if cell["verdict"] != judging.NOT_MEASURED]
+                    if cell.verdict != judging.NOT_MEASURED]
         if not measured:
             unmeasured.append(row["id"])
             continue
-        if len(measured) == len(all_runs) and len({(c["verdict"], c["text"]) for _, c in measured}) == 1:
-            text = f"{measured[0][1]['verdict']} ({measured[0][1]['text']}) on every run"
+        if len(measured) == len(all_runs) and len({(c.verdict, c.text) for _, c in measured}) == 1:
+            text = f"{measured[0][1].verdict} ({measured[0][1].text}) on every run"
         else:
             groups = {}
             for run, cell in measured:
-                groups.setdefault(cell["verdict"], []).append(f"{run.short_title} ({cell['text']})")
+                groups.setdefault(cell.verdict, []).append(f"{run.short_title} ({cell.text})")
             text = "; ".join(f"{verdict} on {', '.join(names)}" for verdict, names in groups.items())
             if len(measured) < len(all_runs):
                 text += f"; not measured on {len(all_runs) - len(measured)} of {len(all_runs)} runs"

@@ -91,6 +91,10 @@ class Run:
         name = self.judged(objective)[0]
         return {record.threads for record in self.sweeps[name][1]} if name else set()
 
+    def environments(self):
+        """Every session record of the run (run_environments)."""
+        return run_environments(self)
+
     @property
     def appendix_name(self):
         """The name of the run's appendix (and of its figures' folder): its folder's name, 'your-' first for

@@ -9,6 +9,7 @@ import jinja2
 from replication import claims
 from replication.claims.answer_figure import ANSWER
 from replication.claims.mechanism import DECOMPOSITION, decomposition_run
+from replication.claims.timed_words import slope_text
 from replication.core import model_code, optimum, paths, runs
 from replication.core.format import code_span, inline, number, relative, sci, share_range, times
 from replication.core.mirror import mirror_table, side_by_side_page
@@ -22,7 +23,7 @@ from replication.core.simulation import (
     rank_deficiency,
 )
 from replication.report import load
-from replication.report.cells import CLAIMS, RULES, run_code, slope_text
+from replication.report.cells import CLAIMS, RULES, run_code
 from replication.report.first_screen import answer, claim_table, first_screen, mechanism
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
@@ -110,7 +111,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     sources = mirror_sources(all_runs, codes)
     mirror_rows, mirror_total, identical = mirror_table(sources)
     judged = [run for run in all_runs if load.judges_claims(run)]
-    tables = [claim_table(judged, codes, objective) for objective in BY_NAME.values()
+    tables = [claim_table(judged, objective) for objective in BY_NAME.values()
               if not objective.gamma_from_noise or any(run.judged(objective)[0] for run in judged)]
     sections = [run_sections(run, figures, output / "runs") | {
         "code": codes[run.folder], "old_rule": bool(run.series) and not sweep_read.timed_to_targets(run.series),
@@ -321,8 +322,8 @@ def your_runs_summary(values, output):
                      f"{machine.gpu or 'none'}; {table['title']}:")
         for row in table["rows"]:
             cell = row["cells"][column]
-            loaded = " (on a loaded machine: may read low)" if cell.get("loaded") else ""
-            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell['text'])} -> {cell['verdict']}{loaded}")
+            loaded = " (on a loaded machine: may read low)" if cell.loaded else ""
+            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell.text)} -> {cell.verdict}{loaded}")
     if not lines:
         lines.append("None of your runs has a sweep the claims judge yet (nox -s replicate measures one).")
     return "\n".join([*lines[:13], f"Report: {output / 'REPORT.md'} (every verdict: {output / 'DETAILS.md'})"])

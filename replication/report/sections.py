@@ -7,7 +7,8 @@ import pathlib
 import numpy as np
 
 from replication.claims import mechanism as claim_mechanism
-from replication.claims.retrieval import retrieval_claims
+from replication.claims.retrieval import JUDGED, retrieval_claims
+from replication.claims.speed import judge_timed
 from replication.core import judging, point_times
 from replication.core.fit_records import record_objective
 from replication.core.format import plain, relative, times
@@ -15,7 +16,7 @@ from replication.core.load import LOADED_CORES, MIN_WINDOW_S, load_summary, run_
 from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA, ordered
-from replication.report.cells import SHORT, left_out_text, slope_text, timed_cells
+from replication.report.cells import left_out_text
 from replication.studies.bench.read import (
     allocator_effect,
     bench_profiles,
@@ -77,19 +78,11 @@ def retrieval_section(run, appendix):
     success = cold_start.success_table(records)
     methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
     cold = retrieval_claims(records)
-    _, truth = timed_cells(run.series, [])
+    truth = judge_timed(run.series)
     judged_claims = []
-    for key in ("C3", "C4"):
-        cells = []
-        for verdict in (cold[key], truth[key]):
-            if verdict["verdict"] == judging.NOT_MEASURED:
-                cells.append(judging.NOT_MEASURED)
-            elif key == "C3":
-                weakest = judging.weakest_npix(verdict["by_npix"])
-                cells.append(f"{times(verdict['value'])} at npix {weakest}: **{verdict['verdict']}**")
-            else:
-                cells.append(f"{slope_text(verdict)}: **{verdict['verdict']}**")
-        judged_claims.append({"claim": key, "short": SHORT[key], "cold": cells[0], "truth": cells[1]})
+    for claim in JUDGED:
+        cells = [retrieval_cell(claim, verdict) for verdict in (cold[claim], truth[claim.id])]
+        judged_claims.append({"claim": claim.id, "short": claim.short, "cold": cells[0], "truth": cells[1]})
     return {"title": run.title, "appendix": appendix, "folder": shown(run.folder / name),
             "profile": name.removeprefix("retrieval-"), "fits": len(cold_start.judged(records)),
             "methods": [{"key": method, "label": cold_start.method_label(*method)} for method in methods],
@@ -97,6 +90,13 @@ def retrieval_section(run, appendix):
             "endings": cold_start.endings_count(records), "same_optimum": cold_start.SAME_OPTIMUM_NLL,
             "by_distance": any(record.judged_by_distance for record in records),
             "settings": RETRIEVAL_PROFILES.get(name.removeprefix("retrieval-"))}
+
+
+def retrieval_cell(claim, found) -> str:
+    """A claim's verdict judged on the retrievals or on the sweep, in a cell: its value in its words, its verdict."""
+    if found.verdict == judging.NOT_MEASURED:
+        return judging.NOT_MEASURED
+    return f"{claim.words(found)}: **{found.verdict}**"
 
 
 def fit_row(fit):

@@ -1,25 +1,14 @@
 """DETAILS.md's sensitivity table: each verdict of each run under today's rule and under the alternatives of
 claims.sensitivity, from the same records, under the Cauchy likelihood."""
 
-from replication.claims import CLAIMS, sensitivity
+from replication.claims import sensitivity
 from replication.core.judging import NOT_MEASURED
-from replication.core.objectives import CAUCHY, Objective
+from replication.core.objectives import CAUCHY
 from replication.core.series import TORCH_CUDA
-from replication.report import cells
 from replication.report.first_screen import short_name
-from replication.studies.sweep import read as sweep_read
 
 OBJECTIVE = CAUCHY
 """The objective the sensitivity table judges (the paper's and the first screen's)."""
-
-
-def evidence_of(run, objective: Objective = OBJECTIVE) -> sensitivity.Evidence:
-    """What a run's claims are judged on under one objective: each timed claim's speed-ups and C5a's judged pairs."""
-    _, series = run.judged(objective)
-    ratios = {claim.id: sweep_read.complete_sizes(series, *claim.ratio) for claim in CLAIMS
-              if claim.timed}
-    crosscheck, differences, _ = cells.c5a_pairs(run, series, objective)
-    return sensitivity.Evidence(ratios, [row for row in crosscheck + differences if row["comparable"]])
 
 
 def shown_runs(judged_runs, sections):
@@ -37,13 +26,13 @@ def sensitivity_table(judged_runs, sections) -> dict | None:
     runs, old = shown_runs(judged_runs, sections)
     if not runs:
         return None
-    judged = [sensitivity.judge_all(evidence_of(run)) for run in runs]
+    judged = [sensitivity.judge_all(run, OBJECTIVE) for run in runs]
     rows = []
-    for place, rule in enumerate(sensitivity.ALTERNATIVES):
+    for place, (claim, rule) in enumerate(sensitivity.alternatives()):
         found = [run_rows[place] for run_rows in judged]
-        if all(row["verdict"] == NOT_MEASURED for row in found):
+        if all(row.found.verdict == NOT_MEASURED for row in found):
             continue
-        rows.append({"claim": rule.claim, "words": rule.words, "today": rule.today,
+        rows.append({"claim": claim.id, "words": rule.words, "today": rule.today,
                      "cells": [cell_text(row) for row in found]})
     return {"columns": [{"name": short_name(run), "appendix": f"runs/{run.appendix_name}.md",
                          "old_rule": old[run.folder.name]} for run in runs],
@@ -55,16 +44,16 @@ def flip_lines(runs, judged) -> list[str]:
     reproduced on EPYC 2c, 12-02, 1 thread'."""
     changes = {}
     for run, run_rows in zip(runs, judged, strict=True):
-        today = {row["claim"]: row["verdict"] for row in run_rows if row["today"]}
+        today = {row.claim.id: row.found.verdict for row in run_rows if row.today}
         for row in sensitivity.flips(run_rows):
-            key = (row["claim"], row["words"], today[row["claim"]], row["verdict"])
+            key = (row.claim.id, row.rule.words, today[row.claim.id], row.found.verdict)
             changes.setdefault(key, []).append(short_name(run))
-    order = [(rule.claim, rule.words) for rule in sensitivity.ALTERNATIVES]
+    order = [(claim.id, rule.words) for claim, rule in sensitivity.alternatives()]
     return [f"{claim} {words}: {before} -> {after} on {'; '.join(names)}"
             for (claim, words, before, after), names in sorted(changes.items(),
                                                                key=lambda item: order.index(item[0][:2]))]
 
 
-def cell_text(row: dict) -> str:
+def cell_text(row: sensitivity.Judged) -> str:
     """'7.25x at npix 128: reproduced', or a dash where the run does not measure it."""
-    return "—" if row["verdict"] == NOT_MEASURED else f"{row['text']}: {row['verdict']}"
+    return "—" if row.found.verdict == NOT_MEASURED else f"{row.found.text}: {row.found.verdict}"
