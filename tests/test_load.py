@@ -79,15 +79,19 @@ def test_a_run_measured_on_a_loaded_machine_says_so_in_its_appendix_and_on_the_f
     busy = iter([(0.0, 0.0), (1e6, 1.0)] * 100)  # others busy for 1e6 CPU seconds while the point was measured
     monkeypatch.setattr(load, "cpu_seconds", lambda: next(busy))
     monkeypatch.setattr(load, "MIN_WINDOW_S", 0.0)  # the tiny point lasts less than a reading needs
-    monkeypatch.setitem(sweep.PROFILES, "tiny", Profile(npix=(16,), nzern=(2,), repeats=1, budget_s=30.0))
+    monkeypatch.setitem(sweep.PROFILES, "smoke", Profile(npix=(128,), nzern=(2,), repeats=1, budget_s=30.0))
     run = runs.create_run(tmp_path / "run", machine_record())
-    sweep.run_sweep(SweepSettings("tiny", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-tiny", quiet=True)
+    sweep.run_sweep(SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1), run / "sweep-smoke", quiet=True)
     (tmp_path / "reference").mkdir()
     texts = render_all([run], tmp_path / "reference", output=run, figures=run / "figures")
     said = re.search(r"\*\*measured on a loaded machine\*\*: at (\d+) of the (\d+) points", texts["runs/your-run.md"])
     assert said is not None
     assert said.group(1) == said.group(2)  # every point of the sweep
     assert "Measured on a loaded machine" in texts["REPORT.md"]
+    screen = texts["REPORT.md"][:texts["REPORT.md"].index("Every verdict of every run")]
+    c3 = next(line for line in screen.splitlines() if line.startswith("| C3 | "))
+    assert c3.endswith("(loaded machine) |")  # a timing verdict: the load said beside it, not only in the caveats
+    assert "Your run (" in screen
 
 
 

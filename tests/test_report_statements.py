@@ -379,47 +379,47 @@ def test_the_jax_line_gives_the_range_of_the_runs_own_ratios():
         assert sections.against_jax(run) is None
 
 
-def test_the_first_screen_table_says_what_the_runs_measured():
-    """The answer's table: each row's values are the range of the runs' own verdict values, its verdict counts
-    those of the runs, and every line of the table has the table's columns (no stray '|')."""
+def test_the_first_screen_gives_the_answering_runs_own_verdicts_and_pools_nothing():
+    """The answer's table: one column per objective of the run the design names to answer the claims, each C3 cell
+    that run's own verdict recomputed here from its records; no other run's C3 value in the row; every line of the
+    table has the table's columns; the sentence above it says the same C3 values."""
+    from replication.claims import design
+    from replication.core.objectives import CAUCHY, GAUSSIAN
+
     text = (PAPER / "REPORT.md").read_text()
-    judged = [run for run in report.load_runs([], REFERENCE) if load.judges_claims(run)]
-    all_runs = [run for run in judged if sweep_read.timed_to_targets(run.series)]  # today's rule only
-    old = [run for run in judged if run not in all_runs]
-    assert old  # the committed runs include older ones, which the first screen must leave out
-    c3 = [speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)) for run in all_runs]
-    values = [found.value for found in c3 if found.value is not None and not found.value.is_bound]
-    bounds = [found.value for found in c3 if found.value is not None and found.value.is_bound]
-    low, high = fmt.times(min(values, key=float), False), fmt.times(max(values, key=float), False)
-    row = next(line for line in text.splitlines() if line.startswith("| C3 | "))
-    expected = f"{low} to {high}" + (f", {len(bounds)} run{'s' if len(bounds) > 1 else ''} only a bound" if bounds
-                                     else "")
-    assert f"| {expected} |" in row
-    for run in old:  # no value of an older run in the row
-        found = speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)).value
-        assert fmt.times(found, False) not in row.split("|")[3]
-    counts = {}
-    for found in c3:
-        if found.verdict != judging.NOT_MEASURED:
-            counts[found.verdict] = counts.get(found.verdict, 0) + 1
-    for verdict, count in counts.items():
-        assert f"{count} {verdict}" in row
-    assert sum(counts.values()) <= len(all_runs)
-    start = text.index("| Claim | The paper | Ours |")
+    all_runs = report.load_runs([], REFERENCE)
+    assert design.DESIGN[0].protocol is design.QUICK
+    (answering,) = [run for run in all_runs if run.folder.name == design.DESIGN[0].folder]
+    start = text.index("| Claim | The paper |")
     table = text[start:text.index("\n\n", start)].splitlines()
+    assert [cell.strip() for cell in table[0].split("|")[1:-1]] == [
+        "Claim", "The paper", "Least squares in noise units", "Cauchy likelihood"]
     assert len(table) == 2 + 5  # C1-C4 and C5a: the paper's claims
-    assert {line.count("|") for line in table} == {6}
-    answer = " ".join(text[text.index("## The answer"):text.index("| Claim | The paper")].split())
-    assert f"weakest grid size of npix >= 128: {expected} (the paper: ~10x)" in answer
+    assert {line.count("|") for line in table} == {5}
+    row = next(line for line in table if line.startswith("| C3 | ")).split("|")
+    briefs = []
+    for objective, column in ((GAUSSIAN, 3), (CAUCHY, 4)):
+        c3 = speed.verdict_c3(sweep_read.complete_sizes(answering.judged(objective)[1], NUMPY, TORCH_CPU))
+        briefs.append(f"{fmt.times(c3.value, False)} (npix {judging.weakest_npix(c3.by_npix)})")
+        assert row[column].strip() == f"{briefs[-1]}: {c3.verdict}"
+    for run in all_runs:
+        if run is not answering and run.series:
+            other = speed.verdict_c3(sweep_read.complete_sizes(run.series, NUMPY, TORCH_CPU)).value
+            if other is not None and fmt.times(other, False) not in briefs:
+                assert fmt.times(other, False) not in "|".join(row[3:])
+    answer = " ".join(text[text.index("## The answer"):start].split())
+    assert (f"by {briefs[0]} under least squares in noise units and {briefs[1]} under the Cauchy likelihood, at the "
+            "weakest grid size of npix >= 128 (the paper: ~10x)") in answer
 
 
 def test_the_first_screen_is_narrow_and_says_each_bar_and_term_it_uses():
-    """The first 60 lines (sentences, table, legend, figure, caveats) stay within 120 characters a line; the legend
-    under the table gives every paper claim's bar as claims.py holds it, and defines the slope and the bound."""
+    """The first screen (sentences, table, legend, the runs beside it, the history, caveats, figure) stays within 120
+    characters a line; the legend under the table gives every paper claim's bar as the claims hold it, and defines
+    the slope and the bound."""
     from replication import claims
 
     text = (PAPER / "REPORT.md").read_text()
-    first = text.splitlines()[:60]
+    first = text[:text.index("Every verdict of every run")].splitlines()
     assert max(map(len, first)) <= 120
     screen = " ".join(first)
     assert "![" in screen
@@ -504,18 +504,19 @@ def test_an_estimated_point_is_never_on_the_measured_points_solid_line():
 
 
 def test_the_gpu_claims_of_an_older_run_are_indicative_never_judged():
-    """C1 and C2 rest on a run judged by time to stop: the table says "not measured with today's rule", no verdict;
-    the caveat gives the old value as indicative, with its limits."""
+    """C1 and C2 rest on a history run judged by time to stop: the table says "not measured" under each objective,
+    no verdict; the history line gives the old value as indicative, with its limits."""
     text = (PAPER / "REPORT.md").read_text()
     (gpu,) = [run for run in report.load_runs([], REFERENCE) if TORCH_CUDA in run.series]
     assert not sweep_read.timed_to_targets(gpu.series)
     c1 = speed.verdict_c1(sweep_read.complete_sizes(gpu.series, NUMPY, TORCH_CUDA))
     for claim in ("C1", "C2"):
         row = next(line for line in text.splitlines() if line.startswith(f"| {claim} | "))
-        assert row.endswith("| not measured with today's rule | — | — |")
-    caveat = " ".join(next(part for part in text.split("\n- ") if part.startswith("**C1**: ")).split())
-    assert f"indicative only, not judged: {fmt.times(c1.value, False)}" in caveat
-    assert "time to stop" in caveat
+        assert row.endswith("| not measured | not measured |")
+    history = " ".join(next(part for part in text.split("\n- ") if part.startswith("Xeon 16c + H200")).split())
+    assert f"C1 {fmt.times(c1.value, False)} (npix {c1.npix})" in history
+    assert "time to stop" in history
+    assert "indicative only" in history
 
 
 def test_each_claim_is_defined_in_one_place():

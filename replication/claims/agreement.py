@@ -19,11 +19,10 @@ from replication.studies.sweep import read as sweep_read
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Agreement(Share):
     """C5a's verdict: the share of pairs within SAME_SOLUTION_STDERR, the worst pair (a row), the pairs not compared
-    (a fit of the pair is not a solution) and every comparison's key and distance (comparisons)."""
+    (a fit of the pair is not a solution)."""
 
     worst: dict | None = None
     not_comparable: int = 0
-    comparisons: list = dataclasses.field(default_factory=list)
 
 
 C5A_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
@@ -41,36 +40,7 @@ def verdict_c5a(crosscheck_fits, sweep_differences) -> Agreement:
     rows = [row for row in every if row["comparable"]]
     share = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows], C5A.rule)
     return Agreement(**vars(share), worst=max(rows, key=lambda row: row["max_stderr"]) if rows else None,
-                     not_comparable=sum(not row["comparable"] for row in every),
-                     comparisons=[(comparison_key(row), row["max_stderr"]) for row in rows])
-
-
-def comparison_key(row) -> tuple:
-    """What makes a C5a pair the same comparison in another run: the same two series fitted to the same data (the
-    cross-check's or the sweep's, whose data are seeded by their point alone) at the same point."""
-    return (row.get("source", "sweep"), str(row["series"]), str(row.get("against", "")), row["npix"], row["nzern"])
-
-
-@dataclasses.dataclass(frozen=True)
-class Distinct:
-    """C5a over several runs, each comparison counted once: passed of total, the pairs as counted per run, the worst
-    distance (standard errors)."""
-
-    passed: int
-    total: int
-    pairs: int
-    worst: float | None
-
-
-def distinct_comparisons(results: list[Agreement]) -> Distinct:
-    """C5a over several runs' results with each comparison counted once (refits of the same data are one
-    comparison, passing only where every run's pair of it passes)."""
-    worst = {}
-    for result in results:
-        for key, distance in result.comparisons:
-            worst[key] = max(worst.get(key, distance), distance)
-    return Distinct(sum(distance <= SAME_SOLUTION_STDERR for distance in worst.values()), len(worst),
-                    sum(result.total for result in results), max(worst.values(), default=None))
+                     not_comparable=sum(not row["comparable"] for row in every))
 
 
 def verdict_c5b(fit_endings) -> Share:
@@ -138,13 +108,6 @@ def notes_c5a(run, objective: Objective, found: Agreement) -> list[str]:
     return notes
 
 
-def over_runs_c5a(found: list[Agreement]) -> str:
-    """C5a over several runs, refits of the same data in several runs counted as one comparison."""
-    distinct = distinct_comparisons(found)
-    return (f"{distinct.passed}/{distinct.total} distinct comparisons ({distinct.pairs} pairs), worst "
-            f"{distinct.worst:.2g} SE")
-
-
 def c5a_within(limit: float):
     """C5a's share of pairs within limit standard errors."""
 
@@ -190,10 +153,10 @@ C5A = Claim(
     f"autograd on CPU and GPU; scipy BFGS), cross-check and sweep, within {SAME_SOLUTION_STDERR} standard "
     "error of each other: every pair, as the Mahalanobis distance under the point's optimum (runs before "
     "2026-12-02: largest parameter difference against NumPy in its fit's standard errors, pairs of "
-    "solutions only); the worst pair shown; other series reported, not judged. Over several runs (the first "
-    "screen) each comparison counts once: the same two series fitted to the same data at the same point in "
-    "another run is a refit, not more evidence, and passes only where it passes in every run", 1.0, 0.9,
-    evaluate=evaluate_c5a, reason="no comparable pair of fits in this run", notes=notes_c5a, ours=over_runs_c5a,
+    "solutions only); the worst pair shown; other series reported, not judged. Each run is judged alone (a refit "
+    "of the same data in another run is not more evidence, and runs are never pooled)", 1.0, 0.9,
+    evaluate=evaluate_c5a, brief=lambda c5a: f"{c5a.passed}/{c5a.total}, worst {c5a.worst['max_stderr']:.2g} SE",
+    reason="no comparable pair of fits in this run", notes=notes_c5a,
     alternatives=(Alternative(f"within {SAME_SOLUTION_STDERR} SE (today's)", True, c5a_within(SAME_SOLUTION_STDERR)),
                   Alternative("within 0.2 SE", False, c5a_within(0.2)),
                   Alternative("within 0.5 SE", False, c5a_within(0.5))))

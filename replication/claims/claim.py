@@ -44,13 +44,12 @@ class Claim:
 
     How it is judged on a run, each a function the report calls and nothing else: evaluate (run, objective ->
     core.judging.Verdict, its text the cell's few words); words (a verdict -> its value in a few words, where the
-    claim words verdicts judged on other evidence: the retrievals'); reason (why not measured: words, or run,
-    objective -> words); notes (run, objective, verdict -> the notes beside its cell); over several runs (the
-    first screen): ours (verdicts -> our value in a few words; default: their texts), sizes (verdict -> the grid
-    sizes its value comes from), scope (verdicts -> what limits them, in a few words each) and caveats ([(run's
-    name, run, verdict)] -> sentences); alternatives (the sensitivity table's rows, today's first); figure, draw
-    (all runs, folder -> paths written) and shows (all runs -> the arguments of the figure's caption, or None where
-    it is not drawn)."""
+    claim words verdicts judged on other evidence: the retrievals'); brief (a verdict -> its value in the fewest
+    words, for the first screen); reason (why not measured: words, or run, objective -> words); notes (run,
+    objective, verdict -> the notes beside its cell); scope (verdicts -> what limits them, in a few words each)
+    and caveats ([(run's name, run, verdict)], objective -> sentences); alternatives (the sensitivity table's rows,
+    today's first); figure, draw (all runs, folder -> paths written) and shows (all runs -> the arguments of the
+    figure's caption, or None where it is not drawn)."""
 
     id: str
     statement: str
@@ -64,10 +63,9 @@ class Claim:
     ratio: tuple[Series, Series] | None = None
     evaluate: Callable[..., Verdict] | None = None
     words: Callable[[Verdict], str] | None = None
+    brief: Callable[[Verdict], str] | None = None
     reason: str | Callable[..., str] = "not measured in this run"
     notes: Callable[..., list] | None = None
-    ours: Callable[..., str] | None = None
-    sizes: Callable[..., list] | None = None
     scope: Callable[..., list] | None = None
     caveats: Callable[..., list] | None = None
     alternatives: tuple[Alternative, ...] = ()
@@ -97,18 +95,14 @@ class Claim:
         """The notes beside its cell of one run (beyond the load, a bound and why not measured)."""
         return self.notes(run, objective, found) if self.notes else []
 
-    def over_runs(self, found: list[Verdict]) -> str:
-        """Its value over several runs' verdicts, in a few words."""
-        return self.ours(found) if self.ours else "; ".join(dict.fromkeys(verdict.text or "—" for verdict in found))
-
-    def grid_sizes(self, found: Verdict) -> list[int]:
-        """The grid sizes a run's value of it comes from."""
-        return self.sizes(found) if self.sizes else []
+    def briefly(self, found: Verdict) -> str:
+        """Its value on one run in the fewest words (default: its text)."""
+        return self.brief(found) if self.brief else found.text or "—"
 
     def limits(self, found: list[Verdict]) -> list[str]:
         """What limits several runs' values of it, in a few words each."""
         return self.scope(found) if self.scope else []
 
-    def caveats_on(self, measured: list) -> list[str]:
-        """Its own caveats over [(run's name, run, verdict)]."""
-        return self.caveats(measured) if self.caveats else []
+    def caveats_on(self, measured: list, objective: Objective = CAUCHY) -> list[str]:
+        """Its own caveats over [(run's name, run, verdict)] judged under one objective."""
+        return self.caveats(measured, objective) if self.caveats else []

@@ -17,16 +17,16 @@ from replication.claims.claim import (
     parameter_count,
 )
 from replication.claims.timed_words import (
+    at_size,
     bound_caveats,
     c1_orders,
     cores_of,
     gpu_seconds,
     per_size_text,
-    ratio_range,
     size_text,
+    slope_brief,
     slope_text,
     slope_words,
-    slopes_over_runs,
 )
 from replication.core import point_times
 from replication.core.format import times, value_range
@@ -215,7 +215,7 @@ def timed_notes(run, objective: Objective, found: Verdict) -> list[str]:
     return off_yardstick_note(run, objective) if found.verdict != NOT_MEASURED else []
 
 
-def c4_caveats(measured) -> list[str]:
+def c4_caveats(measured, objective: Objective) -> list[str]:
     """C4's runs whose bounds leave the slope open, and its slope with the exact gradient on both sides."""
     notes = []
     open_ends = [found.known for _, _, found in measured if found.value is None and not math.isfinite(found.known[0])]
@@ -224,7 +224,8 @@ def c4_caveats(measured) -> list[str]:
         notes.append(f"on {len(open_ends) - both} run(s) the bounds leave the slope unknown from below")
     if both:
         notes.append(f"on {both} run(s) the bounds leave the slope open both ways")
-    same = [verdict_c4(sweep_read.complete_sizes(run.series, NUMPY_ADJOINT, TORCH_ADJOINT)) for _, run, _ in measured]
+    same = [verdict_c4(sweep_read.complete_sizes(run.judged(objective)[1], NUMPY_ADJOINT, TORCH_ADJOINT))
+            for _, run, _ in measured]
     same = [found.value for found in same if found.value is not None]
     if same:
         notes.append("with the exact gradient on both sides, slope " + value_range(same, lambda v: f"{v:.2f}"))
@@ -307,7 +308,7 @@ C1 = timed_claim(
     "~100x on a GPU", "~100x, GPU torch / NumPy (K20c)", ">= 50x",
     "NumPy / torch-cuda ratio of the run (both timed on its host, the threads shown), median over Zernike "
     "orders at the largest grid size measured (the largest single ratio shown beside it)", 50, 10,
-    ratio=(NUMPY, TORCH_CUDA), evaluate=evaluate_c1, ours=ratio_range, sizes=lambda found: [found.npix],
+    ratio=(NUMPY, TORCH_CUDA), evaluate=evaluate_c1, brief=at_size(lambda found: found.npix),
     scope=c1_orders, caveats=bound_caveats(lambda found: found.npix),
     alternatives=(Alternative("largest grid measured (today's)", True, c1_today),
                   Alternative("largest grid with every order measured", False, c1_every_order)))
@@ -317,15 +318,14 @@ C2 = timed_claim(
     "torch-cpu / torch-cuda ratio of the run, median over Zernike orders at each npix >= 256, smallest of "
     "those medians (the claim must hold at every such size; sizes where a fit of a measured pair is not "
     "a solution are left out, here and in C3, C4)", 5, 2, ratio=(TORCH_CPU, TORCH_CUDA), evaluate=evaluate_c2,
-    ours=lambda found: "; ".join(", ".join(f"{times(v, False)} ({npix})" for npix, v in f.by_npix.items())
-                                 for f in found),
-    sizes=lambda found: list(found.by_npix), caveats=gpu_seconds)
+    brief=at_size(lambda found: weakest_npix(found.by_npix)),
+    caveats=gpu_seconds)
 C3 = timed_claim(
     "C3", "CPU-only PyTorch is about an order of magnitude faster than NumPy for intermediate and large grids.",
     "CPU torch ~10x NumPy", "~10x, CPU torch / NumPy", ">= 5x, each npix",
     "NumPy / torch-cpu ratio of the run, median over the fixed orders n = " + ", ".join(map(str, C3_ORDERS))
     + " (those measured) at each npix >= 128, smallest of those medians", 5, 2, ratio=(NUMPY, TORCH_CPU),
-    evaluate=evaluate_c3, words=words_c3, ours=ratio_range, sizes=lambda found: [weakest_npix(found.by_npix)],
+    evaluate=evaluate_c3, words=words_c3, brief=at_size(lambda found: weakest_npix(found.by_npix)),
     caveats=bound_caveats(lambda found: weakest_npix(found.by_npix)),
     alternatives=(Alternative("weakest grid of npix >= 128, bar 5x (today's)", True, c3_from(128)),
                   Alternative("weakest grid of npix >= 256", False, c3_from(256)),
@@ -339,8 +339,8 @@ C4 = timed_claim(
     + ", ".join(map(str, C4_ORDERS)) + " only (P = " + ", ".join(str(parameter_count(n)) for n in C4_ORDERS)
     + f"), at the largest grid of npix >= {C4_MIN_NPIX} that has them all (1: a speed-up proportional to "
     "P; the spread max / min shown beside it)", 0.3, 0.6, upper=True, ratio=(NUMPY, TORCH_CPU),
-    evaluate=evaluate_c4, words=slope_text, reason=f"no grid of npix >= {C4_MIN_NPIX} with every order n = "
-    + ", ".join(map(str, C4_ORDERS)) + " measured", ours=slopes_over_runs, sizes=lambda found: [found.npix],
+    evaluate=evaluate_c4, words=slope_text, brief=slope_brief,
+    reason=f"no grid of npix >= {C4_MIN_NPIX} with every order n = " + ", ".join(map(str, C4_ORDERS)) + " measured",
     caveats=c4_caveats,
     alternatives=(Alternative("largest grid where the verdict is determined (today's)", True, c4_today),
                   *(Alternative(f"at npix {npix}", False, c4_at(npix)) for npix in C4_SIZES

@@ -5,8 +5,8 @@ import math
 
 from replication.claims.claim import C4_ORDERS
 from replication.core import point_times
-from replication.core.format import bound_text, times, values_and_bounds
-from replication.core.judging import Ratio, Verdict
+from replication.core.format import bound_text, times
+from replication.core.judging import Ratio
 from replication.core.load import LOADED_CORES
 from replication.core.objectives import Objective
 from replication.core.series import TORCH_CUDA
@@ -59,20 +59,6 @@ def per_size_text(by_npix) -> str:
     return "; ".join(f"npix {npix}: {times(value)}" for npix, value in by_npix.items())
 
 
-def ratio_range(found: list[Verdict]) -> str:
-    return values_and_bounds([verdict.value for verdict in found])
-
-
-def slopes_over_runs(found: list) -> str:
-    """C4 over several runs: the range of their slopes, or of the least their bounds allow (open ones: caveats)."""
-    ends = [(f.value, False) if f.value is not None else (f.known[0], True) for f in found]
-    known = sorted(end for end in ends if math.isfinite(end[0]))
-    if not known:
-        return "slope open"
-    slopes = [(">= " if bound else "") + f"{value:.2f}" for value, bound in (known[0], known[-1])]
-    return "slope " + (slopes[0] if slopes[0] == slopes[1] else f"{slopes[0]} to {slopes[1]}")
-
-
 def c1_orders(found: list) -> list[str]:
     """C1's limit where a run measured fewer orders than C4's set at its largest grid: 'n = 2, 4 only'."""
     orders = [f.orders for f in found if len(f.orders) < len(C4_ORDERS)]
@@ -83,17 +69,17 @@ def bound_caveats(size):
     """The runs whose value of a claim is a bound: 'a bound on EPYC 2c, 12-03: >= 12.2x at npix 2048' (size: the
     verdict -> the grid size its value is read at)."""
 
-    def caveats(measured) -> list[str]:
+    def caveats(measured, objective: Objective) -> list[str]:
         return [f"a bound on {name}: {bound_text(found.value)} at npix {size(found)}" for name, _, found in measured
                 if isinstance(found.value, Ratio) and found.value.is_bound]
 
     return caveats
 
 
-def gpu_seconds(measured) -> list[str]:
+def gpu_seconds(measured, objective: Objective) -> list[str]:
     """C2's first run's torch-cuda times to solution and the sizes they span."""
     for _, run, _ in measured[:1]:
-        cuda = run.series.get(TORCH_CUDA, {})
+        cuda = run.judged(objective)[1].get(TORCH_CUDA, {})
         gpu = [point_times.seconds(record) for record in cuda.values()
                if not record.estimated and point_times.is_solution(record)]
         sizes = sorted({npix for npix, _ in cuda})
@@ -109,3 +95,15 @@ def size_text(value, npix) -> str:
 def slope_words(found) -> str:
     value = f"{found.value:.2f}" if found.value is not None else known_text(found.known)
     return f"slope {value} at npix {found.npix}"
+
+
+def at_size(npix) -> callable:
+    """A speed-up in the fewest words, with the grid size it is read at ('7.25x (npix 128)'; npix: verdict ->
+    size)."""
+    return lambda found: f"{times(found.value, False)} (npix {npix(found)})"
+
+
+def slope_brief(found) -> str:
+    """C4 in the fewest words: 'slope 1.23', 'slope >= 0.90', with its grid size."""
+    value = f"{found.value:.2f}" if found.value is not None else known_text(found.known)
+    return f"slope {value} (npix {found.npix})"

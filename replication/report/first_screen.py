@@ -2,10 +2,8 @@
 where, the verdict, the caveats), the mechanism sentence and the answer above it."""
 
 from replication import claims
-from replication.claims.claim import Claim
 from replication.core import judging
 from replication.core.format import times, value_range
-from replication.core.load import LOADED_CORES
 from replication.core.objectives import Objective
 from replication.report.cells import Notes, run_claims
 from replication.studies.sweep import read as sweep_read
@@ -30,109 +28,6 @@ def short_name(run):
     return f"{family} {machine.cpu_count}c{gpu}, {run.info.created[5:10]}{run.profile_label}{run.clock}"
 
 
-def ours_cell(claim: Claim, measured):
-    """Our value of a claim over the runs that measured it, in the claim's own words."""
-    return claim.over_runs([cell.found for _, cell in measured])
-
-
-def where_cell(claim: Claim, measured):
-    """Where a claim was measured: the grid sizes its values come from and the runs' short names."""
-    sizes = sorted({npix for _, cell in measured for npix in claim.grid_sizes(cell.found)})
-    grid = (f"npix {sizes[0]}" + (f"-{sizes[-1]}" if len(sizes) > 1 else "") + "; ") if sizes else ""
-    if len(measured) == 1:
-        return grid + short_name(measured[0][0]).split(",")[0]
-    return grid.removesuffix("; ") or f"{len(measured)} runs"
-
-
-def verdict_cell(measured):
-    """How many runs gave each verdict, '4 reproduced, 1 partly' (the bars are in the legend under the table)."""
-    counts = {}
-    for _, cell in measured:
-        counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
-    return ", ".join(f"{count} {verdict}" for verdict, count in counts.items())
-
-
-def caveat_cell(claim: Claim, measured, sections):
-    """The main caveat of a claim, from what its runs are (one run only, a run made with other code or judged by
-    the old rule), then what limits its values and its own caveats."""
-    notes = []
-    stale = sum(sections[run.folder.name]["code"]["stale"] is True for run, _ in measured)
-    unknown = sum(sections[run.folder.name]["code"]["stale"] is None for run, _ in measured)
-    old = sum(sections[run.folder.name]["old_rule"] for run, _ in measured)
-    if len(measured) == 1:
-        notes.append("one run" + (", older code" if stale else "") + (", code unknown" if unknown else "")
-                     + (", time to stop" if old else ""))
-    else:
-        notes += [f"older code {stale}/{len(measured)}"] if stale else []
-        notes += [f"code unknown {unknown}/{len(measured)}"] if unknown else []
-        notes += [f"time to stop {old}/{len(measured)}"] if old else []
-    notes += claim.limits([cell.found for _, cell in measured])
-    notes += claim.caveats_on([(short_name(run), run, cell.found) for run, cell in measured])
-    return "; ".join(notes) or "—"
-
-
-def your_column(table, judged_runs):
-    """Your first run's own cells, claim by claim ({name, cells: {claim id: Cell}}), for the first screen's column
-    of its own; None without a run of yours the claims judge."""
-    index = next((place for place, run in enumerate(judged_runs) if run.own), None)
-    if index is None:
-        return None
-    cells = {row["id"]: row["cells"][index] for row in table["rows"] if row["claim"].paper}
-    return {"name": short_name(judged_runs[index]), "cells": cells}
-
-
-def first_screen(table, judged_runs, sections):
-    """The first screen's table (one row per paper claim, from the claims table of one objective) and the facts its
-    sentences state: per claim the paper's words, our values over the runs judged by today's rule (time to target),
-    where, the verdicts, the caveat. Runs judged by time to the optimiser's stop are never pooled with them: a claim
-    only they measured reads "not measured with today's rule", their value beside it as indicative (history)."""
-    by_folder = {section["folder_name"]: section for section in sections}
-    current = [not by_folder[run.folder.name]["old_rule"] for run in judged_runs]
-    rows = []
-    for row in table["rows"]:
-        claim = row["claim"]
-        if not claim.paper:
-            continue
-        cells = list(zip(judged_runs, row["cells"], current, strict=True))
-        measured = [(run, cell) for run, cell, today in cells if today and cell.verdict != judging.NOT_MEASURED]
-        older = [(run, cell) for run, cell, today in cells if not today and cell.verdict != judging.NOT_MEASURED]
-        if not measured:
-            rows.append({"id": claim.id, "paper": claim.paper,
-                         "ours": "not measured with today's rule" if older else "not measured", "where": "—",
-                         "verdict": "—" if older else "not measured",
-                         "caveat": indicative_caveat(claim, older, by_folder) if older else None})
-            continue
-        rows.append({"id": claim.id, "paper": claim.paper, "ours": ours_cell(claim, measured),
-                     "where": where_cell(claim, measured), "verdict": verdict_cell(measured),
-                     "caveat": caveat_cell(claim, measured, by_folder)})
-    today = [run for run, now in zip(judged_runs, current, strict=True) if now]
-    stale = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"]]
-    unknown = [short_name(run) for run in today if by_folder[run.folder.name]["code"]["stale"] is None]
-    old = [short_name(run) for run, now in zip(judged_runs, current, strict=True) if not now]
-    loaded = [short_name(run) for run in today if by_folder[run.folder.name]["load"].loaded]
-    caveats = [f"**{row['id']}**: {row['caveat']}." for row in rows if row["caveat"] not in (None, "—")]
-    if stale:
-        caveats.append(f"Made with older model code (the same model; its code has changed since, the modules "
-                       f"named in [the runs](DETAILS.md#runs)): {'; '.join(stale)}.")
-    if unknown:
-        caveats.append(f"Model code unknown (no commit or code recorded that this copy can read): "
-                       f"{'; '.join(unknown)}.")
-    if loaded:
-        caveats.append(f"Measured on a loaded machine (other processes kept >= {LOADED_CORES} cores busy at some "
-                       f"points; their times are slower than a quiet machine's, torch's most): {'; '.join(loaded)}.")
-    if old:
-        caveats.append(f"Not pooled: {len(old)} run(s) judged by the time to the optimiser's stop (recorded before "
-                       f"times to target), their values in [the history](DETAILS.md#runs-judged-by-the-older-rule): "
-                       f"{'; '.join(old)}.")
-    unmeasured = [row["id"] for row in rows if row["ours"] == "not measured"]
-    if unmeasured:
-        caveats.append(f"Not measured by any run: {', '.join(unmeasured)}.")
-    return {"rows": {row["id"]: row for row in rows}, "caveats": caveats, "runs": len(today),
-            "yours": your_column(table, judged_runs),
-            "machines": sorted({short_name(run).split(",")[0] for run in today}), "legend": first_screen_legend(),
-            "history": history_rows(table, judged_runs, current)}
-
-
 def mechanism(decomposed, run):
     """The first screen's sentence on where the CPU speed-up comes from, from the decomposition of the run that
     timed the gradient variants (decomposed: its section): the same exact gradient on both sides (library) against
@@ -152,21 +47,10 @@ def mechanism(decomposed, run):
             "([decomposition](#where-the-speed-up-comes-from)).")
 
 
-def indicative_caveat(claim: Claim, older, sections):
-    """What runs judged by the older rule found of a claim no run of today's rule measured: their value, never
-    pooled or judged, with its limits in words."""
-    limits = ["time to stop"]
-    if any(sections[run.folder.name]["code"]["stale"] for run, _ in older):
-        limits.insert(0, "older code")
-    limits += claim.limits([cell.found for _, cell in older])
-    shared = sorted({part.strip() for _, cell in older for part in cell.text.split(";")
-                     if " of " in part and "cores" in part})
-    runs_named = "; ".join(short_name(run) for run, _ in older)
-    return f"indicative only, not judged: {ours_cell(claim, older)} ({runs_named}; {', '.join(limits + shared)})"
-
-
-def history_rows(table, judged_runs, current):
+def history_rows(table, judged_runs, sections):
     """The runs judged by the older rule, each with its cells of the paper's claims as that rule found them."""
+    by_folder = {section["folder_name"]: section for section in sections}
+    current = [not by_folder[run.folder.name]["old_rule"] for run in judged_runs]
     rows = []
     for index, (run, now) in enumerate(zip(judged_runs, current, strict=True)):
         if now:
@@ -185,7 +69,7 @@ def first_screen_legend():
             "([rules](DETAILS.md#how-the-verdicts-are-computed)). "
             "A slope is that of log(speed-up) against log(P): 0 where the speed-up does not depend on P, 1 where it "
             "grows as P (a finite-difference gradient costs P + 1 evaluations). '>=' marks a bound: a fit that "
-            "never reached the solution counts at its total time. Ranges in brackets: over every pair of repeats.")
+            "never reached the solution counts at its total time.")
 
 
 def answer(table, all_runs):

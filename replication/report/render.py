@@ -3,6 +3,7 @@ and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."
 
 import functools
 import re
+import textwrap
 
 import jinja2
 
@@ -24,7 +25,8 @@ from replication.core.simulation import (
 )
 from replication.report import load
 from replication.report.cells import CLAIMS, RULES, run_code
-from replication.report.first_screen import answer, claim_table, first_screen, mechanism
+from replication.report.first_screen import answer, claim_table, first_screen_legend, history_rows, mechanism
+from replication.report.screen import design_rows, first_screen
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
@@ -120,7 +122,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return number_figures({
         "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
-        "first_screen": first_screen(tables[0], judged, sections),
+        "first_screen": first_screen(judged, codes) | {"legend": first_screen_legend()},
+        "older_rule": history_rows(tables[0], judged, sections), "design": design_rows(all_runs),
         "mechanism": mechanism(decomposed, shown_run),
         "environments": [environment for run in all_runs for environment in load.run_environments(run)],
         "mirror_commit": mirror_commit(all_runs, codes),
@@ -224,6 +227,20 @@ def retrieval_figure(all_runs, figures, output):
     return shown_figure(RETRIEVAL, figures, output, shown_run)
 
 
+LINE_START = re.compile(r" (?=[<>#|]|[-+*] |\d+[.)] )")
+"""A space before what Markdown reads as structure at a line's start: a quote ('>'), a tag, a heading, a table
+row, a list item."""
+
+
+def wordwrap(text, width=79, break_long_words=True, wrapstring="\n", break_on_hyphens=True):
+    """jinja's wordwrap, except that no line starts with what Markdown reads as structure (LINE_START): such a word
+    stays on the line of the word before it."""
+    glued = LINE_START.sub("\x00", str(text))
+    lines = [wrapstring.join(textwrap.wrap(line, width, break_long_words=break_long_words, break_on_hyphens=
+                                           break_on_hyphens)) for line in glued.splitlines()]
+    return wrapstring.join(lines).replace("\x00", " ")
+
+
 @functools.cache
 def environment():
     """The jinja2 environment of the report's templates (made once: it compiles each template once, and again
@@ -231,7 +248,7 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, ratio_short=ratio_short,
-                       slope=slope_text, share_range=share_range, text=inline, code=code_span)
+                       slope=slope_text, share_range=share_range, text=inline, code=code_span, wordwrap=wordwrap)
     return env
 
 
