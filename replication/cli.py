@@ -27,6 +27,8 @@ COMMANDS = {
     "figures": ("replication.report.command", "draw the figures of your runs beside the reference runs"),
     "report": ("replication.report.command", "render REPORT.md: your runs beside the reference runs"),
     "contribute": ("replication.report.command", "turn one of your runs into a committed reference run"),
+    "retire": ("replication.report.command", "take a reference run out of the evidence, its headline kept in "
+               "results/retired.jsonl"),
     "audit": ("replication.studies.sweep.command",
               "recompute every time to target and end distance of a run from its kept trajectories and optima; exit 1 "
               "where one differs"),

@@ -106,7 +106,7 @@ def slow_contribute(run, reference, started):
 
 def test_two_contributes_of_one_run_in_two_processes_publish_one_complete_reference(tmp_path):
     run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7", machine_record())
-    source = REFERENCE / "2026-12-01_vm_amd-epyc-2c"
+    source = REFERENCE / "2026-12-01_vm_xeon-2c"
     for record in ("sweep-quick/points.jsonl", "sweep-quick/runs.jsonl", "retrieval-quick/points.jsonl"):
         (run / record).parent.mkdir(exist_ok=True)
         (run / record).write_text((source / record).read_text().splitlines(keepends=True)[0])  # one valid record

@@ -199,12 +199,12 @@ def test_bad_run_options_are_one_line_errors(args, message):
 
 def test_a_contributed_run_becomes_a_new_reference_run_with_its_records_only(tmp_path):
     run = runs.create_run(tmp_path / "runs" / "2026-11-30_lab-7_xeon-32c", machine_record())
-    point = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl").read_text()
+    point = (paths.REFERENCE / "2026-12-01_vm_xeon-2c" / "sweep-quick" / "points.jsonl").read_text()
     (run / "sweep-smoke").mkdir()
     (run / "sweep-smoke" / "points.jsonl").write_text(point.splitlines(keepends=True)[0])  # a valid record
-    session = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "sweep-quick" / "runs.jsonl").read_text()
+    session = (paths.REFERENCE / "2026-12-01_vm_xeon-2c" / "sweep-quick" / "runs.jsonl").read_text()
     (run / "sweep-smoke" / "runs.jsonl").write_text(session.splitlines(keepends=True)[0])  # a valid session record
-    fit = (paths.REFERENCE / "2026-12-01_vm_amd-epyc-2c" / "retrieval-quick" / "points.jsonl").read_text()
+    fit = (paths.REFERENCE / "2026-12-01_vm_xeon-2c" / "retrieval-quick" / "points.jsonl").read_text()
     (run / "retrieval-smoke").mkdir()
     (run / "retrieval-smoke" / "points.jsonl").write_text(fit.splitlines(keepends=True)[0])  # a retrieval's record
     (run / "REPORT.md").write_text("rendered")
@@ -280,27 +280,27 @@ def damaged_line(relative, change):
 
 
 DAMAGES = {
-    "crosscheck without compare": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+    "crosscheck without compare": ("2026-12-01_vm_xeon-2c", damaged_json(
         "crosscheck/crosscheck.json", lambda c: c["checks"][0].pop("compare"))),
-    "bench row without times": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+    "bench row without times": ("2026-12-01_vm_xeon-2c", damaged_json(
         "bench/bench.json", lambda c: c["rows"][0].update(ms=None))),
-    "peers check without rows": ("2026-12-01_vm_amd-epyc-2c", damaged_json(
+    "peers check without rows": ("2026-12-01_vm_xeon-2c", damaged_json(
         "peers/check.json", lambda c: c.pop("rows"))),
-    "point with a text size": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+    "point with a text size": ("2026-12-01_vm_xeon-2c", damaged_line(
         "sweep-quick/points.jsonl", lambda r: r.update(npix="x"))),
-    "point with a text tol": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+    "point with a text tol": ("2026-12-01_vm_xeon-2c", damaged_line(
         "sweep-quick/points.jsonl", lambda r: r.update(tol="x"))),
-    "session without cpu": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+    "session without cpu": ("2026-12-01_vm_xeon-2c", damaged_line(
         "sweep-quick/runs.jsonl", lambda r: r.pop("cpu"))),
-    "retrieval without rms": ("2026-12-01_vm_amd-epyc-2c", damaged_line(
+    "retrieval without rms": ("2026-12-01_vm_xeon-2c", damaged_line(
         "retrieval-quick/points.jsonl", lambda r: r.pop("rms"))),
-    "settings not JSON": ("2026-12-01_vm_amd-epyc-2c", lambda run: (run / "sweep-quick" / "settings.json").write_text(
+    "settings not JSON": ("2026-12-01_vm_xeon-2c", lambda run: (run / "sweep-quick" / "settings.json").write_text(
         "{not json")),
-    "optimum without x": ("2026-12-02_vm_amd-epyc-2c", damaged_line(
+    "optimum without x": ("2026-12-02_vm_amd-epyc-2c-1thread", damaged_line(
         "sweep-quick/optima.jsonl", lambda r: r.pop("x"))),
-    "real-maps stage without fits": ("2026-12-02_vm_amd-epyc-2c-2", damaged_line(
+    "real-maps stage without fits": ("2026-12-03_vm_amd-epyc-2c-2_real-maps", damaged_line(
         "real-maps/stages.jsonl", lambda r: r.pop("fits"))),
-    "pyoof fit without cost": ("2026-12-02_vm_amd-epyc-2c-2", damaged_line(
+    "pyoof fit without cost": ("2026-12-03_vm_amd-epyc-2c-2_real-maps", damaged_line(
         "pyoof/pyoof.jsonl", lambda r: r.pop("cost"))),
 }
 
@@ -396,7 +396,8 @@ def test_a_bench_with_one_point_too_large_measures_none_of_them(tmp_path):
 
 def test_figures_and_report_with_the_same_output_agree_on_where_the_figures_are(tmp_path):
     reference = tmp_path / "reference"
-    shutil.copytree(REFERENCE / "2026-12-02_vm_amd-epyc-2c-2", reference / "2026-12-02_vm_amd-epyc-2c-2")
+    real_maps = "2026-12-03_vm_amd-epyc-2c-2_real-maps"
+    shutil.copytree(REFERENCE / real_maps, reference / real_maps)
     options = ("--reference", reference, "--reference-only", "--output", tmp_path / "out")
     before = run_command("report", *options)
     assert before.returncode == 0

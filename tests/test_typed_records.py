@@ -143,3 +143,40 @@ def test_a_new_point_field_needs_its_study_only(tmp_path, monkeypatch):
         assert not hasattr(read, "unnamed")
     with pytest.raises(RunError, match="key 'warm_s'"):
         as_written(path, 1, record | {"warm_s": "fast"}, records.check_point)
+
+
+def test_a_new_point_field_reaches_a_report_cell_as_an_attribute(tmp_path, monkeypatch):
+    """The same field read by a claim's evaluate (as a claim added in one file would) reaches the claims table's
+    cell as an attribute of the typed point: no reader, cell or template names it."""
+    import shutil
+
+    from replication import claims
+    from replication.core.judging import Verdict
+    from replication.core.objectives import CAUCHY
+    from replication.report import load
+    from replication.report.cells import Notes, run_claims
+    from replication.studies.sweep import records
+
+    class WithField(records.MeasuredPoint, kw_only=True):
+        warm_s: float | None = None
+
+    monkeypatch.setattr(records, "MeasuredPoint", WithField)
+    source = REFERENCE / "2026-12-03_vm_amd-epyc-2c"
+    run_folder = tmp_path / source.name
+    shutil.copytree(source / "sweep-quick", run_folder / "sweep-quick")
+    shutil.copy(source / "run.json", run_folder / "run.json")
+    points = run_folder / "sweep-quick" / "points.jsonl"
+    lines = [json.loads(line) for line in points.read_text().splitlines()]
+    points.write_text("".join(json.dumps(line | {"warm_s": 0.25}) + "\n" for line in lines))
+
+    def evaluate(run, objective):
+        warm = {record.warm_s for series in run.judged(objective)[1].values() for record in series.values()
+                if isinstance(record, WithField)}
+        return Verdict(value=max(warm), verdict="reproduced", text=f"warm {max(warm)} s") if warm else Verdict()
+
+    toy = claims.Claim("C9", "Toy: warm-up recorded.", "warm-up", None, "recorded", "warm-up seconds", 0.0, 0.0,
+                       evaluate=evaluate)
+    monkeypatch.setattr(claims, "CLAIMS", (*claims.CLAIMS, toy))
+    cells = run_claims(load.load_run(run_folder, own=False), CAUCHY, Notes())
+    assert cells["C9"].text == "warm 0.25 s"
+    assert cells["C9"].found.value == 0.25

@@ -1,11 +1,11 @@
-"""The answer figure above the claims table: the paper's speed-ups against grid size, one line per run judged by
-today's rule, with what the paper says beside them."""
+"""The answer figure under the claims table: the answering run's CPU speed-up against grid size with what the paper
+says beside it, and against the number of parameters with one gradient on both sides."""
 
 import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
 
-from replication.claims import C4_ORDERS, parameter_count
+from replication.claims import C4_ORDERS, design, parameter_count
 from replication.claims.mechanism import decomposition, decomposition_run
 from replication.core.judging import per_size_medians
 from replication.core.plotting import Figure, draw_ratio, save, subplots
@@ -15,43 +15,34 @@ from replication.core.series import (
     NUMPY_ADJOINT,
     TORCH_ADJOINT,
     TORCH_CPU,
-    TORCH_CUDA,
     TORCH_DIFFERENCES,
 )
 from replication.studies.sweep.figures import figure_run
 from replication.studies.sweep.read import TIME_TO_SOLUTION, time_measure
 
-RATIO_COLOURS = {(NUMPY, TORCH_CPU): "tab:orange", (NUMPY, TORCH_CUDA): "tab:green",
-                 (TORCH_CPU, TORCH_CUDA): "tab:purple"}
+RATIO_COLOUR = "tab:orange"
+"""Panel (a)'s colour for NumPy / torch-cpu."""
 
 
-def gpu_run(all_runs):
-    """The run whose GPU ratios the answer's figure draws: the newest with a torch-cuda series, or None."""
-    with_gpu = [run for run in all_runs if TORCH_CUDA in run.series]
-    return max(with_gpu, key=lambda run: (run.own, run.info.created)) if with_gpu else None
-
-
-def answer_runs(all_runs):
-    """(the run of the CPU ratios, the run of the GPU ratios) the answer's figure draws: the decomposition's run
-    (it has the same-gradient series) else the figures' run; the newest run with a GPU series."""
-    return decomposition_run(all_runs) or figure_run(all_runs), gpu_run(all_runs)
+def answer_run(all_runs):
+    """The run the answer's figure draws: the one the design names to answer the claims (yours first), else the
+    decomposition's run (it has the same-gradient series), else the figures' run."""
+    return design.answering(all_runs) or decomposition_run(all_runs) or figure_run(all_runs)
 
 
 def answer_plan(all_runs):
-    """What the answer's figure draws, without drawing (the report's caption reads it too): {"cpu": the run of the
-    CPU ratios, "gpu": of the GPU ratios, "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour,
-    linestyle: dashed for a run timed to the optimiser's stop, the run)], "b": [(label, P, Ratios, colour)] at C4's
-    orders, "guide": (P, ratios of a slope-1 line) or None}."""
-    cpu_run, gpu = answer_runs(all_runs)
-    plan = {"cpu": cpu_run, "gpu": gpu, "npix": None, "a": [], "b": [], "guide": None}
-    for run, pairs in ((cpu_run, [(NUMPY, TORCH_CPU)]), (gpu, [(NUMPY, TORCH_CUDA), (TORCH_CPU, TORCH_CUDA)])):
-        for slow, fast in pairs if run is not None else []:
-            by_npix = per_size_medians(speedups(run.series, slow, fast), 0)
-            if by_npix:
-                plan["a"].append((f"{slow} / {fast}", list(by_npix), list(by_npix.values()),
-                                  RATIO_COLOURS[(slow, fast)], line_of(run), run))
+    """What the answer's figure draws, without drawing (the report's caption reads it too): {"cpu": the run drawn,
+    "npix": panel (b)'s grid, "a": [(label, sizes, median Ratios, colour, linestyle: dashed for a run timed to the
+    optimiser's stop, the run)], "b": [(label, P, Ratios, colour)] at C4's orders, "guide": (P, ratios of a slope-1
+    line) or None}. Only the answering run's evidence is drawn: the GPU history has a figure of its own."""
+    cpu_run = answer_run(all_runs)
+    plan = {"cpu": cpu_run, "npix": None, "a": [], "b": [], "guide": None}
     if cpu_run is None:
         return plan
+    by_npix = per_size_medians(speedups(cpu_run.series, NUMPY, TORCH_CPU), 0)
+    if by_npix:
+        plan["a"].append((f"{NUMPY} / {TORCH_CPU}", list(by_npix), list(by_npix.values()), RATIO_COLOUR,
+                          line_of(cpu_run), cpu_run))
     c4 = decomposition(cpu_run.series).get("c4", {})
     npix = next((found.npix for found in c4.values() if found.npix), None)
     plan["npix"] = npix = npix or max((k[0] for k in speedups(cpu_run.series, NUMPY, TORCH_CPU)), default=None)
@@ -87,7 +78,7 @@ def answer_figure(all_runs, folder):
     for label, sizes, medians, colour, linestyle, run in plan["a"]:
         draw_ratio(left, sizes, medians, colour, f"{label}: {run.short_title}, {time_measure(run.series)}",
                    linestyle=linestyle)
-    for value, text in ((10, "paper: ~10x (CPU)"), (100, "paper: ~100x (GPU)")):
+    for value, text in ((10, "paper: ~10x (CPU)"),):
         left.axhline(value, color="grey", linestyle="--", linewidth=1)
         left.text(0.02, value * 1.08, text, color="grey", fontsize=8, transform=left.get_yaxis_transform())
     left.axhline(1, color="black", linewidth=0.8)

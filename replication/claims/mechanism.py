@@ -64,6 +64,7 @@ def decomposition(series):
     last = chain[-1][2]
     ratios = {name: speedups(series, slow, fast) for name, slow, fast, _ in chain}
     ratios["whole"] = speedups(series, NUMPY, last)
+    ratios["paper"] = speedups(series, NUMPY, TORCH_CPU)  # the paper's own whole: NumPy differences -> autograd
     ratios["library at finite differences"] = speedups(series, NUMPY, TORCH_DIFFERENCES)
     common = set.intersection(*(set(ratios[name]) for name, *_ in chain)) & set(ratios["whole"])
     rows = {}

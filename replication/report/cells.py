@@ -76,7 +76,8 @@ def undetermined_text(claim: Claim, found: Verdict) -> str:
 def run_code(run, main):
     """How a run's model code stands against main's (main: model_code.identity of the working tree): {"stale": True
     where it differs as code (docstrings and comments aside), False where it is main's, None where not known; "text":
-    a short line saying so; "mirror": C6 of the run's own code (or None)}."""
+    a short line saying so; "mirror": C6 of the run's own code (or None); "differing": the modules that differ, where
+    stale}."""
     codes = model_code.run_code(load.run_environments(run))
     known = [code for code in codes if code["hash"] is not None]
     if not known:
@@ -89,10 +90,11 @@ def run_code(run, main):
         return {"stale": False, "text": f"model code = main's{where}", "mirror": known[-1]["mirror"],
                 "commits": commits}
     every = set(main["modules"]) | {path for code in known for path in code["modules"]}
-    names = f"all {len(differing)} modules" if set(differing) == every else f"{len(differing)} module(s): " + \
-        ", ".join(path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:") for path in differing)
+    names = f"all {len(differing)} modules" if set(differing) == every else f"{len(differing)} of {len(every)} modules"
     return {"stale": True, "text": f"stale: model code differs from main's in {names}{where}",
-            "mirror": known[-1]["mirror"], "commits": commits}
+            "mirror": known[-1]["mirror"], "commits": commits,
+            "differing": [path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:")
+                          for path in differing]}
 
 
 def run_claims(run, objective: Objective, notes: Notes) -> dict:

@@ -7,6 +7,7 @@ from replication.core.options import add_report_options
 from replication.core.paths import FIGURES, PAPER, RUNS
 from replication.core.results import keep_only_what_was_made, resolved, writing_into
 from replication.report import contribute as contributing
+from replication.report import retire as retiring
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_command
 
@@ -33,6 +34,23 @@ def add_contribute_command(contribute):
                             help="the run to contribute (default: this machine's newest run)")
     contribute.add_argument("--note", required=True, help="one sentence shown in the report: the machine, what ran")
     contribute.set_defaults(func=run_contribute_command)
+
+
+def add_retire_command(retire):
+    """The retire: take a reference run out of the evidence, keeping its headline in results/retired.jsonl."""
+    retire.description = ("Writes the run's headline verdicts, how it was made and the commit that holds its records "
+                          "to results/retired.jsonl, which DETAILS.md shows; the run's folder is left for you to "
+                          "remove (git rm -r), and its records stay in git at that commit.")
+    retire.add_argument("--folder", required=True, help="the reference run's folder name under results/reference/")
+    retire.add_argument("--why", required=True, help="one sentence: why the run leaves the evidence")
+    retire.set_defaults(func=run_retire_command)
+
+
+def run_retire_command(args):
+    entry = retiring.retire(args.folder, args.why)
+    print(f"wrote {retiring.RETIRED} ({entry.name}, records at {entry.commit[:7]})\nnext: git rm -r "
+          f"results/reference/{entry.folder}, then re-render and commit the figures and the report")
+    return 0
 
 
 def shown_runs(args):
@@ -107,5 +125,6 @@ def run_contribute_command(args):
     return 0
 
 
-ARGUMENTS = {"figures": add_figures_command, "report": add_report_command, "contribute": add_contribute_command}
+ARGUMENTS = {"figures": add_figures_command, "report": add_report_command, "contribute": add_contribute_command,
+             "retire": add_retire_command}
 """The arguments of each command this module runs (cli.COMMANDS names it)."""

@@ -5,22 +5,41 @@ import matplotlib
 import matplotlib.figure
 import matplotlib.ticker
 
-from replication.claims import CLAIMS
+from replication.claims import CLAIMS, design
 from replication.claims.answer_figure import answer_figure
 from replication.claims.mechanism import decomposition_run, speedup_decomposition
-from replication.core.plotting import STYLE, appendix_folder
+from replication.core.plotting import STYLE, Figure, appendix_folder
 from replication.core.records import load_arrays
+from replication.core.series import TORCH_CUDA
 from replication.report.load import judges_claims
 from replication.studies.crosscheck.figures import agreement, crosscheck_run, distances, example_fit, fit_distances
 from replication.studies.real_maps.figures import draw_real_maps
 from replication.studies.retrieval.figures import retrieval, retrieval_run
 from replication.studies.sweep.figures import (
+    TIME_VS_GRID_SIZE,
     figure_run,
     other_series,
     speedup_vs_grid_size,
     time_vs_grid_size,
     time_vs_zernike_order,
 )
+
+
+def paper_figures_run(all_runs):
+    """The run whose times the paper's figures (time against grid size and order) draw: the run the design names to
+    answer the claims (yours first), else the run holding the most of the paper's series."""
+    shown = design.answering(all_runs)
+    return shown if shown is not None and shown.series else figure_run(all_runs)
+
+
+GPU_HISTORY = Figure(TIME_VS_GRID_SIZE.stem, lambda run: "history, the only GPU measurement (older code, not "
+                     "judged): " + TIME_VS_GRID_SIZE.caption(run).removeprefix("(the paper's figure): "))
+"""The GPU history run's own time against grid size (drawn with its appendix's figures), shown as history."""
+
+
+def gpu_history(all_runs):
+    """The history runs of the design with a GPU series, whose figure stands apart from the judged evidence."""
+    return [run for run, _ in design.beside(all_runs, None)[1] if TORCH_CUDA in run.series]
 
 
 def draw_run(run, folder):
@@ -34,15 +53,15 @@ def draw_run(run, folder):
 def draw_all(all_runs, output):
     """Draw every figure the runs have results for; returns the paths written.
 
-    Figures 1 and 2 show the paper's series of one run (figure_run); figure 3 every run's speed-ups; figures 4 and
-    5 the cross-check of one run (crosscheck_run); each run's own figures go under
-    runs/<its appendix's name>/.
+    Figures 1 and 2 show the paper's series of one run (paper_figures_run); figure 3 every run's speed-ups; figures
+    4 and 5 the cross-check of one run (crosscheck_run); each run's own figures go under runs/<its appendix's
+    name>/ (the GPU history's time against grid size, which the report shows apart, among them).
     """
     paths = []
     with matplotlib.rc_context(STYLE):
         if any(run.series for run in all_runs):
             paths += answer_figure(all_runs, output)
-        shown = figure_run(all_runs)
+        shown = paper_figures_run(all_runs)
         if shown is not None:
             paths += time_vs_grid_size(shown, output)
             paths += time_vs_zernike_order(shown, output)

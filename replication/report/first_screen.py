@@ -30,21 +30,30 @@ def short_name(run):
 
 def mechanism(decomposed, run):
     """The first screen's sentence on where the CPU speed-up comes from, from the decomposition of the run that
-    timed the gradient variants (decomposed: its section): the same exact gradient on both sides (library) against
-    the exact gradient replacing finite differences (algorithm), each over the grid sizes measured; None without it."""
+    timed the gradient variants (decomposed: its section): each factor (the algorithm, the library, autograd) and
+    the paper's own whole over the grid sizes measured, and what the Gauss-Newton start, beyond the paper, adds;
+    None without it."""
     if not decomposed or not decomposed["decomposition"] or not sweep_read.timed_to_targets(run.series):
         return None  # a run judged by time to stop is never on the first screen
     rows = decomposed["decomposition"]["rows"]
-    library = [row["library"] for row in rows.values() if row.get("library") is not None]
-    algorithm = [row["algorithm"] for row in rows.values() if row.get("algorithm") is not None]
+
+    def over_sizes(name):
+        found = [row[name] for row in rows.values() if row.get(name) is not None]
+        return found and value_range(found, lambda v: times(v, False))
+
+    algorithm, library, autograd, paper, start = map(over_sizes, ("algorithm", "library", "autograd", "paper",
+                                                                  "start"))
     if not library or not algorithm:
         return None
     sizes = f"npix {min(rows)}-{max(rows)}" if len(rows) > 1 else f"npix {min(rows)}"
-    return (f"Where it comes from ({sizes}, {run.short_title}): with the same exact gradient on both sides torch "
-            f"is {value_range(library, lambda v: times(v, False))} as fast as NumPy (the library); the ~10x is the "
-            f"exact gradient replacing finite differences, which cost P + 1 evaluations each: "
-            f"{value_range(algorithm, lambda v: times(v, False))} in NumPy alone "
-            "([decomposition](#where-the-speed-up-comes-from)).")
+    text = (f"Where it comes from ({sizes}, {run.short_title}; [decomposition](#where-the-speed-up-comes-from)): "
+            f"the exact gradient replacing finite differences, which cost P + 1 evaluations each, gives {algorithm} "
+            f"in NumPy alone (the algorithm); with the same exact gradient on both sides torch is {library} as fast "
+            "as NumPy (the library)")
+    if autograd and paper:
+        text += (f", and torch's autograd {autograd} as fast as our hand-written gradient: the paper's own NumPy "
+                 f"differences -> torch autograd, {paper}")
+    return text + (f". Starting BFGS from the Gauss-Newton matrix, beyond the paper, adds {start}." if start else ".")
 
 
 def history_rows(table, judged_runs, sections):
@@ -65,34 +74,8 @@ def history_rows(table, judged_runs, sections):
 def first_screen_legend():
     """The words under the first screen's table: each claim's bar, what a slope and a bound are."""
     bars = "; ".join(f"{claim.id} {claim.threshold}" for claim in claims.CLAIMS if claim.paper)
-    return (f"Reproduced if: {bars}; partly if at the lower bar its rule gives "
+    return (f"Reproduced if: {bars}; partly where a value reaches only its rule's lower bar "
             "([rules](DETAILS.md#how-the-verdicts-are-computed)). "
             "A slope is that of log(speed-up) against log(P): 0 where the speed-up does not depend on P, 1 where it "
             "grows as P (a finite-difference gradient costs P + 1 evaluations). '>=' marks a bound: a fit that "
             "never reached the solution counts at its total time.")
-
-
-def answer(table, all_runs):
-    """The first screen's sentences, from the verdicts of one table: per claim, its verdict on each run that
-    measured it (once where every run has the same cell); the claims no run measured in one line."""
-    lines, unmeasured = [], []
-    for row in table["rows"]:
-        measured = [(run, cell) for run, cell in zip(all_runs, row["cells"], strict=True)
-                    if cell.verdict != judging.NOT_MEASURED]
-        if not measured:
-            unmeasured.append(row["id"])
-            continue
-        if len(measured) == len(all_runs) and len({(c.verdict, c.text) for _, c in measured}) == 1:
-            text = f"{measured[0][1].verdict} ({measured[0][1].text}) on every run"
-        else:
-            groups = {}
-            for run, cell in measured:
-                groups.setdefault(cell.verdict, []).append(f"{run.short_title} ({cell.text})")
-            text = "; ".join(f"{verdict} on {', '.join(names)}" for verdict, names in groups.items())
-            if len(measured) < len(all_runs):
-                text += f"; not measured on {len(all_runs) - len(measured)} of {len(all_runs)} runs"
-        lines.append({"id": row["id"], "short": row["short"], "text": text})
-    if unmeasured:
-        lines.append({"id": ", ".join(unmeasured), "short": "", "text": "not measured on any run (the notes under "
-                                                                       "the table say why)"})
-    return lines

@@ -2,12 +2,14 @@
 and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."""
 
 import functools
+import pathlib
 import re
 import textwrap
 
 import jinja2
 
 from replication import claims
+from replication.claims import design
 from replication.claims.answer_figure import ANSWER
 from replication.claims.mechanism import DECOMPOSITION, decomposition_run
 from replication.claims.timed_words import slope_text
@@ -16,6 +18,7 @@ from replication.core.format import code_span, inline, number, relative, sci, sh
 from replication.core.mirror import mirror_table, side_by_side_page
 from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
+from replication.core.plotting import appendix_folder
 from replication.core.profiles import PROFILES
 from replication.core.results import keep_only_what_was_made, write_text_if_changed, writing_into
 from replication.core.simulation import (
@@ -25,7 +28,9 @@ from replication.core.simulation import (
 )
 from replication.report import load
 from replication.report.cells import CLAIMS, RULES, run_code
-from replication.report.first_screen import answer, claim_table, first_screen_legend, history_rows, mechanism
+from replication.report.figures import GPU_HISTORY, gpu_history, paper_figures_run
+from replication.report.first_screen import claim_table, first_screen_legend, history_rows, mechanism
+from replication.report.retire import read_retired
 from replication.report.screen import design_rows, first_screen
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
@@ -41,7 +46,6 @@ from replication.studies.sweep.figures import (
     SPEEDUP_VS_GRID_SIZE,
     TIME_VS_GRID_SIZE,
     TIME_VS_ZERNIKE_ORDER,
-    figure_run,
 )
 
 
@@ -52,24 +56,28 @@ def load_runs(own_runs, reference=None):
 
 
 def main_figures(all_runs, figures, output):
-    """The main report's figures that figures.draw_all draws for these runs: (path, caption)."""
-    shown_run = figure_run(all_runs)
+    """The main report's figures that figures.draw_all draws for these runs: (path, caption); the paper's two from
+    the run that answers the claims, then the GPU history's own, apart."""
+    shown_run = paper_figures_run(all_runs)
     decomposed = decomposition_run(all_runs)
     checked = crosscheck_run(all_runs)
     chosen = []
     if shown_run is not None:
-        chosen += [(TIME_VS_GRID_SIZE, shown_run), (TIME_VS_ZERNIKE_ORDER, shown_run), (SPEEDUP_VS_GRID_SIZE,)]
+        chosen += [(TIME_VS_GRID_SIZE, shown_run), (TIME_VS_ZERNIKE_ORDER, shown_run)]
+    history = [shown_figure(GPU_HISTORY, appendix_folder(figures, run), output, run) for run in gpu_history(all_runs)]
+    rest = [(SPEEDUP_VS_GRID_SIZE,)] if shown_run is not None else []
     if decomposed is not None:
-        chosen.append((DECOMPOSITION, decomposed))
+        rest.append((DECOMPOSITION, decomposed))
     if checked is not None:
         if (checked.folder / "crosscheck" / "example.npz").exists():
-            chosen.append((EXAMPLE_FIT, checked))
-        chosen.append((AGREEMENT, checked))
+            rest.append((EXAMPLE_FIT, checked))
+        rest.append((AGREEMENT, checked))
     for claim in claims.CLAIMS:  # the figures of claims added with their own (claims.ADDED)
         shows = claim.shows(all_runs) if claim.figure is not None else None
         if shows is not None:
-            chosen.append((claim.figure, *shows))
-    return [shown_figure(figure, figures, output, *shown) for figure, *shown in chosen]
+            rest.append((claim.figure, *shows))
+    return ([shown_figure(figure, figures, output, *shown) for figure, *shown in chosen] + history
+            + [shown_figure(figure, figures, output, *shown) for figure, *shown in rest])
 
 
 def shown_figure(figure, figures, output, *shown):
@@ -121,9 +129,9 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return number_figures({
-        "answer": [{"title": table["title"], "lines": answer(table, judged)} for table in tables],
         "first_screen": first_screen(judged, codes) | {"legend": first_screen_legend()},
         "older_rule": history_rows(tables[0], judged, sections), "design": design_rows(all_runs),
+        "retired": read_retired(pathlib.Path(reference or paths.REFERENCE).parent / "retired.jsonl"),
         "mechanism": mechanism(decomposed, shown_run),
         "environments": [environment for run in all_runs for environment in load.run_environments(run)],
         "mirror_commit": mirror_commit(all_runs, codes),
@@ -174,10 +182,12 @@ def real_maps_shown(all_runs, sections, figures, output):
     if section is None:
         return None
     kind = (shown_run.machine.cpu, shown_run.machine.cpu_count)
-    same_machine = sorted(all_runs, key=lambda run: (run is not shown_run,
+    answering = design.answering(all_runs)
+    same_machine = sorted(all_runs, key=lambda run: (run is not shown_run, run is not answering,
                                                      (run.machine.cpu, run.machine.cpu_count) != kind))
     beside = next(((run, found) for run in same_machine if (found := simulated_beside(run))), None)
-    simulated = beside and beside[1] | {"title": beside[0].title}
+    simulated = beside and beside[1] | {"title": beside[0].title, "measure": "time to solution" if
+                                        sweep_read.timed_to_targets(beside[0].series) else "the sweep's time to stop"}
     return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
                       "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
                       "terms": any(s["source"] and s["source"].terms_effect for s in section["sources"]),

@@ -198,8 +198,9 @@ def real_maps_section(run):
 
 
 def simulated_beside(run):
-    """The run's own simulated speed-ups at the real fits' grid size (NumPy / torch autograd, time to stop, fits at
-    the optimum): {low, median, high, orders} over its orders, or None."""
+    """The run's own simulated speed-ups at the real fits' grid size (NumPy / torch autograd; times to solution where
+    its sweep recorded them, else to the optimiser's stop of fits at the optimum): {low, median, high, orders} over its
+    orders, or None."""
     values = {key: value for key, value in point_times.speedups(run.series, NUMPY, TORCH_CPU).items()
               if key[0] == SIMULATED_NPIX}
     if not values:
