@@ -160,7 +160,7 @@ def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
 def test_points_without_trajectories_are_not_auditable_never_agreeing():
     from replication.core.paths import REFERENCE
 
-    found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c-1thread")
+    found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c-1thread_paper-profile")
     assert found.checked == 0
     assert found.not_auditable > 0
 
