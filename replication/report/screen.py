@@ -183,6 +183,7 @@ def design_rows(all_runs) -> list[dict]:
                      "threads": "default" if protocol.threads is None else str(protocol.threads),
                      "objectives": ", ".join(plain_title(o) for o in protocol.objectives) or "—",
                      "run": short_name(run) if run else f"{reference.folder} (not here)",
-                     "load": "—" if run is None or not run.sweeps else "quiet" if measured_quiet(run) else "loaded",
+                     "load": "—" if run is None or not run.sweeps else "quiet" if measured_quiet(run) else
+                     "loaded: not the quiet machine its protocol asks for" if protocol.quiet else "loaded",
                      "appendix": f"runs/{run.appendix_name}.md" if run else None})
     return rows
