@@ -92,9 +92,9 @@ def reference_of(run) -> Reference | None:
 
 
 def answering(all_runs):
-    """The run whose values the first screen gives: your first run that the design can judge, else the reference
-    run of the protocol that answers the claims; None without one."""
-    own = [run for run in all_runs if run.own and (run.sweeps or run.crosscheck)]
+    """The run whose values the first screen gives: your first run, else the reference run of the protocol that
+    answers the claims; None without one."""
+    own = [run for run in all_runs if run.own]  # yours always, as in the claims tables
     if own:
         return own[0]
     return next((run for run in all_runs if (ref := reference_of(run)) and ref.protocol is QUICK and not run.own),

@@ -31,7 +31,7 @@ from replication.report.cells import CLAIMS, RULES, run_code
 from replication.report.figures import GPU_HISTORY, gpu_history, paper_figures_run
 from replication.report.first_screen import claim_table, first_screen_legend, history_rows, mechanism
 from replication.report.retire import read_retired
-from replication.report.screen import design_rows, first_screen
+from replication.report.screen import design_rows, first_screen, plain_title
 from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
@@ -337,20 +337,21 @@ MARKUP = re.compile(r"\*\*|\[(\d+)\]|<[^>]+>")
 
 
 def your_runs_summary(values, output):
-    """At most 15 lines for the terminal after a run of yours: per run of yours that the claims judge, its machine
-    and each claim's value and verdict under the first objective; then where the report is."""
-    table = values["claim_tables"][0]
+    """At most 15 lines for the terminal after a run of yours: the first screen's answer of your run (its machine,
+    each paper claim's value and verdict under each objective it measured, the load beside a timing verdict), then
+    where the report is."""
     lines = []
-    for column, run in enumerate(values["judged_runs"]):
-        if not run.own:
+    for answer in values["first_screen"]["answers"]:
+        if not answer.run.own:
             continue
-        machine = run.machine
-        lines.append(f"Your run {run.folder.name}: {machine.cpu} ({machine.cpu_count} cores), GPU "
-                     f"{machine.gpu or 'none'}; {table['title']}:")
-        for row in table["rows"]:
-            cell = row["cells"][column]
-            loaded = " (on a loaded machine: may read low)" if cell.loaded else ""
-            lines.append(f"  {row['id']} {row['short']}: {MARKUP.sub('', cell.text)} -> {cell.verdict}{loaded}")
+        machine = answer.run.machine
+        lines.append(f"Your run {answer.run.folder.name}: {machine.cpu} ({machine.cpu_count} cores), GPU "
+                     f"{machine.gpu or 'none'}; under " + " | ".join(plain_title(o) for o in answer.objectives) + ":")
+        for key, judged in answer.rows.items():
+            loaded = any(j.loaded and j.claim.timed and j.measured for j in judged)
+            cells = " | ".join(MARKUP.sub("", j.text.removesuffix(" (loaded machine)")) for j in judged)
+            lines.append(f"  {key} {judged[0].claim.short}: {cells}"
+                         + (" (on a loaded machine: may read low)" if loaded else ""))
     if not lines:
         lines.append("None of your runs has a sweep the claims judge yet (nox -s replicate measures one).")
     return "\n".join([*lines[:13], f"Report: {output / 'REPORT.md'} (every verdict: {output / 'DETAILS.md'})"])
