@@ -121,7 +121,8 @@ def history_line(run, reference: design.Reference, code: dict) -> str:
                        if verdict.verdict != NOT_MEASURED)
     limits = (["older code"] if code["stale"] else []) + (
         ["time to stop"] if run.series and not sweep_read.timed_to_targets(run.series) else [])
-    return f"{short_name(run)} ({reference.protocol.name}; {', '.join(limits)}): {values}, indicative only"
+    made = reference.protocol.name + (f"; {', '.join(limits)}" if limits else "")
+    return f"{short_name(run)} ({made}): {values or 'nothing measured'}, indicative only"
 
 
 def plain_title(objective: Objective) -> str:
