@@ -9,7 +9,6 @@ import msgspec
 
 from replication.claims import design
 from replication.core import paths, runs
-from replication.core.judging import NOT_MEASURED
 from replication.core.load import measured_quiet
 from replication.core.objectives import BY_NAME
 from replication.core.records import Record, as_typed, check_typed
@@ -17,7 +16,7 @@ from replication.core.results import append_record, read_records
 from replication.core.runs import RunError
 from replication.report import load
 from replication.report.first_screen import short_name
-from replication.report.screen import PAPER_CLAIMS, plain_title
+from replication.report.screen import PAPER_CLAIMS, Judgement, plain_title
 from replication.studies.sweep import read as sweep_read
 
 RETIRED = paths.RESULTS / "retired.jsonl"
@@ -69,9 +68,8 @@ def headline(run) -> list[str]:
     lines = []
     for objective in BY_NAME.values():
         if run.judged(objective)[0]:
-            found = [(claim, claim.judge(run, objective)) for claim in PAPER_CLAIMS]
-            said = [f"{claim.id} {claim.briefly(verdict)}: {verdict.verdict}" for claim, verdict in found
-                    if verdict.verdict != NOT_MEASURED]
+            judged = [Judgement(claim, claim.judge(run, objective), False) for claim in PAPER_CLAIMS]
+            said = [f"{judgement.claim.id} {judgement.text}" for judgement in judged if judgement.measured]
             lines += [f"{plain_title(objective)}: {'; '.join(said)}"] if said else []
     return lines
 
