@@ -12,24 +12,29 @@ from oof_common.constants import MAP_POINTED
 
 from .aperture import aperture_phase, illumination, map_screens
 from .beams import add_offsets, beam_power, far_field, place_on_grid, scale_maps
-from .likelihood import pixel_count
+from .likelihood import compared_excess, pixel_count
 from .setup import map_gains, map_terms, parameter_parts
 
 
-def objective_and_power_adjoint(power, data, gamma, loss, weights=None, scale=None):
+def objective_and_power_adjoint(power, data, gamma, loss, weights=None, scale=None, whitening=None):
     """The objective and W = dL/dP per pixel as (value, w, factor), W = factor w, from the excess e = P - data
     (beam-power units), computed in place over `power` (which it overwrites: every full-grid pass then writes into
     memory already in use). The constant factor is left for the far-field adjoint to apply on the small box.
     Where weights (0 or 1 per pixel) are given, a pixel of weight 0 has e = 0: it adds nothing to L and has W = 0.
     Where scale is given (ObservedMaps.map_scale: each map's weight on its compared pixels), the loss is of
-    e' = scale e, and W = scale dL/de'. Each loss's W is its value_and_weights' (losses.py); the values equal
-    likelihood.py's.
+    e' = scale e, and W = scale dL/de'. Where whitening is given (ObservedMaps.whitening), the loss is of the
+    excess whitened along the scans, e'' = whitening.of(e'), and dL/de' = whitening.adjoint(dL/de''). Each loss's
+    W is its value_and_weights' (losses.py); the values equal likelihood.py's.
     """
     excess = power
     excess -= data
     if scale is not None or weights is not None:
         excess *= weights if scale is None else scale
+    if whitening is not None:
+        excess = whitening.of(excess)
     value, excess_weights, factor = loss.value_and_weights(excess, gamma)
+    if whitening is not None:
+        excess_weights = whitening.adjoint(excess_weights)
     if scale is not None:
         excess_weights *= scale
     return value + loss.constant(pixel_count(data, weights), gamma), excess_weights, factor
@@ -127,7 +132,7 @@ def value_and_gradient(params, setup, data, gamma, loss, lap=None):
     power, model = model_power_of_beam(beam, params, setup)
     lap(STEPS[2])
     value, power_weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
-                                                               data.map_scale)
+                                                               data.map_scale, data.whitening)
     lap(STEPS[3])
     beam_weights = power_weights
     if setup.n_gains:  # |b_k|^2 enters map k times its gain
@@ -151,23 +156,31 @@ def power_scores(params, setup, data, gamma, loss):
 
 def score_context(params, setup, data, gamma, loss):
     """What every parameter's score needs, computed once: (field, phasor, the amplitude's derivatives, the beams,
-    W = dL/dP and the objective's factor); scores_of takes it."""
+    W = dL/dP and the objective's factor, and where the maps are whitened along the scans what whitens the
+    scores); scores_of takes it."""
     taper, amplitude, phasor, field = dish_field(params, setup)
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)  # the adjoint overwrites model, not power, where gains
-    _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
-                                                     data.map_scale)
+    whitened = None
+    if data.whitening is None:
+        _, weights, factor = objective_and_power_adjoint(model, data.fft_order, gamma, loss, data.weights,
+                                                         data.map_scale)
+    else:  # scores_of takes dP (W = 1) to each whitened pixel's score, dL/de'' times its whitened derivative
+        excess = data.whitening.of(compared_excess(model, data.fft_order, data.factors))
+        _, white_weights, white_factor = loss.value_and_weights(excess, gamma)
+        whitened = data.whitening, data.factors, white_weights, white_factor
+        weights, factor = np.ones_like(model), 1.0
     _, x0, y0, _, _ = parameter_parts(params, setup)
     d_amplitude = illumination_derivatives(taper, amplitude, setup.x, setup.y, x0, y0, setup.sigma, setup.rho,
                                            setup.diff)
     gains = map_gains(map_terms(params, setup)[1], setup)
-    return field, phasor, d_amplitude, beam, power, gains, weights, factor
+    return field, phasor, d_amplitude, beam, power, gains, weights, factor, whitened
 
 
 def scores_of(context, setup, indices):
     """The scores (power_scores) of the parameters indices only, in that order: (len(indices), 3, npix, npix), so
     that a caller can hold a few at a time. context: score_context's."""
-    field, phasor, d_amplitude, beam, power, gains, weights, factor = context
+    field, phasor, d_amplitude, beam, power, gains, weights, factor, whitened = context
     scores = np.empty((len(indices), *beam.shape))
     first_offset = setup.nparams - setup.n_offsets
     first_gain = first_offset - setup.n_gains
@@ -181,6 +194,9 @@ def scores_of(context, setup, indices):
                                          setup.box), setup.npix)
         score = 2 * factor * weights * (beam.real * d_beam.real + beam.imag * d_beam.imag)
         scores[row] = score if gains is None else scale_maps(score, gains)
+    if whitened is not None:  # the rows above are dP (W = 1): each whitened pixel's score, dL/de'' de''/dparams
+        whitening, factors, white_weights, white_factor = whitened
+        scores = white_factor * white_weights * whitening.of(scores if factors is None else scores * factors)
     return scores
 
 

@@ -13,6 +13,7 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.paths import REFERENCE
 from replication.core.reduction import surface
+from replication.core.reduction.ladder import fit_ladder, residual_maps
 from replication.core.reduction.phases import our_phase
 from replication.core.reduction.pyoof_fit import PHASE_PIXELS
 from replication.core.reduction.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
@@ -23,7 +24,6 @@ from replication.studies.closure import maps as closure_maps
 from replication.studies.closure import pyoof_peer
 from replication.studies.closure.read import closure_summary
 from replication.studies.closure.records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
-from replication.studies.real_maps import measure
 
 
 def test_the_simulated_surface_and_noise_are_as_stated():
@@ -175,8 +175,8 @@ def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_g
     rows, cols = map_region(128, closure_maps.SHAPE)
     clean = beams[:, rows, cols] / beams[0].max() + 1e-3 * np.random.default_rng(1).standard_normal((3, 100, 100))
     observation = observation_of(SOURCES[0], clean, closure_maps.STEP).with_taper(closure_maps.TRUE_SIGMA)
-    stages = measure.fit_ladder(of(series.TORCH_ADJOINT), observation, (1, 2, 3), 128)
-    residual = measure.residual_maps(observation, stages[-1]["x"], 3, 128)
+    stages = fit_ladder(of(series.TORCH_ADJOINT), observation, (1, 2, 3), 128)
+    residual = residual_maps(observation, stages[-1]["x"], 3, 128)
     surface.write_surface_files(tmp_path, observation, np.asarray(stages[-1]["x"]), 3, 128, residual)
     written = np.loadtxt(tmp_path / f"surface-{SOURCES[0].name}.txt")
     expected, _ = surface_grid(truth, setup, SOURCES[0].wavelength)

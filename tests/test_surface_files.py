@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import reference_numpy
+from oof_common.scans import ScanNoise
 from replication.core.reduction.sources import TILTS, source_named, surface_error, surface_grid
 from replication.core.reduction.surface import (
     fits_available,
@@ -85,7 +86,7 @@ def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_paramet
     about = {"date": "2019-04-26", "elevation": 45.0} | ({"plus_dz": plus_dz} if plus_dz else {})
     source = dataclasses.replace(source, about=about, dish=source.dish | {
         "legs": 4, "leg_width": 1.0, "leg_angle": 45.0, "leg_start": 3.953, "leg_end": 17.5})
-    observation = types.SimpleNamespace(source=source)
+    observation = types.SimpleNamespace(source=source, scan=ScanNoise(0.79, 0))
     terms = {"pointing": False, "defocus_scale": False, "gains": False}
     names = parameter_names(setup, terms)
     assert names[:3] == ["Z(1,-1)", "Z(1,1)", "Z(2,-2)"]
@@ -105,6 +106,7 @@ def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_paramet
         assert header["WAVELEN"] == pytest.approx(299_792_458.0 / 22.23e9)
         assert (header["LEGS"], header["LEGANGLE"], header["LEGEND"]) == (4, 45.0, 17.5)
         assert header["POSITIVE"] == positive
+        assert (header["WHITENED"], header["SCANCORR"]) == ("rows", 0.79)
         comments = "".join(str(card) for card in header["COMMENT"]).replace(" ", "")  # wrapped over cards
         assert sign_words(about).replace(" ", "") in comments
         table = hdus["PARAMS"].data

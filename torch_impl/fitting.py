@@ -222,7 +222,8 @@ def _batched_objective(params, setup, data, gamma, loss):
         power = scale_maps(power, torch.cat([torch.ones_like(gains[:1]), 1 + gains]).T)
     if setup.n_offsets:
         power = power + params[:, setup.nparams - setup.n_offsets:, None, None]
-    values = loss.value(compared_excess(power, data.fft_order, data.factors), gamma, (-3, -2, -1))
+    excess = compared_excess(power, data.fft_order, data.factors)
+    values = loss.value(excess if data.whitening is None else data.whitening.of(excess), gamma, (-3, -2, -1))
     return values + loss.constant(float(pixel_count(data.fft_order, data.weights)), gamma)
 
 

@@ -25,7 +25,7 @@ from oof_common.validation import ArrayLike, check_matrix, check_params, check_p
 from .backend import as_model_array, to_numpy
 from .beams import far_field, place_on_grid
 from .gradient import dish_field, illumination_derivatives, model_power_of_beam
-from .likelihood import ObservedMaps, observed_maps
+from .likelihood import ObservedMaps, compared_excess, observed_maps
 from .losses import Loss, loss_of
 from .setup import Setup, check_setup, map_gains, map_terms, parameter_parts
 
@@ -107,6 +107,43 @@ def offset_rows(weights, jacobian, windowed_weights, setup):
     return torch.diag(weights.sum(dim=(-2, -1))), cross
 
 
+def plain_matrix(model, data, gamma, loss, jacobian, rows, setup):
+    """The matrix of maps compared pixel by pixel: G = sum over pixels of c(e) J J^T on the window, c at the
+    compared excess (times each pixel's factor squared where maps are weighted: J' = factor J), the offsets' rows
+    from offset_rows."""
+    if data.map_scale is None:
+        weights = loss.curvature(model - data.fft_order, gamma)
+        if data.weights is not None:
+            weights = weights * data.weights
+    else:  # the loss of e' = scale e: its curvature at e', times scale^2 (J' = scale J)
+        weights = loss.curvature((model - data.fft_order) * data.map_scale, gamma) * data.map_scale**2
+    windowed = weights[:, rows][:, :, rows]
+    matrix = (jacobian * windowed.reshape(1, -1)) @ jacobian.T
+    if setup.n_offsets:
+        diagonal, cross = offset_rows(weights, jacobian, windowed, setup)
+        matrix = torch.cat([torch.cat([matrix, cross.T], 1), torch.cat([cross, diagonal], 1)])
+    return matrix
+
+
+def whitened_matrix(model, data, gamma, loss, jacobian, rows, setup):
+    """The matrix where the maps are whitened along the scans (ObservedMaps.whitening): G = sum over whitened pixels
+    of c(e'') J'' J''^T, J'' = whitening.of(factors J) on the window, c at the whitened excess e''; an offset's J''
+    is its map's factors whitened over the whole grid (its cross terms summed on the window)."""
+    whitening, side = data.whitening, len(rows)
+    curvature = loss.curvature(whitening.of(compared_excess(model, data.fft_order, data.factors)), gamma)
+    factors = torch.ones_like(model) if data.factors is None else data.factors
+    shaped = jacobian.reshape(len(jacobian), 3, side, side) * factors[:, rows][:, :, rows]
+    white = whitening.on_window(shaped, rows).reshape(len(jacobian), -1)
+    weighted = white * curvature[:, rows][:, :, rows].reshape(1, -1)
+    matrix = weighted @ white.T
+    if not setup.n_offsets:
+        return matrix
+    columns = whitening.of(torch.eye(3, dtype=model.dtype, device=model.device)[:, :, None, None] * factors)
+    offsets = (columns.reshape(3, -1) * curvature.reshape(1, -1)) @ columns.reshape(3, -1).T
+    cross = weighted @ columns[:, :, rows][:, :, :, rows].reshape(3, -1).T
+    return torch.cat([torch.cat([matrix, cross], 1), torch.cat([cross.T, offsets], 1)])
+
+
 def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | ObservedMaps, gamma: float = GAMMA,
                         objective: str | Loss = "cauchy", window_loss: float = WINDOW_POWER_LOSS) -> np.ndarray:
     """The (P, P) Gauss-Newton matrix of the objective at params (the module's docstring), a float64 NumPy array
@@ -123,22 +160,13 @@ def gauss_newton_matrix(params: ArrayLike, setup: Setup, data: ArrayLike | Obser
     beam = far_field(place_on_grid(field, setup.index, setup.box), setup.npix)
     power, model = model_power_of_beam(beam, params, setup)
     rows = beam_window(power, window_loss)
-    if data.map_scale is None:
-        weights = loss.curvature(model - data.fft_order, gamma)
-        if data.weights is not None:
-            weights = weights * data.weights
-    else:  # the loss of e' = scale e: its curvature at e', times scale^2 (J' = scale J)
-        weights = loss.curvature((model - data.fft_order) * data.map_scale, gamma) * data.map_scale**2
-    windowed = weights[:, rows][:, :, rows]
     jacobian = forward_mode_jacobian(_field_derivatives(params, setup, field, phasor, taper, amplitude),
-                               beam[:, rows][:, :, rows], rows, setup)
+                                     beam[:, rows][:, :, rows], rows, setup)
     if setup.n_gains:  # every other parameter's J on map k times its gain; then the gains' own rows
         gains = map_gains(map_terms(params, setup)[1], setup)
         jacobian = (jacobian.reshape(len(jacobian), 3, -1) * gains[None, :, None]).reshape(len(jacobian), -1)
         jacobian = torch.cat([jacobian, _gain_rows(power[:, rows][:, :, rows])])
-    matrix = (jacobian * windowed.reshape(1, -1)) @ jacobian.T
-    if setup.n_offsets:
-        diagonal, cross = offset_rows(weights, jacobian, windowed, setup)
-        matrix = torch.cat([torch.cat([matrix, cross.T], 1), torch.cat([cross, diagonal], 1)])
+    matrix = (plain_matrix if data.whitening is None else whitened_matrix)(model, data, gamma, loss, jacobian, rows,
+                                                                           setup)
     matrix = to_numpy(matrix)
     return check_matrix("the Gauss-Newton matrix at params", (matrix + matrix.T) / 2)

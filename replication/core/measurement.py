@@ -25,20 +25,24 @@ def new_run_id():
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def check_identity(folder, identity, records=()):
+def check_identity(folder, identity, records=(), before=None):
     """Refuse to add to folder's records under another identity (settings, machine, versions, data), naming the
     first key that differs: settings.json first, then every earlier session in runs.jsonl, then every record of the
     files named in records (each on the keys of identity it holds: a point's tol and objective), so that a folder
-    whose settings.json and runs.jsonl were lost still refuses to mix."""
+    whose settings.json and runs.jsonl were lost still refuses to mix. before: {key: value} a folder made before
+    that key was recorded holds for it (what its records were made under), compared as if written."""
+    before = before or {}
     settings = load_json(folder / SETTINGS_FILE)  # a damaged one refused in one line naming it
     if settings is not None:
-        runs.check_same_settings(folder, settings, identity, tuple(identity))
+        runs.check_same_settings(folder, before | settings, identity, tuple(identity))
     for record in read_records(folder / RUNS_FILE, repair=True):
-        runs.check_same_settings(folder, record, identity, tuple(identity))
+        runs.check_same_settings(folder, before | record if isinstance(record, dict) else record, identity,
+                                 tuple(identity))
     for name in records:
         for number, record in enumerate(read_records(folder / name, repair=True), 1):
             if isinstance(record, dict):  # anything else is refused by the file's own reader, naming the line
-                runs.check_same_settings(f"{folder / name}: line {number}", record, identity, tuple(identity))
+                runs.check_same_settings(f"{folder / name}: line {number}", before | record, identity,
+                                         tuple(identity))
 
 
 def record_identity(folder, identity):

@@ -33,14 +33,15 @@ def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol:
     """The observation with its taper fitted, and the profile {sigma: final objective} it was fitted from: each
     width's ladder of fits (torch, exact adjoint, untimed) ends at some objective, a profile likelihood in the taper
     (each value at whichever local minimum the ladder reached); the best of TAPERS is refined between its neighbours
-    by bounded Brent to TAPER_TOL, and the lowest width tried is taken."""
+    by bounded Brent to TAPER_TOL, and the lowest width tried is taken. The profile is of fits that do not whiten
+    (a whitened fit is the last stage's refit, fit_stage); the observation keeps its whitening."""
     impl = of(series.TORCH_ADJOINT)
-    profile = {}
+    profile, plain = {}, observation.whitened(False)  # the profile of fits without whitening: robust from afar
 
     def final(sigma):
         sigma = float(sigma)
         if sigma not in profile:
-            stages = fit_ladder(impl, observation.with_taper(sigma), orders, npix, tol)
+            stages = fit_ladder(impl, plain.with_taper(sigma), orders, npix, tol)
             profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
         return profile[sigma]
 
@@ -58,21 +59,20 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
                rescale: bool = False):
     """Fit the orders in turn, each from the last one's result, timing each stage as a user meets it (setup,
     prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x, width} per order; the
-    per-map terms join at the last order (Observation.at_stage). rescale: each stage's objective scale estimated from
-    the residuals at its start (residual_width), not the noise's."""
+    per-map terms join at the last order (Observation.at_stage), and where the observation whitens its maps, the
+    last order's fit is refitted whitened (fit_stage). rescale: each stage's objective scale estimated from the
+    residuals at its start (residual_width), not the noise's."""
     stages, params, terms = [], None, {}
     for order in orders:
         impl.synchronize()
         start = time.perf_counter()
         staged = observation.at_stage(order, orders[-1])
         setup = setup_for(impl, staged, order, npix)
-        data = observation.prepared(impl.package, setup)
         p0 = first_start(setup, staged) if params is None else next_start(params, setup, terms)
         if rescale:
             observation = observation.with_width(residual_width(staged, p0, order, npix))
             staged = observation.at_stage(order, orders[-1])
-        result = impl.package.fit(setup, data, p0, tol=tol, gamma=staged.gamma, objective=staged.objective,
-                                  gradient=impl.gradient_name, **impl.fit_options)
+        result = fit_stage(impl, observation, staged, setup, p0, tol, whiten=order == orders[-1])
         terms = staged.map_terms
         impl.synchronize()
         seconds = time.perf_counter() - start
@@ -81,6 +81,23 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
                        "success": bool(result.success), "message": str(result.message), "fun": float(result.fun),
                        "x": [float(v) for v in params], "width": observation.width})
     return stages
+
+
+def fit_stage(impl, observation: Observation, staged: Observation, setup, p0, tol: float, whiten: bool):
+    """One stage's fit from p0 (scipy's result): where the observation whitens its maps along the scans and whiten
+    (the ladder's last stage), a fit without whitening first and the whitened fit from its end (a whitened fit
+    from afar can stop in a minimum of its own), the evaluations of both counted."""
+    plain = observation.whitened(False)
+    fitted = observation if whiten else plain
+    options = {"tol": tol, "gamma": staged.gamma, "objective": staged.objective, "gradient": impl.gradient_name}
+    result = impl.package.fit(setup, plain.prepared(impl.package, setup), p0, **options, **impl.fit_options)
+    if fitted.scan is None:
+        return result
+    before = (int(result.nit), int(result.nfev))
+    result = impl.package.fit(setup, fitted.prepared(impl.package, setup), np.asarray(result.x, dtype=np.float64),
+                              **options, **impl.fit_options)
+    result.nit, result.nfev = int(result.nit) + before[0], int(result.nfev) + before[1]
+    return result
 
 
 def outcome_of(result) -> dict:

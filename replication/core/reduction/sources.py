@@ -14,10 +14,12 @@ import numpy as np
 
 import reference_numpy
 from oof_common.constants import N_ILLUMINATION, N_MAPS
+from oof_common.scans import ScanNoise
 from replication.core.objectives import CAUCHY, GAUSSIAN, Objective, border_band, robust_sigma
 from replication.core.paths import project_root
 from replication.core.reduction import beam_files
 from replication.core.reduction.configs import SHIPPED, Source, read_config
+from replication.core.reduction.scan_noise import neighbour_noise, noise_correlation, scan_of
 from replication.core.results import RunError
 
 DATA_FOLDER_VARIABLE = "OOF_REAL_MAPS"
@@ -85,7 +87,10 @@ class Observation:
     (2,): the noise of the border band from differences of neighbouring pixels along v (columns' direction) and
     along u, which white noise makes equal; objective: what its fits minimise (OBJECTIVES); terms: the per-map
     terms its fits include (make_setup's switches), None for its source's (configs.MAP_TERMS unless the
-    configuration says otherwise); per_map_noise: each map compared in units of its own noise (prepared)."""
+    configuration says otherwise); per_map_noise: each map compared in units of its own noise (prepared);
+    noise_correlation (2,): the border band's correlation of neighbouring noise samples along the maps' axis 0 and
+    axis 1 (scan_noise.noise_correlation); scan: None, or the scans' noise its fits whiten the excess along
+    (whitened)."""
 
     source: Source
     sigma: float
@@ -100,6 +105,8 @@ class Observation:
     width: float = 1.0
     terms: dict | None = None
     per_map_noise: bool = False
+    noise_correlation: tuple = (0.0, 0.0)
+    scan: ScanNoise | None = None
 
     def with_taper(self, sigma: float) -> Observation:
         """The same maps fitted with another illumination taper (dish radii)."""
@@ -137,11 +144,18 @@ class Observation:
         """The same maps fitted each in units of its own noise (per_map True), or all three under one gamma."""
         return dataclasses.replace(self, per_map_noise=bool(per_map))
 
+    def whitened(self, whiten: bool = True) -> Observation:
+        """The same maps fitted with the excess whitened along the scans (scan_noise.scan_of of the border band's
+        correlation), or not (whiten False)."""
+        return dataclasses.replace(self, scan=scan_of(self.noise_correlation) if whiten else None)
+
     def prepared(self, package, setup):
         """The maps prepared for a setup of the package's model, the dropped samples left out; where per_map_noise,
-        each map weighted by the maps' median noise over its own, so that gamma (the median's) becomes its own."""
+        each map weighted by the maps' median noise over its own, so that gamma (the median's) becomes its own;
+        where scan, the excess whitened along the scans."""
         weights = [float(np.median(self.noise) / noise) for noise in self.noise] if self.per_map_noise else None
-        return package.prepare_data(self.maps, setup, self.dropped, smaller=True, map_weights=weights)
+        scan = {} if self.scan is None else {"scan_correlation": self.scan.correlation, "scan_axis": self.scan.axis}
+        return package.prepare_data(self.maps, setup, self.dropped, smaller=True, map_weights=weights, **scan)
 
     @property
     def gamma(self) -> float:
@@ -149,13 +163,6 @@ class Observation:
         unless the scale was estimated from the residuals): the Gaussian's standard deviation, or the Cauchy
         width."""
         return float(np.median(self.noise)) * self.width
-
-
-def neighbour_noise(power, band, axis):
-    """The noise of the band's pixels from the differences of neighbours along one axis (1.4826 MAD / sqrt 2): the
-    same along both axes for white noise."""
-    differences = np.diff(np.where(band, power, np.nan), axis=axis)
-    return robust_sigma(differences[np.isfinite(differences)]) / math.sqrt(2)
 
 
 def read_observation(source: Source, folder=None) -> Observation:
@@ -181,9 +188,10 @@ def observation_of(source: Source, power: np.ndarray, step: float, paths=None) -
                        "noise (constant or all but constant); these are not beam maps the model can fit")
     check_beam_peaks(source, power, dropped, baselines, noise * scale, paths)
     along = [neighbour_noise(power[0], band, axis) / scale for axis in (0, 1)]
+    correlation = noise_correlation(along, noise[0])
     return Observation(source=source, sigma=SIGMA, maps=power / scale, dropped=dropped, step=step, scale=scale,
                        baselines=tuple(float(b) for b in baselines / scale), noise=tuple(float(n) for n in noise),
-                       noise_along=tuple(float(a) for a in along))
+                       noise_along=tuple(float(a) for a in along), noise_correlation=correlation)
 
 
 MIN_PEAK_SNR = 5.0

@@ -17,6 +17,7 @@ from replication.core import series
 from replication.core.implementations import of
 from replication.core.reduction.correlated import bandwidth, correlated_covariance
 from replication.core.reduction.optics import optics_terms, optics_words
+from replication.core.reduction.scan_noise import whitened_residual
 from replication.core.reduction.sources import (
     SURFACE_HEADER,
     TILTS,
@@ -95,6 +96,9 @@ def observation_words(observation: Observation) -> dict:
              "FREQ": (source.frequency, "observing frequency (Hz)"),
              "WAVELEN": (source.wavelength, "wavelength (m)"),
              "DZ": (source.dz, "axial feed offset of the -dz, +dz maps (m)")}
+    if observation.scan is not None:
+        words |= {"WHITENED": (("rows", "columns")[observation.scan.axis], "excess whitened along the scans: axis"),
+                  "SCANCORR": (observation.scan.correlation, "noise correlation along the scans")}
     if "date" in about:
         words["DATE-OBS"] = (about["date"], "date of the observation")
     if "elevation" in about:
@@ -185,7 +189,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
                                    sigma=observation.sigma, spacing=spacing)
     with atomic_stream(folder / f"surface-{name}.txt") as stream:
         np.savetxt(stream, image, fmt="%.3f", header=header)
-    reach = bandwidth(residual)
+    reach = bandwidth(whitened_residual(residual, observation.scan))  # the scores' pixels are whitened ones there
     torch_setup = setup_for(of(series.TORCH_CPU), observation, order, npix)
     data = observation.prepared(torch_impl, torch_setup)
     covariances = correlated_covariance(x, torch_setup, data, observation.gamma, observation.objective, 0, reach)

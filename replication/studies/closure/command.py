@@ -7,6 +7,7 @@ from oof_common.limits import MAX_NZERN
 from replication.core import measurement, runs
 from replication.core.options import RUN_HELP, add_measuring_options, add_run_options, grid_size, integer_in
 from replication.core.reduction import sources as real_sources
+from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_FROM, WHITEN_MODES
 from replication.core.writers import writer_folder
 from replication.studies.closure import bound
 from replication.studies.closure import maps as closure_maps
@@ -39,6 +40,11 @@ def add_closure_command(closure):
                               "1.37)")
     closure.add_argument("--per-map-noise", action="store_true",
                          help="reduce each map in units of its own noise (as real-maps --per-map-noise)")
+    closure.add_argument("--whiten", choices=WHITEN_MODES, default=WHITEN_DEFAULT,
+                         help="whiten each map's excess along the scans before the loss (least squares of it is the "
+                              "efficient estimator where the noise is correlated along the scans, as the SRT's is): "
+                              "auto where the border band's noise correlates along one axis of the maps only "
+                              f"(at least {WHITEN_FROM:g}; the default), yes, or no")
     closure.add_argument("--truth-order", type=integer_in(2, MAX_NZERN, "Zernike order"), default=None,
                          help="draw the known surface up to this order, beyond the ladder's --max-order (default: "
                               "the same): the seeds then say what the order rule chose, the truncation systematic "
@@ -110,13 +116,13 @@ def run_closure_command(args):
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)
         if args.bound:
-            identity = closure.closure_identity(args.npix, orders, noise=args.noise)
+            identity = closure.closure_identity(args.npix, orders, noise=args.noise, whiten=args.whiten)
             count = bound.run_bound(results, args.seeds, identity, threads, args.quiet)
             print(f"{results / BOUND_FILE}: {count} seed(s) bounded in this run")
             return 0
         count = closure.run_closure(results, args.seeds, args.npix, orders, threads, quiet=args.quiet,
                                     noise=args.noise, truth_order=args.truth_order, noise_ratios=args.map_noise,
-                                    per_map_noise=args.per_map_noise, panels_um=args.panels)
+                                    per_map_noise=args.per_map_noise, panels_um=args.panels, whiten=args.whiten)
     print(f"{results / CLOSURE_FILE}: {count} seed(s) reduced in this run")
     for line in closure_read.summary_lines(closure_read.closure_summary(results)):
         print(f"  {line}")

@@ -21,6 +21,7 @@ from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
 from replication.core.reduction.correlated import bandwidth, correlated_covariance
 from replication.core.reduction.ladder import choose_taper, fit_ladder, residual_maps
+from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_MODES, whitened_residual, whitens
 from replication.core.reduction.sources import (
     NPIX,
     ORDERS,
@@ -55,15 +56,16 @@ from replication.studies.closure.records import CLOSURE_FILE, check_closure
 
 
 def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None, noise_ratios=EQUAL_NOISE,
-                per_map_noise=False, panels_um=0.0):
+                per_map_noise=False, panels_um=0.0, whiten=WHITEN_DEFAULT):
     """One seed made (at that noise, a fraction of the in-focus peak; its known surface up to truth_order, the
     ladder's last order where None, with panel pistons of panels_um rms where asked) and reduced as the real maps are
     (taper by likelihood, then the ladder of orders with torch's exact adjoint, from a cold start), timed: its
     record; where the truth goes beyond the ladder or the basis, what the order rule makes of it and whether the
-    stated uncertainty covers the error (covered)."""
+    stated uncertainty covers the error (covered). whiten: yes, no or auto (WHITEN_MODES)."""
     truth_order = orders[-1] if truth_order is None else truth_order
     maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise, noise_ratios, panels_um)
     observation = observation_of(SOURCES[0], maps, STEP).with_per_map_noise(per_map_noise)
+    observation = observation.whitened(whitens(whiten, observation.noise_correlation))
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
     stages = fit_ladder(of(series.TORCH_ADJOINT), observation, orders, npix, tol)
@@ -78,7 +80,8 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_orde
               "seconds": seconds, "success": all(stage["success"] for stage in stages),
               "surface_error_um": error if math.isfinite(error) else None,
               "truth_surface_um": rms(truth_surface), "x": [float(v) for v in found],
-              "truth": [float(v) for v in truth]} | account
+              "truth": [float(v) for v in truth], "noise_correlation": list(observation.noise_correlation),
+              "whitened_along": None if observation.scan is None else observation.scan.axis} | account
     if truth_order > orders[-1] or panels_um:
         errors = surface_error(found, fitted_setup, wavelength) - truth_surface
         record |= covered(observation, found, orders[-1], npix, tol, errors, predicted) | {"truth_order": truth_order}
@@ -115,7 +118,7 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
                             gradient="adjoint")
     best = optimum.polish(torch_impl, result.x, setup, data, observation.gamma, observation.objective)
     ended = optimum.polish(torch_impl, found, setup, data, observation.gamma, observation.objective)
-    residual = residual_maps(observation, found, order, npix)
+    residual = whitened_residual(residual_maps(observation, found, order, npix), observation.scan)
     (covariance,) = correlated_covariance(found, setup, data, observation.gamma, observation.objective,
                                           bandwidth(residual))
     wavelength = observation.source.wavelength
@@ -126,30 +129,44 @@ def certified(observation, found, truth, order, npix, tol, truth_surface) -> dic
             "predicted_error_um": finite_or_none(rms(predicted))}, predicted
 
 
+IDENTITY_BEFORE = {"whiten": "no"}
+"""What a closure folder made before a setting was recorded holds for it (its seeds were reduced so)."""
+
+
+def check_whiten(whiten: str) -> str:
+    """The whitening mode (WHITEN_MODES), or a ValueError naming it."""
+    if whiten not in WHITEN_MODES:
+        raise ValueError(f"whiten: must be one of {', '.join(WHITEN_MODES)}, got {whiten!r}")
+    return whiten
+
+
 def closure_identity(npix: int = NPIX, orders=ORDERS, tol: float = TOL, noise: float = NOISE,
                      truth_order: int | None = None, noise_ratios=EQUAL_NOISE, per_map_noise: bool = False,
-                     panels_um: float = 0.0) -> dict:
+                     panels_um: float = 0.0, whiten: str = WHITEN_DEFAULT) -> dict:
     """What a closure folder's seeds are made and reduced under: a resume, or a bound, under other values is refused
     (a truth beyond the ladder's orders or with panel pistons, where asked, is part of it; folders made before the
-    maps' noise ratios and the per-map weighting hold neither, and resume under their defaults)."""
+    maps' noise ratios, the per-map weighting and the whitening hold none, and resume under their defaults,
+    IDENTITY_BEFORE)."""
     beyond = {} if truth_order is None or truth_order == orders[-1] else {"truth_order": truth_order}
     beyond |= {"panels_um": check_panels(panels_um)} if panels_um else {}
     return {"npix": check_grid(npix), "orders": list(orders), "tol": tol, "noise": check_noise(noise),
             "scan_correlation": SCAN_CORRELATION, "surface_radians": SURFACE_RADIANS, "true_sigma": TRUE_SIGMA,
             "step": STEP, "taper_tol": TAPER_TOL, "map_terms": MAP_TERMS,
-            "noise_ratios": list(check_noise_ratios(noise_ratios)), "per_map_noise": bool(per_map_noise)} | beyond
+            "noise_ratios": list(check_noise_ratios(noise_ratios)), "per_map_noise": bool(per_map_noise),
+            "whiten": check_whiten(whiten)} | beyond
 
 
 def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDERS, threads: int = 2,
                 tol: float = TOL, quiet: bool = False, noise: float = NOISE, truth_order: int | None = None,
-                noise_ratios=EQUAL_NOISE, per_map_noise: bool = False, panels_um: float = 0.0) -> int:
+                noise_ratios=EQUAL_NOISE, per_map_noise: bool = False, panels_um: float = 0.0,
+                whiten: str = WHITEN_DEFAULT) -> int:
     """Reduce seeds 0..seeds-1 (those not done) into folder, each written as it ends, the maps made at that noise (a
     fraction of the in-focus peak; a folder holds one level: a resume at another is refused); returns how many now."""
-    identity = closure_identity(npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise, panels_um)
+    identity = closure_identity(npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise, panels_um, whiten)
     with thread_limits(threads):
         environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
-    measurement.check_identity(folder, identity, records=(CLOSURE_FILE,))
+    measurement.check_identity(folder, identity, records=(CLOSURE_FILE,), before=IDENTITY_BEFORE)
     done = {record["seed"] for record in read_records(path, repair=True, check=check_closure)}
     todo = [seed for seed in range(check_seeds(seeds)) if seed not in done]
     if not todo:
@@ -159,7 +176,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
     with measurement.measuring(folder, environment, threads, len(todo), "closure", "seed", quiet) as (run_id, bar):
         for seed in todo:
             record = reduce_seed(seed, npix, orders, tol, noise, truth_order, noise_ratios, per_map_noise,
-                                 panels_um) | {
+                                 panels_um, whiten) | {
                 "run_id": run_id, **identity}
             append_record(path, as_written(path, 0, record, check_closure))
             bar.update()

@@ -117,6 +117,13 @@ class Closure(Record):
     """The maps' noise (a fraction of the in-focus peak); records before it was recorded were made at NOISE."""
     panels_um: Annotated[float, msgspec.Meta(gt=0)] | None = None
     """The panel pistons' rms added to the known surface (micrometres), where the seed had them."""
+    whiten: str = "no"
+    """Whether the seed's fits whiten the excess along the scans: yes, no or auto (where the border band's noise is
+    that of scans, scan_noise.scans_whitened); folders before the setting did not."""
+    noise_correlation: Vector | None = None
+    """The border band's correlation of neighbouring noise samples along the maps' axis 0 and 1, as estimated."""
+    whitened_along: Annotated[int, msgspec.Meta(ge=0, le=1)] | None = None
+    """The maps' axis the fits whitened along, None where they did not."""
 
 
 BOUND_FILE = "bound.jsonl"

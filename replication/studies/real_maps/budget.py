@@ -1,7 +1,8 @@
-"""What moves a source's surface beside its noise: the one systematic measured here rather than by another part of
-the reduction, the noise weighting (each map in units of its own noise, or one scale for all three: the fit refitted
-the other way from its optimum). The budget's other parts are the statistical uncertainty (surface.py), the order
-truncation (truncation.py), the loss and the per-map terms (measure.py); findings.budget_line says them together."""
+"""What moves a source's surface beside its noise, each measured by fitting again another way: the loss (the other
+objective's ladder), the per-map terms (the ladder without them) and the noise weighting (each map in units of its
+own noise, or one scale for all three: the fit refitted the other way from its optimum). The budget's other parts
+are the statistical uncertainty (surface.py) and the order truncation (truncation.py); findings.budget_line says
+them together."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import numpy as np
 from oof_common.limits import TOL
 from replication.core import series
 from replication.core.implementations import of
-from replication.core.reduction.sources import Observation, rms, setup_for, surface_error
+from replication.core.objectives import CAUCHY
+from replication.core.optimum import finite_or_none
+from replication.core.reduction.ladder import fit_ladder
+from replication.core.reduction.sources import OBJECTIVES, TERM_SIZES, Observation, rms, setup_for, surface_error
 
 
 def other_weighting(observation: Observation, x, order: int, npix: int, tol: float = TOL) -> dict:
@@ -27,3 +31,50 @@ def other_weighting(observation: Observation, x, order: int, npix: int, tol: flo
                                observation.source.wavelength)
     return {"per_map_noise": toggled.per_map_noise, "surface_difference_rms_um": rms(difference),
             "message": str(fitted.message)}
+
+
+def other_objective(observation, x, order, npix, tol=TOL):
+    """The same ladder of orders fitted under the other objective (torch's exact adjoint, untimed, each stage from
+    the last; a Cauchy at the residuals' scale, re-estimated per stage: residual_width), and how far its surface lies
+    from x's: {objective, widths (each stage's scale in noise units), surface_difference_rms_um, x}."""
+    other = next(objective for objective in OBJECTIVES if objective is not observation.objective)
+    stages = fit_ladder(of(series.TORCH_ADJOINT), observation.with_objective(other),
+                        tuple(range(1, order + 1)), npix, tol, rescale=other is CAUCHY)
+    setup = setup_for(of(series.NUMPY), observation, order, npix)
+    difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
+    return {"objective": other.name, "widths": [stage["width"] for stage in stages],
+            "surface_difference_rms_um": rms(difference), "x": stages[-1]["x"]}
+
+
+def terms_effect(observation, optimum_found, order, npix, tol=TOL):
+    """What the per-map terms do (None where the observation fits none): the same ladder of orders fitted without
+    them (torch's exact adjoint, untimed, each stage from the last), how much higher its objective ends than the
+    optimum's (a likelihood ratio: under least squares in noise units, twice the difference is chi-squared with as
+    many degrees of freedom as the terms' parameters where they do nothing), how far its surface lies from the
+    optimum's, and the terms' fitted values: {terms, parameters, lower_by, surface_difference_rms_um, values}."""
+    terms = [name for name, on in observation.map_terms.items() if on]
+    if not terms:
+        return None
+    without = observation.without_terms()
+    stages = fit_ladder(of(series.TORCH_ADJOINT), without, tuple(range(1, order + 1)), npix, tol)
+    setup = setup_for(of(series.NUMPY), observation, order, npix)
+    plain = setup_for(of(series.NUMPY), without, order, npix)
+    x = np.asarray(optimum_found["x"], dtype=np.float64)
+    zernikes = setup.basis.shape[0]
+    difference = surface_error(np.asarray(stages[-1]["x"])[:zernikes] - x[:zernikes], setup,
+                               observation.source.wavelength)
+    return {"terms": terms, "parameters": setup.nparams - plain.nparams,
+            "lower_by": finite_or_none(stages[-1]["fun"] - optimum_found["fun"]),
+            "surface_difference_rms_um": rms(difference),
+            "values": term_values(x, setup, observation.map_terms)}
+
+
+def term_values(x, setup, terms) -> dict:
+    """The fitted per-map terms by name (make_setup's order: pointing (-dz map's x, y, then +dz map's), the defocus
+    scale's d, the gains' g of the -dz and +dz maps): {name: [values]}."""
+    values, place = {}, setup.amp_index + 1
+    for name, size in TERM_SIZES.items():
+        if terms.get(name):
+            values[name] = [float(v) for v in x[place:place + size]]
+            place += size
+    return values

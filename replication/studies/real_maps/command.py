@@ -15,6 +15,7 @@ from replication.core.options import (
 )
 from replication.core.reduction import configs as real_configs
 from replication.core.reduction import sources as real_sources
+from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_FROM, WHITEN_MODES, whitens
 from replication.core.writers import writer_folder
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
@@ -41,6 +42,11 @@ def add_real_maps_command(fits):
     fits.add_argument("--per-map-noise", action="store_true",
                       help="compare each map in units of its own noise (the objective's scale is the maps' median "
                            "noise; each map's excess weighted by that over its own); default: one scale for all three")
+    fits.add_argument("--whiten", choices=WHITEN_MODES, default=WHITEN_DEFAULT,
+                      help="refit the last order with each map's excess whitened along the scans (least squares of "
+                           "it is the efficient estimator where the noise is correlated along the scans): auto where "
+                           "the border band's noise correlates along one axis of the maps only (at least "
+                           f"{WHITEN_FROM:g}; the default), yes, or no; the surface is then the whitened fit's")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
                       help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
     fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
@@ -76,11 +82,12 @@ def run_real_maps_command(args):
     observations = [observation.with_objective(args.objective).with_per_map_noise(args.per_map_noise)
                     for observation in real_sources.read_observations(sources, args.maps, args.npix)]  # before any
     # folder is made
+    observations = [o.whitened(whitens(args.whiten, o.noise_correlation)) for o in observations]
     results, lock = writer_folder(args, "real-maps")
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)
         count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, threads,
-                                        quiet=args.quiet, starts=args.starts)
+                                        quiet=args.quiet, starts=args.starts, whiten=args.whiten)
     print(f"{results / real_sources.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
 

@@ -21,7 +21,7 @@ ARCSEC = 180 * 3600 / math.pi
 
 
 def terms_line(short, effect, record):
-    """One sentence on what a source's per-map terms did (measure.terms_effect): the objective's decrease as a
+    """One sentence on what a source's per-map terms did (budget.terms_effect): the objective's decrease as a
     likelihood ratio against chi-squared's 99.9% point for their parameter count, the surface's shift, and the fitted
     values (pointing as the beam's offset on the sky, from the phase tilt t: t wavelength / (2 pi R))."""
     values = effect.values

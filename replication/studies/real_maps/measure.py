@@ -18,20 +18,17 @@ from replication.core import measurement, optimum, registry, series
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
 from replication.core.measurement import RUNS_FILE
-from replication.core.objectives import CAUCHY
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
-from replication.core.reduction.ladder import choose_taper, fit_ladder, outcome_of, residual_maps
+from replication.core.reduction.ladder import choose_taper, outcome_of, residual_maps
 from replication.core.reduction.sources import (
     NPIX,
-    OBJECTIVES,
     ORDERS,
     SOURCES_FILE,
     STAGES_FILE,
     TAPER_TOL,
     TAPERS,
     TAPERS_FILE,
-    TERM_SIZES,
     TOL,
     Observation,
     first_start,
@@ -47,7 +44,7 @@ from replication.core.reduction.truncation import higher_orders
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
-from replication.studies.real_maps.budget import other_weighting
+from replication.studies.real_maps.budget import other_objective, other_weighting, terms_effect
 from replication.studies.real_maps.order_figures import draw_orders
 from replication.studies.real_maps.records import (
     STARTS_FILE,
@@ -57,6 +54,7 @@ from replication.studies.real_maps.records import (
     read_real_maps_records,
     read_real_starts,
 )
+from replication.studies.real_maps.whitened import whitened_optimum
 
 SERIES = (series.NUMPY, series.TORCH_CPU, series.TORCH_ADJOINT)
 """What fits the real maps: the NumPy tree with finite differences (the paper's), torch with autograd (the paper's)
@@ -64,7 +62,7 @@ and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
 IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
-            "threads",
+            "whiten", "threads",
             "hostname", "cpu", *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
@@ -212,10 +210,11 @@ def check_configs_recorded(folder, observations):
 
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
                   npix: int = NPIX, repeats: int = REPEATS, threads: int = 2, tol: float = TOL,
-                  quiet: bool = False, starts: int = 0) -> int:
+                  quiet: bool = False, starts: int = 0, whiten: str = "no") -> int:
     """Fit (or resume fitting) each observation's maps, orders 1..max_order in turn, into folder; returns the number
     of fits made now. Every stage is written as it ends; then, where starts > 0, that many random starts of the last
-    order (multistart), each as it ends; a source's summary and residual maps after them."""
+    order (multistart), each as it ends; a source's summary and residual maps after them. whiten: the mode the
+    observations were whitened under (WHITEN_MODES; each observation's scan says whether it is)."""
 
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
@@ -224,11 +223,13 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
     environment["per_map_noise"] = any(o.per_map_noise for o in observations)  # folders before it hold no such key
+    environment["whiten"] = whiten
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o) for o in observations}
     identity = {key: environment[key] for key in environment
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
-    measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE))
+    measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE),
+                               before={"whiten": "no"})
     check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps_records(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
@@ -246,7 +247,7 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
         for observation in observations:
             stamp = stamp_of(identity, observation.source.name, run_id)
             observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar)
-            fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar)
+            fit_source(folder, observation.whitened(False), orders, npix, repeats, tol, done, stamp, bar)
             if observation.source.name in missing:
                 finish_source(folder, observation, orders[-1], npix, starts, threads, stamp, bar)
     return count
@@ -257,12 +258,14 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
     last = read_stage(folder, observation, order)
     found = None
     if starts:
-        ends = multistart.run_starts(folder, observation, order, npix, starts, stamp, bar)
-        found = multistart.basins(ends, observation, order, npix, last["optimum"], threads)
+        plain = observation.whitened(False)  # the starts search the timed ladder's own objective
+        ends = multistart.run_starts(folder, plain, order, npix, starts, stamp, bar)
+        found = multistart.basins(ends, plain, order, npix, last["optimum"], threads)
     write_source(folder, observation, last["optimum"], order, npix, stamp, found)
 
 
-STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise")
+STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
+           "whiten")
 """The settings every real-maps record carries beside its source's maps hash (since 2026-12-03) and its source's
 configuration (since 2026-12-04), so that a folder whose settings.json and runs.jsonl were lost still refuses to
 resume under other settings, on other maps or with another telescope configuration."""
@@ -319,7 +322,11 @@ def read_stage(folder, observation, order):
 
 def write_source(folder, observation, optimum_found, order, npix, stamp, found=None):
     """A source's residual maps, its figures order by order (order_figures) and its summary at its last stage's
-    optimum ({x, fun}), with what its random starts found and what its per-map terms did."""
+    optimum ({x, fun}), or where its maps are whitened along the scans the whitened refit from it (whitened.py),
+    with what its random starts found and what its per-map terms did."""
+    whitening = None
+    if observation.scan is not None:
+        optimum_found, whitening = whitened_optimum(observation, optimum_found, order, npix)
     x = optimum_found["x"]
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
@@ -333,56 +340,10 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
                                          "terms_effect": terms_effect(observation, optimum_found, order, npix),
                                          "higher_orders": higher_orders(observation, x, order, npix),
                                          "other_weighting": other_weighting(observation, x, order, npix)}
+    record["whitening"] = whitening
     if found is not None:
         record["multistart"] = found
     append_record(path, as_written(path, 0, record, check_real_source))
-
-
-def other_objective(observation, x, order, npix, tol=TOL):
-    """The same ladder of orders fitted under the other objective (torch's exact adjoint, untimed, each stage from
-    the last; a Cauchy at the residuals' scale, re-estimated per stage: residual_width), and how far its surface lies
-    from x's: {objective, widths (each stage's scale in noise units), surface_difference_rms_um, x}."""
-    other = next(objective for objective in OBJECTIVES if objective is not observation.objective)
-    stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), observation.with_objective(other),
-                        tuple(range(1, order + 1)), npix, tol, rescale=other is CAUCHY)
-    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
-    difference = surface_error(np.asarray(stages[-1]["x"]) - np.asarray(x), setup, observation.source.wavelength)
-    return {"objective": other.name, "widths": [stage["width"] for stage in stages],
-            "surface_difference_rms_um": rms(difference), "x": stages[-1]["x"]}
-
-
-def terms_effect(observation, optimum_found, order, npix, tol=TOL):
-    """What the per-map terms do (None where the observation fits none): the same ladder of orders fitted without
-    them (torch's exact adjoint, untimed, each stage from the last), how much higher its objective ends than the
-    optimum's (a likelihood ratio: under least squares in noise units, twice the difference is chi-squared with as
-    many degrees of freedom as the terms' parameters where they do nothing), how far its surface lies from the
-    optimum's, and the terms' fitted values: {terms, parameters, lower_by, surface_difference_rms_um, values}."""
-    terms = [name for name, on in observation.map_terms.items() if on]
-    if not terms:
-        return None
-    without = observation.without_terms()
-    stages = fit_ladder(implementation_of(series.TORCH_ADJOINT), without, tuple(range(1, order + 1)), npix, tol)
-    setup = setup_for(implementation_of(series.NUMPY), observation, order, npix)
-    plain = setup_for(implementation_of(series.NUMPY), without, order, npix)
-    x = np.asarray(optimum_found["x"], dtype=np.float64)
-    zernikes = setup.basis.shape[0]
-    difference = surface_error(np.asarray(stages[-1]["x"])[:zernikes] - x[:zernikes], setup,
-                               observation.source.wavelength)
-    return {"terms": terms, "parameters": setup.nparams - plain.nparams,
-            "lower_by": finite_or_none(stages[-1]["fun"] - optimum_found["fun"]),
-            "surface_difference_rms_um": rms(difference),
-            "values": term_values(x, setup, observation.map_terms)}
-
-
-def term_values(x, setup, terms) -> dict:
-    """The fitted per-map terms by name (make_setup's order: pointing (-dz map's x, y, then +dz map's), the defocus
-    scale's d, the gains' g of the -dz and +dz maps): {name: [values]}."""
-    values, place = {}, setup.amp_index + 1
-    for name, size in TERM_SIZES.items():
-        if terms.get(name):
-            values[name] = [float(v) for v in x[place:place + size]]
-            place += size
-    return values
 
 
 def write_residuals(path, residual):

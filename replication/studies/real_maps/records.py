@@ -87,6 +87,7 @@ class RealStage(Record):
     pairs: list[RealPair]
     optimum: StageOptimum
     per_map_noise: bool = False
+    whiten: str = "no"
 
 
 class Lag(Record):
@@ -95,7 +96,7 @@ class Lag(Record):
 
 
 class TermsEffect(Record):
-    """What a source's per-map terms did (measure.terms_effect): which were fitted, their parameter count, how much
+    """What a source's per-map terms did (budget.terms_effect): which were fitted, their parameter count, how much
     lower the objective ends with them, how far the surface moves, and their fitted values by name."""
 
     terms: list[str]
@@ -126,6 +127,18 @@ class OtherWeighting(Record):
     per_map_noise: bool
     surface_difference_rms_um: Number
     message: str
+
+
+class Whitening(Record):
+    """The whitened refit a source's surface is (whitened.whitened_optimum): the scans' axis and correlation, the
+    border band's along both axes, how the refit ended, its surface's move from the unwhitened one (um rms)."""
+
+    axis: Annotated[int, msgspec.Meta(ge=0, le=1)]
+    correlation: Annotated[float, msgspec.Meta(gt=-1, lt=1)]
+    noise_correlation: Vector
+    message: str
+    success: bool
+    moved_um: MaybeNumber
 
 
 class RealSource(Record):
@@ -165,6 +178,8 @@ class RealSource(Record):
     dropped: Count = 0
     scale: Number | None = None
     per_map_noise: bool = False
+    whiten: str = "no"
+    whitening: Whitening | None = None
 
     @property
     def telescope(self) -> reference_numpy.Telescope:
@@ -186,7 +201,7 @@ class RealSource(Record):
 
 
 class OtherObjective(Record):
-    """The same ladder fitted under the other loss (measure.other_objective): the surface it moved (micrometres rms)
+    """The same ladder fitted under the other loss (budget.other_objective): the surface it moved (micrometres rms)
     and, for the Cauchy likelihood at the residuals' scale, each stage's scale (noise units)."""
 
     objective: str
@@ -237,6 +252,7 @@ class Stamp(Record):
     tapers: list[Number]
     target: Number
     per_map_noise: bool = False
+    whiten: str = "no"
 
 
 def check_stamp(path, number, record):
