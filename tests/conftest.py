@@ -97,8 +97,11 @@ def reference_texts():
 
 
 def both(texts):
-    """The report and its details (REPORT.md, then DETAILS.md) of a render_all, as one text to search."""
-    return texts["REPORT.md"] + "\n" + texts["DETAILS.md"]
+    """The report's pages (REPORT.md, DETAILS.md, METHODS.md, REAL_MAPS.md) of a render_all, as one text to
+    search."""
+    from replication.report.render import PAGES
+
+    return "\n".join(texts[name] for name in PAGES)
 
 
 def measured_point(npix, nzern, seconds, impl="numpy", nfev=1, **fields):

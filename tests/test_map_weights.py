@@ -196,6 +196,10 @@ def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(
     assert "statistical 84 (median 1 sigma)" in line
     assert "order truncation at least 416 (to the rule's n = 8)" in line
     assert "the loss 161; the per-map terms 84.4; the noise weighting" in line
+    assert "whitening" not in line
+    whitened = part(**vars(record) | {"whitening": part(moved_um=91.5)})
+    assert budget_line("SRT", whitened).endswith("; the whitening along the scans 91.5 (each the move of the surface "
+                                                 "when that choice is made the other way).")
     kept = part(**vars(record) | {"higher_orders": part(orders=[6, 7, 8], chosen=5, moved_um=[1.0, 2.0, 3.0])})
     assert "order truncation none (the order rule keeps n = 5)" in budget_line("SRT", kept)
     bare = part(order=5, uncertainty_median_um=84.0, other_objective=None, terms_effect=None, other_weighting=None,

@@ -377,3 +377,12 @@ read side renders it all without loading torch."""
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "DIFFERS" not in checked.stdout
     assert "LOADED []" in checked.stdout.splitlines(), "the read side rendered the report with torch loaded"
+
+
+def test_the_committed_report_and_its_details_stay_short():
+    """The answer under 16 kB, every verdict under 30 kB: what is longer lives one link away (METHODS.md, the real
+    maps' REAL_MAPS.md, each run's appendix)."""
+    from replication.core.paths import PAPER
+
+    assert len((PAPER / "REPORT.md").read_bytes()) < 16_000
+    assert len((PAPER / "DETAILS.md").read_bytes()) < 30_000

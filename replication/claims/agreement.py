@@ -1,6 +1,6 @@
 """The claims judged on where fits ended and on the code, C5a, C5b and C6: the implementations reach the same
 solution, every fit timed ended at the optimum, the port keeps the lines alike. Each claim's verdict on a run, its
-notes, its words over several runs and its other rules (DETAILS.md's sensitivity table)."""
+notes, its words over several runs and its other rules (METHODS.md's sensitivity table)."""
 
 import dataclasses
 

@@ -27,7 +27,7 @@ def parameter_count(nzern):
 
 @dataclasses.dataclass(frozen=True)
 class Alternative:
-    """One rule a referee could equally defend for a claim (DETAILS.md's sensitivity table): its words, whether it is
+    """One rule a referee could equally defend for a claim (METHODS.md's sensitivity table): its words, whether it is
     the claim's own (today's), and judge: (run, objective) -> Verdict, its text the value in a few words."""
 
     words: str

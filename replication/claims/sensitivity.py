@@ -1,7 +1,7 @@
 """Each verdict under other rules a referee could equally defend, from the same records: each claim declares them
 (Claim.alternatives, today's rule first): C1 at the largest grid where every order was measured, C3 over larger
 grids only, at the largest grid or with a higher bar, C4 at each grid size that has its orders, C5a with a looser
-yardstick (C2 has none here: it already takes every grid of npix >= 256). DETAILS.md shows them beside today's rule,
+yardstick (C2 has none here: it already takes every grid of npix >= 256). METHODS.md shows them beside today's rule,
 so that a verdict that flips under another reading of the claim is seen to flip."""
 
 import dataclasses

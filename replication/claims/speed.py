@@ -1,6 +1,6 @@
 """The paper's claims judged on times to solution, C1-C4: each claim's verdict from a run's speed-ups (NumPy over
 torch at each grid size and order, a bound where a fit never reached its target), its words in a cell and over
-several runs, and the other rules a referee could defend for it (DETAILS.md's sensitivity table)."""
+several runs, and the other rules a referee could defend for it (METHODS.md's sensitivity table)."""
 
 import dataclasses
 import math

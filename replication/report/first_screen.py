@@ -75,7 +75,7 @@ def first_screen_legend():
     """The words under the first screen's table: each claim's bar, what a slope and a bound are."""
     bars = "; ".join(f"{claim.id} {claim.threshold}" for claim in claims.CLAIMS if claim.paper)
     return (f"Reproduced if: {bars}; partly where a value reaches only its rule's lower bar "
-            "([rules](DETAILS.md#how-the-verdicts-are-computed)). "
+            "([rules](METHODS.md#how-the-verdicts-are-computed)). "
             "A slope is that of log(speed-up) against log(P): 0 where the speed-up does not depend on P, 1 where it "
             "grows as P (a finite-difference gradient costs P + 1 evaluations). '>=' marks a bound: a fit that "
             "never reached the solution counts at its total time.")

@@ -267,11 +267,14 @@ def render_all(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     return rendered(context(own_runs, reference, output, figures), own_runs, output)
 
 
+PAGES = ("REPORT.md", "DETAILS.md", "REAL_MAPS.md", "METHODS.md")
+"""The report's pages, each from its template: the answer, every verdict, the real maps in detail, the methods."""
+
+
 def rendered(values, own_runs, output):
     """The texts of render_all from the context's values."""
     env = environment()
-    texts = {"REPORT.md": env.get_template("REPORT.md.j2").render(**values),
-             "DETAILS.md": env.get_template("DETAILS.md.j2").render(**values)}
+    texts = {name: env.get_template(f"{name}.j2").render(**values) for name in PAGES}
     for run in values["runs"]:
         texts[run["appendix"]] = env.get_template("RUN.md.j2").render(
             run=run, profiles=values["profiles"], same_solution=values["same_solution"],
@@ -312,7 +315,7 @@ def render_command(own_runs, reference, output, figures, check=False):
     if left:
         print(f"left {len(left)} file(s) under {output / 'runs'} that no report wrote (first: {left[0].name})")
     print(your_runs_summary(values, output) if own_runs else claims_summary(texts["DETAILS.md"]))
-    print(f"wrote {output / 'REPORT.md'}, {output / 'DETAILS.md'}, {len(appendices)} appendix(es) under "
+    print(f"wrote {', '.join(str(output / name) for name in PAGES)}, {len(appendices)} appendix(es) under "
           f"{output / 'runs'} and {output / MIRROR_PAGE}")
     missing = missing_figures(texts, output)
     if missing:

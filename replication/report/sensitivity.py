@@ -1,4 +1,4 @@
-"""DETAILS.md's sensitivity table: each verdict of each run under today's rule and under the alternatives of
+"""METHODS.md's sensitivity table: each verdict of each run under today's rule and under the alternatives of
 claims.sensitivity, from the same records, under the Cauchy likelihood."""
 
 from replication.claims import sensitivity

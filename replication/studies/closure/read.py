@@ -31,7 +31,7 @@ def closure_summary(folder):
     """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
     WITHIN_UM (with the 95% Wilson interval of the fraction, and whether that is at least GOAL_SHARE of them), the
     median and worst surface errors, how often the taper was chosen right, the median time of a reduction, and how
-    many fits ended without scipy's success."""
+    many fits ended without scipy's success, and how many seeds were whitened along the scans."""
     path = pathlib.Path(folder) / CLOSURE_FILE
     if not path.is_file():
         return {}
@@ -50,6 +50,7 @@ def closure_summary(folder):
             "failed": sum(not r.success for r in records), "npix": records[0].npix, "noise": records[0].noise,
             "orders": records[0].orders, "truth_um": statistics.median(r.truth_surface_um for r in records),
             "map_terms": any(truth_has_terms(r) for r in records),
+            "whitened": sum(r.whitened_along is not None for r in records),
             "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
             "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)
             } | certification(records) | coverage(records)
@@ -86,7 +87,8 @@ def summary_lines(found: dict) -> list[str]:
     if predicted is not None or bound:
         lines.append("predicted: " + "; ".join(part for part in (
             predicted is not None and f"the fits' covariance {number_um(predicted)} (median)",
-            bound and f"the Fisher information {number_um(bound['ls_um'])} for this least squares, "
+            bound and f"the Fisher information {number_um(bound['ls_um'])} for least squares "
+                      f"{'without whitening' if found['whitened'] else '(this reduction)'}, "
                       f"{number_um(bound['bound_um'])} for the efficient estimator (median rms, {bound['seeds']} "
                       "seed(s))") if part))
     if found.get("beyond"):
@@ -98,6 +100,7 @@ def summary_lines(found: dict) -> list[str]:
                      f"2 sigma over {found['covered_statistical']:.0%} of the dish with the "
                      f"statistical uncertainty alone, {found['covered_total']:.0%} with the systematic (medians)")
     lines.append(f"taper within {found['taper_match']:g} of the truth in {found['taper_right']} of {seeds}; "
+                 f"whitened along the scans in {found['whitened']} of {seeds}; "
                  f"{found['failed']} reduction(s) with a stage scipy flags as failed; median "
                  f"{found['median_s']:.3g} s a reduction")
     return lines

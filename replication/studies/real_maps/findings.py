@@ -121,8 +121,9 @@ def optics_line(short, optics):
 def budget_line(short, record):
     """The surface's error budget in one sentence, each part that the source record holds (micrometres rms over the
     dish, the statistical part the median 1 sigma): statistical, the order truncation (the move to the order the
-    rule chooses; none where it chooses the order fitted), the loss, the per-map terms, the noise weighting; None
-    where the record holds none but the statistical part."""
+    rule chooses; none where it chooses the order fitted), the loss, the per-map terms, the noise weighting, the
+    whitening along the scans (the whitened refit's move); None where the record holds none but the statistical
+    part."""
     parts = []
     higher = record.higher_orders
     if higher:
@@ -137,6 +138,9 @@ def budget_line(short, record):
                        ("other_weighting", "the noise weighting")):
         if getattr(record, key):
             parts.append(f"{words} {number(getattr(record, key).surface_difference_rms_um, 3)}")
+    whitening = getattr(record, "whitening", None)
+    if whitening is not None and whitening.moved_um is not None:
+        parts.append(f"the whitening along the scans {number(whitening.moved_um, 3)}")
     if not parts:
         return None
     return (f"{short}: the surface's error budget (um rms over the dish): statistical "
