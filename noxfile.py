@@ -209,6 +209,18 @@ def pyoof(session):
 
 
 @nox.session(default=False)
+def pyoof_maps(session):
+    """Maps made by pyoof's own forward model for a known phase (tests/data/pyoof-maps.npz, which
+    tests/test_pyoof_orientation.py reduces): checks that pyoof makes the committed file again; -- --write makes it
+    anew."""
+    session.install(*PYOOF_PINS)
+    session.install("--no-deps", ".")
+    check = [] if "--write" in session.posargs else ["--check"]
+    session.run("python", "-m", "replication.core.reduction.pyoof_maps", "--output", "tests/data/pyoof-maps.npz",
+                *check, env=installed_environment())
+
+
+@nox.session(default=False)
 def figures(session):
     """Redraw the figures: your newest run beside the reference runs (none: the committed figures/)."""
     install_project(session)

@@ -366,7 +366,7 @@ SURFACE_HEADER = """surface error of {title}
 (micrometres, along the primary's normal: wavelength x phase / 4 pi x sqrt(1 + (r / 2f)^2); tilts and piston removed)
 at Zernike order {order}, objective {objective}, illumination taper {sigma:g} dish radii; NaN off the dish.
 Rows: the aperture's x, pairing with the maps' v (their rows); columns: its y, pairing with u (their columns);
-both increase with the index, as figure 10 draws the maps. Pixel spacing {spacing:.6g} m on the dish."""
+{layout}. Pixel spacing {spacing:.6g} m on the dish."""
 """The comment lines above a written surface grid."""
 
 

@@ -34,6 +34,27 @@ FITS_AXES = (("DISH-Y", "aperture y (m); pairs with the maps' u"),
 figure 10 draw it."""
 
 
+ORIENTATIONS = {"ours": "both increase with the index, as figure 10 draws the maps",
+                "pyoof": "both decrease with the index: pyoof 0.2.3's orientation, this reduction's rotated by 180 "
+                         "degrees"}
+"""How a written surface lies (real-maps --orientation): as this reduction draws it, or as pyoof draws its phase
+map of the same maps. pyoof takes the aperture to the sky with a forward Fourier transform where this model takes
+the inverse, so its map of the same surface is this one point-reflected (tests/test_pyoof_orientation.py: maps made
+by pyoof's own forward model come back so)."""
+
+
+def oriented_as(orientation: str) -> str:
+    """The orientation (ORIENTATIONS), or a ValueError naming it."""
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation: one of {', '.join(ORIENTATIONS)}, got {orientation!r}")
+    return orientation
+
+
+def oriented(image: np.ndarray, orientation: str) -> np.ndarray:
+    """A surface-grid image as ORIENTATIONS[orientation] lays it out."""
+    return image[::-1, ::-1] if oriented_as(orientation) == "pyoof" else image
+
+
 def fits_available() -> bool:
     """Whether astropy (the `fits` extra) is installed: the FITS surface is written only then."""
     return importlib.util.find_spec("astropy") is not None
@@ -117,15 +138,22 @@ def observation_words(observation: Observation) -> dict:
 
 def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.ndarray, spacing: float,
                        words: dict, independent: np.ndarray | None = None, sign: str = "",
-                       parameters: tuple | None = None, panels: np.ndarray | None = None) -> pathlib.Path:
+                       parameters: tuple | None = None, panels: np.ndarray | None = None,
+                       orientation: str = "ours") -> pathlib.Path:
     """The surface (primary HDU) and its uncertainty (extension UNCERT; where given, UNCERTIN: the uncertainty that
     takes the pixels as independent; PANELS: the panel surface, the optics terms removed, optics.optics_terms),
     micrometres, NaN off the dish, written atomically: axis 1 the aperture's y,
     axis 2 its x (FITS_AXES), each centred on the dish's axis with the pixel spacing (m) as its step; words (source,
     order, objective, taper) go into the header as they are, sign (sign_words) as a comment; where parameters
     (names, values, covariance) are given, the fitted parameters and their standard errors (table PARAMS) and their
-    covariance (image COVAR)."""
+    covariance (image COVAR). orientation (ORIENTATIONS): the images as that lays them out (pyoof's: each axis
+    reversed, its coordinate step negative; header ORIENT)."""
     from astropy.io import fits  # the `fits` extra, behind fits_available()
+
+    surface, uncertainty = oriented(surface, orientation), oriented(uncertainty, orientation)
+    independent = None if independent is None else oriented(independent, orientation)
+    panels = None if panels is None else oriented(panels, orientation)
+    step = -spacing if orientation == "pyoof" else spacing
 
     hdus = fits.HDUList([fits.PrimaryHDU(surface.astype(np.float32)),
                          fits.ImageHDU(uncertainty.astype(np.float32), name="UNCERT")])
@@ -142,15 +170,15 @@ def write_surface_fits(path: pathlib.Path, surface: np.ndarray, uncertainty: np.
         header.add_comment(f"{what} (micrometres, along the primary's normal: wavelength x phase / 4 pi x "
                            "sqrt(1 + (r / 2f)^2); tilts and piston removed; NaN off the dish)")
         header.add_comment("axis 1: the aperture's y, pairing with the maps' u (their columns); axis 2: its x, "
-                           "pairing with the maps' v (their rows); both increase with the index, as figures 9 and "
-                           "10 draw them")
+                           f"pairing with the maps' v (their rows); {ORIENTATIONS[orientation]}")
+        header["ORIENT"] = (orientation, "ours, or pyoof's: rotated by 180 degrees")
         for axis, (name, comment) in enumerate(FITS_AXES, 1):
             size = surface.shape[2 - axis]
             header[f"CTYPE{axis}"] = (name, comment)
             header[f"CUNIT{axis}"] = "m"
             header[f"CRPIX{axis}"] = ((size + 1) / 2, "the dish's axis")
             header[f"CRVAL{axis}"] = 0.0
-            header[f"CDELT{axis}"] = (spacing, "pixel spacing on the dish (m)")
+            header[f"CDELT{axis}"] = (step, "pixel spacing on the dish (m)")
         for key, (value, comment) in words.items():
             header[key] = (value, comment)
         if sign:
@@ -177,18 +205,18 @@ def uncertainty_ratio(windowed, independent) -> float | None:
 
 
 def write_surface_files(folder: pathlib.Path, observation: Observation, x, order: int, npix: int,
-                        residual: np.ndarray) -> dict:
+                        residual: np.ndarray, orientation: str = "ours") -> dict:
     """A source's surface at x as surface-<source>.txt and, where astropy is installed, surface-<source>.fits with
-    its uncertainty; returns what its source record says of them: the FITS file's name (None where not written), the
-    window's reach (pixels), the median over the dish of the uncertainty (micrometres) and of its ratio to the
-    uncertainty without the window."""
+    its uncertainty, laid out as ORIENTATIONS[orientation] says; returns what its source record says of them: the
+    FITS file's name (None where not written), the window's reach (pixels), the median over the dish of the
+    uncertainty (micrometres) and of its ratio to the uncertainty without the window, the orientation."""
     name, wavelength = observation.source.name, observation.source.wavelength
     setup = setup_for(of(series.NUMPY), observation, order, npix)
     image, spacing = surface_grid(x, setup, wavelength)
     header = SURFACE_HEADER.format(title=observation.source.title, order=order, objective=observation.objective,
-                                   sigma=observation.sigma, spacing=spacing)
+                                   sigma=observation.sigma, spacing=spacing, layout=ORIENTATIONS[orientation])
     with atomic_stream(folder / f"surface-{name}.txt") as stream:
-        np.savetxt(stream, image, fmt="%.3f", header=header)
+        np.savetxt(stream, oriented(image, orientation), fmt="%.3f", header=header)
     reach = bandwidth(whitened_residual(residual, observation.scan))  # the scores' pixels are whitened ones there
     torch_setup = setup_for(of(series.TORCH_CPU), observation, order, npix)
     data = observation.prepared(torch_impl, torch_setup)
@@ -199,7 +227,8 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
     panels[setup.index] = panel_pixels
     found = {"surface_fits": None, "uncertainty_reach": reach,
              "uncertainty_median_um": float(np.nanmedian(windowed)),
-             "uncertainty_inflation": uncertainty_ratio(windowed, independent), "optics": msgspec.to_builtins(optics)}
+             "uncertainty_inflation": uncertainty_ratio(windowed, independent), "optics": msgspec.to_builtins(optics),
+             "orientation": orientation}
     if fits_available():
         words = {"SOURCE": (name, "the maps fitted"), "ZORDER": (order, "Zernike order fitted"),
                  "OBJECTIV": (observation.objective.name, "the objective fitted"),
@@ -208,6 +237,7 @@ def write_surface_files(folder: pathlib.Path, observation: Observation, x, order
             | optics_words(optics)
         parameters = (parameter_names(setup, observation.map_terms), np.asarray(x, dtype=np.float64), covariances[-1])
         path = write_surface_fits(folder / f"surface-{name}.fits", image, windowed, spacing, words, independent,
-                                  sign_words(observation.source.about), parameters, panels.reshape(setup.box))
+                                  sign_words(observation.source.about), parameters, panels.reshape(setup.box),
+                                  orientation)
         found["surface_fits"] = path.name
     return found

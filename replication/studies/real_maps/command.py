@@ -16,6 +16,7 @@ from replication.core.options import (
 from replication.core.reduction import configs as real_configs
 from replication.core.reduction import sources as real_sources
 from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_FROM, WHITEN_MODES, whitens
+from replication.core.reduction.surface import ORIENTATIONS
 from replication.core.writers import writer_folder
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
@@ -47,6 +48,10 @@ def add_real_maps_command(fits):
                            "it is the efficient estimator where the noise is correlated along the scans): auto where "
                            "the border band's noise correlates along one axis of the maps only (at least "
                            f"{WHITEN_FROM:g}; the default), yes, or no; the surface is then the whitened fit's")
+    fits.add_argument("--orientation", choices=tuple(ORIENTATIONS), default="ours",
+                      help="how the surface files lie: ours (default; rows along the maps' v, columns along u, both "
+                           "increasing) or pyoof's (pyoof 0.2.3's phase maps of the same maps: ours rotated by 180 "
+                           "degrees); the FITS header says which (ORIENT)")
     fits.add_argument("--max-order", type=integer_in(1, MAX_NZERN, "Zernike order"), default=real_sources.ORDERS[-1],
                       help=f"fit orders 1..this, each from the last (default {real_sources.ORDERS[-1]})")
     fits.add_argument("--npix", type=grid_size, default=real_sources.NPIX,
@@ -87,7 +92,8 @@ def run_real_maps_command(args):
     with runs.exclusive(lock):
         threads = measurement.chosen_threads(args.threads, results)
         count = real_maps.run_real_maps(results, observations, args.max_order, args.npix, args.repeats, threads,
-                                        quiet=args.quiet, starts=args.starts, whiten=args.whiten)
+                                        quiet=args.quiet, starts=args.starts, whiten=args.whiten,
+                                        orientation=args.orientation)
     print(f"{results / real_sources.STAGES_FILE}: {count} fit(s) made in this run")
     return 0
 

@@ -39,7 +39,7 @@ from replication.core.reduction.sources import (
     setup_for,
     surface_error,
 )
-from replication.core.reduction.surface import write_surface_files
+from replication.core.reduction.surface import oriented_as, write_surface_files
 from replication.core.reduction.truncation import higher_orders
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.core.watch import FitWatch
@@ -62,7 +62,7 @@ and with the hand-written adjoint."""
 REPEATS = 3
 """Timed fits of each stage by each series (interleaved), for the spread of times and ratios."""
 IDENTITY = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
-            "whiten", "threads",
+            "whiten", "orientation", "threads",
             "hostname", "cpu", *registry.version_keys())
 """What a real-maps folder's fits are measured under."""
 
@@ -210,11 +210,12 @@ def check_configs_recorded(folder, observations):
 
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
                   npix: int = NPIX, repeats: int = REPEATS, threads: int = 2, tol: float = TOL,
-                  quiet: bool = False, starts: int = 0, whiten: str = "no") -> int:
+                  quiet: bool = False, starts: int = 0, whiten: str = "no", orientation: str = "ours") -> int:
     """Fit (or resume fitting) each observation's maps, orders 1..max_order in turn, into folder; returns the number
     of fits made now. Every stage is written as it ends; then, where starts > 0, that many random starts of the last
     order (multistart), each as it ends; a source's summary and residual maps after them. whiten: the mode the
-    observations were whitened under (WHITEN_MODES; each observation's scan says whether it is)."""
+    observations were whitened under (WHITEN_MODES; each observation's scan says whether it is); orientation: how
+    the surface files lie (surface.ORIENTATIONS)."""
 
     orders = tuple(range(1, max_order + 1))
     with thread_limits(threads):
@@ -224,12 +225,13 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                                                       "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
     environment["per_map_noise"] = any(o.per_map_noise for o in observations)  # folders before it hold no such key
     environment["whiten"] = whiten
+    environment["orientation"] = oriented_as(orientation)
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o) for o in observations}
     identity = {key: environment[key] for key in environment
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
     measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE),
-                               before={"whiten": "no"})
+                               before={"whiten": "no", "orientation": "ours"})
     check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps_records(folder, repair=True)
     tapers = {r["source"]: r["sigma"] for r in tapers}
@@ -249,11 +251,11 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
             observation = with_chosen_taper(folder, observation, tapers, orders, npix, tol, stamp, bar)
             fit_source(folder, observation.whitened(False), orders, npix, repeats, tol, done, stamp, bar)
             if observation.source.name in missing:
-                finish_source(folder, observation, orders[-1], npix, starts, threads, stamp, bar)
+                finish_source(folder, observation, orders[-1], npix, starts, threads, stamp, bar, orientation)
     return count
 
 
-def finish_source(folder, observation, order, npix, starts, threads, stamp, bar):
+def finish_source(folder, observation, order, npix, starts, threads, stamp, bar, orientation="ours"):
     """A source's random starts of its last order (where starts > 0) and then its summary."""
     last = read_stage(folder, observation, order)
     found = None
@@ -261,7 +263,7 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar)
         plain = observation.whitened(False)  # the starts search the timed ladder's own objective
         ends = multistart.run_starts(folder, plain, order, npix, starts, stamp, bar)
         found = multistart.basins(ends, plain, order, npix, last["optimum"], threads)
-    write_source(folder, observation, last["optimum"], order, npix, stamp, found)
+    write_source(folder, observation, last["optimum"], order, npix, stamp, found, orientation)
 
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
@@ -320,7 +322,7 @@ def read_stage(folder, observation, order):
     return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
 
 
-def write_source(folder, observation, optimum_found, order, npix, stamp, found=None):
+def write_source(folder, observation, optimum_found, order, npix, stamp, found=None, orientation="ours"):
     """A source's residual maps, its figures order by order (order_figures) and its summary at its last stage's
     optimum ({x, fun}), or where its maps are whitened along the scans the whitened refit from it (whitened.py),
     with what its random starts found and what its per-map terms did."""
@@ -332,7 +334,7 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
     draw_orders(folder, observation, [stage for stage in read_real_maps_records(folder)[0]
                                       if stage["source"] == observation.source.name], npix)
-    surface = write_surface_files(folder, observation, x, order, npix, residual)
+    surface = write_surface_files(folder, observation, x, order, npix, residual, orientation)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
     record = stamp | record | surface | {"config": config_record(observation),

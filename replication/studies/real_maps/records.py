@@ -33,6 +33,7 @@ from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
 from replication.core.reduction.sources import LEGACY_BLOCKAGE, SOURCES, source_named
 from replication.core.results import RunError
+from replication.studies.real_maps.whitened import Whitening
 
 
 class SeriesName(NamedSeries):
@@ -129,21 +130,10 @@ class OtherWeighting(Record):
     message: str
 
 
-class Whitening(Record):
-    """The whitened refit a source's surface is (whitened.whitened_optimum): the scans' axis and correlation, the
-    border band's along both axes, how the refit ended, its surface's move from the unwhitened one (um rms)."""
-
-    axis: Annotated[int, msgspec.Meta(ge=0, le=1)]
-    correlation: Annotated[float, msgspec.Meta(gt=-1, lt=1)]
-    noise_correlation: Vector
-    message: str
-    success: bool
-    moved_um: MaybeNumber
-
-
 class RealSource(Record):
     """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
-    surface is the primary's displacement along its normal, None for records before, taken at normal incidence)."""
+    surface is the primary's displacement along its normal, None for records before, taken at normal incidence;
+    orientation: how its surface files lie, surface.ORIENTATIONS)."""
 
     source: str
     title: str
@@ -180,6 +170,7 @@ class RealSource(Record):
     per_map_noise: bool = False
     whiten: str = "no"
     whitening: Whitening | None = None
+    orientation: Literal["ours", "pyoof"] = "ours"
 
     @property
     def telescope(self) -> reference_numpy.Telescope:

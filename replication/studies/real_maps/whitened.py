@@ -6,13 +6,29 @@ its uncertainty and its error budget are then the whitened fit's."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import msgspec
 import numpy as np
 
 from oof_common.limits import TOL
 from replication.core import optimum, series
 from replication.core.implementations import of
 from replication.core.optimum import finite_or_none
+from replication.core.records import MaybeNumber, Record, Vector
 from replication.core.reduction.sources import Observation, rms, setup_for, surface_error
+
+
+class Whitening(Record):
+    """The whitened refit a source's surface is (whitened.whitened_optimum): the scans' axis and correlation, the
+    border band's along both axes, how the refit ended, its surface's move from the unwhitened one (um rms)."""
+
+    axis: Annotated[int, msgspec.Meta(ge=0, le=1)]
+    correlation: Annotated[float, msgspec.Meta(gt=-1, lt=1)]
+    noise_correlation: Vector
+    message: str
+    success: bool
+    moved_um: MaybeNumber
 
 
 def whitened_optimum(observation: Observation, found: dict, order: int, npix: int, tol: float = TOL):
