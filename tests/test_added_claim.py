@@ -55,7 +55,7 @@ def test_a_claim_added_as_one_file_reaches_every_table_and_the_figure_list(tmp_p
     added = pathlib.Path(importlib.util.find_spec("replication.claims.added").submodule_search_locations[0])
     toy = added / "toy_checks.py"
     references = tmp_path / "references"
-    run = references / "2026-12-05_vm_amd-epyc-2c"  # its cross-check alone: the toy judges nothing else
+    run = references / "2026-12-05_vm_amd-epyc-2c-3"  # its cross-check alone: the toy judges nothing else
     shutil.copytree(REFERENCE / run.name / "crosscheck", run / "crosscheck")
     shutil.copy(REFERENCE / run.name / "run.json", run / "run.json")
     out = tmp_path / "out"

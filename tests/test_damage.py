@@ -181,7 +181,7 @@ FORGED = "<img src=x onerror=alert(1)> | **x** | [a](http://example.org) `"
 def test_strings_a_run_recorded_are_rendered_as_text_never_as_markup(tmp_path):
     """Versions and commits in runs.jsonl, the cross-check's fit messages and check names reach the report escaped
     (or as a code span they cannot end), whatever their content: no tag, no cell, no link, no emphasis of theirs."""
-    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c", "sweep-quick/runs.jsonl",
+    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c-3", "sweep-quick/runs.jsonl",
                       lambda record: record.update(numpy=FORGED, git_commit=FORGED, date=FORGED))
     crosscheck = json.loads((copy / "crosscheck" / "crosscheck.json").read_text())
     crosscheck["fits"][0]["message"] = FORGED

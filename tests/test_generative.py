@@ -31,7 +31,7 @@ from replication.studies.sweep.records import MeasuredPoint, SweepSession
 KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", MeasuredPoint),
          ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/optima.jsonl", OptimumRecord),
          ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/runs.jsonl", SweepSession),
-         ("2026-12-05_vm_amd-epyc-2c-2", "retrieval-quick/points.jsonl", RetrievalRecord),
+         ("2026-12-05_vm_amd-epyc-2c-4", "retrieval-quick/points.jsonl", RetrievalRecord),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/stages.jsonl", real_records.RealStage),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", real_records.RealSource),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/tapers.jsonl", real_records.RealTaper),

@@ -66,7 +66,7 @@ def test_a_record_of_an_unidentifiable_point_counts_for_no_verdict():
     from replication.core.paths import REFERENCE
     from replication.studies.sweep.records import read_points
 
-    first = read_points(REFERENCE / "2026-12-05_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl")[0]
+    first = read_points(REFERENCE / "2026-12-05_vm_amd-epyc-2c-3" / "sweep-quick" / "points.jsonl")[0]
     record = msgspec.structs.replace(first, npix=32, nzern=8)  # at the optimum, but of a rank-deficient design
     assert point_times.how_it_ended(record).startswith("not identifiable")
     assert sweep_read.endings({NUMPY: {(32, 8): record}}) == []

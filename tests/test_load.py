@@ -60,7 +60,7 @@ def test_a_reading_too_short_to_tell_is_recorded_but_never_judges_the_machine():
     summary = load_summary([short, long])
     assert (summary.recorded, summary.judged, summary.loaded, summary.largest) == (2, 1, False, 0.02)
     assert load_summary([msgspec.structs.replace(short, seconds=load.MIN_WINDOW_S)]).loaded
-    first = read_points(REFERENCE / "2026-12-05_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl")[0]
+    first = read_points(REFERENCE / "2026-12-05_vm_amd-epyc-2c-3" / "sweep-quick" / "points.jsonl")[0]
     old = msgspec.structs.replace(first, load=Load(load_1min=0.1, others_busy_cores=0.9),
                                   total_s=msgspec.structs.replace(first.total_s, all=[0.02, 0.03]))
     assert load.point_load(old).seconds == pytest.approx(0.05)
@@ -189,7 +189,7 @@ def test_two_runs_are_compared_point_by_point_and_a_run_against_itself_reads_one
     from replication.core.paths import REFERENCE
     from replication.studies.sweep import compare
 
-    run = REFERENCE / "2026-12-05_vm_amd-epyc-2c"
+    run = REFERENCE / "2026-12-05_vm_amd-epyc-2c-3"
     ratios = compare.time_ratios(run, run, 256)
     assert set(ratios) == {"sweep-quick", "sweep-quick-gaussian"}
     assert all(value == 1.0 for found in ratios.values() for value in found.values())

@@ -19,7 +19,7 @@ from replication.report import retire as retiring
 from replication.report.render import render_all
 from replication.studies.sweep import read as sweep_read
 
-SOURCE = "2026-12-05_vm_amd-epyc-2c-2"
+SOURCE = "2026-12-05_vm_amd-epyc-2c-4"
 """A reference run copied under another name (the design names it, so it cannot be retired as itself)."""
 
 

@@ -296,7 +296,7 @@ DAMAGES = {
         "retrieval-quick/points.jsonl", lambda r: r.pop("rms"))),
     "settings not JSON": ("2026-12-01_vm_xeon-2c", lambda run: (run / "sweep-quick" / "settings.json").write_text(
         "{not json")),
-    "optimum without x": ("2026-12-05_vm_amd-epyc-2c-2", damaged_line(
+    "optimum without x": ("2026-12-05_vm_amd-epyc-2c-4", damaged_line(
         "sweep-quick/optima.jsonl", lambda r: r.pop("x"))),
     "real-maps stage without fits": ("2026-12-03_vm_amd-epyc-2c-2_real-maps", damaged_line(
         "real-maps/stages.jsonl", lambda r: r.pop("fits"))),

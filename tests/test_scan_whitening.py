@@ -240,7 +240,8 @@ def test_a_closure_whitens_where_asked_records_it_and_a_folder_made_before_refus
 def test_a_real_maps_run_that_whitens_refits_the_last_order_whitened_and_says_so(tmp_path, power):  # noqa: F811
     """real-maps --whiten yes: the timed ladder as before, the source's surface the whitened refit from the last
     stage's optimum (the whitened objective's gradient vanishes there, not the plain one's), its record's
-    whitening says the axis and the move; the setting is stamped and a resume under another is refused."""
+    whitening says the axis and the move; the settings (and --orientation) are stamped, the folder resumes under
+    its own and refuses another."""
     from test_beam_files import fake_source_folder
 
     from replication.core.reduction import sources as real_sources
@@ -255,8 +256,12 @@ def test_a_real_maps_run_that_whitens_refits_the_last_order_whitened_and_says_so
     assert whitened.scan is not None
     options = {"max_order": 2, "npix": 32, "repeats": 1, "threads": 1, "quiet": True}
     run = tmp_path / "whitened"
-    real_maps.run_real_maps(run, [whitened], **options, whiten="yes")
+    real_maps.run_real_maps(run, [whitened], **options, whiten="yes", orientation="pyoof")
+    assert real_maps.run_real_maps(run, [whitened], **options, whiten="yes", orientation="pyoof") == 0  # resumes
+    with pytest.raises(RunError, match="orientation"):
+        real_maps.run_real_maps(run, [whitened], **options, whiten="yes")
     stages, (summary,), _ = read_real_maps(run)
+    assert summary.orientation == "pyoof"
     assert summary.whiten == "yes"
     assert all(stage.whiten == "yes" for stage in stages)
     assert summary.whitening.axis == whitened.scan.axis

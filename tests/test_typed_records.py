@@ -100,7 +100,7 @@ FILES = record_files()
 def test_each_damaged_field_is_refused_in_one_line_or_read_as_documented(kind, relative, record, tmp_path):
     target = tmp_path.joinpath(*relative)
     target.parent.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "run.json").write_text((REFERENCE / "2026-12-05_vm_amd-epyc-2c" / "run.json").read_text())
+    (tmp_path / "run.json").write_text((REFERENCE / "2026-12-05_vm_amd-epyc-2c-3" / "run.json").read_text())
     readings = []
     for path, value in fields_of(record):
         for words, new in damages(path, value):
@@ -130,7 +130,7 @@ def test_a_new_point_field_needs_its_study_only(tmp_path, monkeypatch):
         warm_s: float | None = None
 
     monkeypatch.setattr(records, "MeasuredPoint", WithField)
-    source = REFERENCE / "2026-12-05_vm_amd-epyc-2c" / "sweep-quick" / "points.jsonl"
+    source = REFERENCE / "2026-12-05_vm_amd-epyc-2c-3" / "sweep-quick" / "points.jsonl"
     record = json.loads(source.read_text().splitlines()[0])
     path = tmp_path / "sweep-quick" / "points.jsonl"
     path.parent.mkdir()
@@ -161,7 +161,7 @@ def test_a_new_point_field_reaches_a_report_cell_as_an_attribute(tmp_path, monke
         warm_s: float | None = None
 
     monkeypatch.setattr(records, "MeasuredPoint", WithField)
-    source = REFERENCE / "2026-12-05_vm_amd-epyc-2c"
+    source = REFERENCE / "2026-12-05_vm_amd-epyc-2c-3"
     run_folder = tmp_path / source.name
     shutil.copytree(source / "sweep-quick", run_folder / "sweep-quick")
     shutil.copy(source / "run.json", run_folder / "run.json")

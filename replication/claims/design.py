@@ -63,8 +63,8 @@ SECOND_CPU = Protocol("a second CPU model", "the quick profile on another CPU mo
                       objectives=(CAUCHY,), checks=(C3, C4))
 
 DESIGN = (
-    Reference(QUICK, "2026-12-05_vm_amd-epyc-2c"),
-    Reference(ONE_THREAD, "2026-12-05_vm_amd-epyc-2c-2"),
+    Reference(QUICK, "2026-12-05_vm_amd-epyc-2c-3"),
+    Reference(ONE_THREAD, "2026-12-05_vm_amd-epyc-2c-4"),
     Reference(PAPER_GRID, "2026-12-02_vm_amd-epyc-2c-1thread_paper-profile"),
     Reference(BENCH, "2026-12-03_vm_amd-epyc-2c-1thread-2"),
     Reference(REAL_MAPS, "2026-12-03_vm_amd-epyc-2c-2_real-maps"),

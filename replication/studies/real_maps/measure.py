@@ -267,7 +267,7 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar,
 
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
-           "whiten")
+           "whiten", "orientation")
 """The settings every real-maps record carries beside its source's maps hash (since 2026-12-03) and its source's
 configuration (since 2026-12-04), so that a folder whose settings.json and runs.jsonl were lost still refuses to
 resume under other settings, on other maps or with another telescope configuration."""

@@ -244,6 +244,7 @@ class Stamp(Record):
     target: Number
     per_map_noise: bool = False
     whiten: str = "no"
+    orientation: Literal["ours", "pyoof"] = "ours"
 
 
 def check_stamp(path, number, record):
