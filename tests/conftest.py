@@ -113,3 +113,39 @@ def measured_point(npix, nzern, seconds, impl="numpy", nfev=1, **fields):
     return as_point({"impl": impl, "dtype": "float64", "npix": npix, "nzern": nzern, "nparams": 1, "estimated": False,
                      "fit_s": {"median": seconds}, "setup_s": {"median": 0.0}, "total_s": {"median": seconds},
                      "tol": 1e-8, "outcome": outcome} | fields)
+
+
+def adjoint_in_both_trees(prepare, point, gamma, objective):
+    """The exact adjoint gradient at point of maps prepared as prepare(package) -> (setup, data) says: the same in
+    both trees and as torch's autograd to 1e-10, and as NumPy's central differences of the objective to 1e-5;
+    returns it."""
+    grads = {}
+    for package, gradient in ((reference_numpy, "adjoint"), (torch_impl, "adjoint"), (torch_impl, "autograd")):
+        setup, data = prepare(package)
+        grads[(package.__name__, gradient)] = np.asarray(
+            package.value_and_grad(point, setup, data, gamma, objective, gradient=gradient)[1], dtype=np.float64)
+    reference = grads[("reference_numpy", "adjoint")]
+    for key, grad in grads.items():
+        np.testing.assert_allclose(grad, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max(), err_msg=str(key))
+    setup, data = prepare(reference_numpy)
+    step, central = 1e-6, []
+    for k in range(point.size):
+        shift = np.zeros(point.size)
+        shift[k] = step
+        ahead, behind = (reference_numpy.negative_log_likelihood(point + sign * shift, setup, data, gamma, objective)
+                         for sign in (1, -1))
+        central.append((ahead - behind) / (2 * step))
+    np.testing.assert_allclose(reference, central, rtol=1e-5, atol=1e-5 * np.abs(reference).max())
+    return reference
+
+
+def gauss_newton_is_the_hessian(prepare, truth, **options):
+    """In both trees, the Gauss-Newton matrix at the truth of maps the model makes exactly, prepared as
+    prepare(package) -> (setup, data) says, equals the Hessian of least squares in noise units (to 2e-4: NumPy's
+    Jacobian is forward differences); options go to gauss_newton_matrix."""
+    for package in (reference_numpy, torch_impl):
+        setup, data = prepare(package)
+        hessian = package.hessian(truth, setup, data, 0.01, "gaussian")
+        matrix = package.gauss_newton_matrix(truth, setup, data, 0.01, "gaussian", **options)
+        np.testing.assert_allclose(matrix, hessian, rtol=2e-4, atol=2e-4 * np.abs(hessian).max(),
+                                   err_msg=package.__name__)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import adjoint_in_both_trees, gauss_newton_is_the_hessian
 from test_beam_files import power  # noqa: F401 (the fixture the fake source folder is made from)
 
 import reference_numpy
@@ -75,23 +76,7 @@ def test_the_objective_is_the_loss_of_the_excess_whitened_along_the_scans(proble
 def test_the_adjoint_is_autograds_and_the_central_differences_in_both_trees(problem, objective):
     _, _, maps, mask, point = problem
     gamma = 0.02
-    grads = {}
-    for package, gradient in ((reference_numpy, "adjoint"), (torch_impl, "adjoint"), (torch_impl, "autograd")):
-        setup, data = prepared(package, maps, mask)
-        grads[(package.__name__, gradient)] = np.asarray(
-            package.value_and_grad(point, setup, data, gamma, objective, gradient=gradient)[1], dtype=np.float64)
-    reference = grads[("reference_numpy", "adjoint")]
-    for key, grad in grads.items():
-        np.testing.assert_allclose(grad, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max(), err_msg=str(key))
-    setup, data = prepared(reference_numpy, maps, mask)
-    step, central = 1e-6, []
-    for k in range(point.size):
-        shift = np.zeros(point.size)
-        shift[k] = step
-        ahead, behind = (reference_numpy.negative_log_likelihood(point + sign * shift, setup, data, gamma, objective)
-                         for sign in (1, -1))
-        central.append((ahead - behind) / (2 * step))
-    np.testing.assert_allclose(reference, central, rtol=1e-5, atol=1e-5 * np.abs(reference).max())
+    reference = adjoint_in_both_trees(lambda package: prepared(package, maps, mask), point, gamma, objective)
     _, batched = torch_impl.batched_value_and_grad(np.stack([point, point]), *prepared(torch_impl, maps, mask),
                                                    gamma, objective)
     np.testing.assert_allclose(batched, np.stack([reference, reference]), rtol=1e-10,
@@ -117,12 +102,7 @@ def test_the_gauss_newton_matrix_is_the_hessian_where_the_model_holds_the_maps(p
     Gauss-Newton matrix (both trees: forward differences and exact forward mode)."""
     setup, truth, _, mask, _ = problem
     exact = np.asarray(reference_numpy.beam_maps(truth, setup))[:, 4:28, 6:26]
-    for package in (reference_numpy, torch_impl):
-        own, data = prepared(package, exact, mask)
-        hessian = package.hessian(truth, own, data, 0.01, "gaussian")
-        matrix = package.gauss_newton_matrix(truth, own, data, 0.01, "gaussian", window_loss=0.0)
-        np.testing.assert_allclose(matrix, hessian, rtol=2e-4, atol=2e-4 * np.abs(hessian).max(),
-                                   err_msg=package.__name__)
+    gauss_newton_is_the_hessian(lambda package: prepared(package, exact, mask), truth, window_loss=0.0)
 
 
 def test_the_whitening_makes_noise_correlated_along_the_scans_white():
