@@ -119,7 +119,7 @@ def edited_run(tmp_path, run, relative, edit):
 
 
 def test_a_point_whose_target_is_null_is_refused_the_writer_never_writes_one(tmp_path):
-    copy = edited_run(tmp_path, "2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl",
+    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl",
                       lambda record: record.update(target=None))
     with pytest.raises(RunError, match=r"points.jsonl: line 1, key 'target': expected a record, got null$"):
         render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
@@ -139,7 +139,7 @@ def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
     ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "truth", [], "key 'truth'"),
     ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "npix", 0, "key 'npix'"),
     ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", "npix", 0, "key 'npix'"),
-    ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", "nzern", 99, "key 'nzern'")])
+    ("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", "nzern", 99, "key 'nzern'")])
 def test_a_value_no_writer_makes_is_refused_by_its_model_naming_the_field(run, relative, key, value, words, tmp_path):
     """The models hold what the writers make: a grid make_setup refuses, an order beyond its range, no order or no
     truth at all are refused as read, in one line, not met as a division by zero or an empty max() downstream."""

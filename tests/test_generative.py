@@ -28,9 +28,9 @@ from replication.studies.retrieval.records import RetrievalRecord
 from replication.studies.sweep.audit import audit_run
 from replication.studies.sweep.records import MeasuredPoint, SweepSession
 
-KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", MeasuredPoint),
-         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/optima.jsonl", OptimumRecord),
-         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/runs.jsonl", SweepSession),
+KINDS = [("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", MeasuredPoint),
+         ("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/optima.jsonl", OptimumRecord),
+         ("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/runs.jsonl", SweepSession),
          ("2026-12-05_vm_amd-epyc-2c-4", "retrieval-quick/points.jsonl", RetrievalRecord),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/stages.jsonl", real_records.RealStage),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/sources.jsonl", real_records.RealSource),
@@ -43,9 +43,9 @@ KINDS = [("2026-12-03_vm_amd-epyc-2c-1thread-2", "sweep-quick/points.jsonl", Mea
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/bound.jsonl", closure_records.ClosureBound),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/pyoof/pyoof-closure.jsonl",
           closure_records.PyoofClosureFit),
-         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "crosscheck/crosscheck.json", Crosscheck),
-         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "bench/bench.json", Bench),
-         ("2026-12-03_vm_amd-epyc-2c-1thread-2", "peers/check.json", PeersCheck)]
+         ("2026-12-05_vm_amd-epyc-2c-5", "crosscheck/crosscheck.json", Crosscheck),
+         ("2026-12-05_vm_amd-epyc-2c-5", "bench/bench.json", Bench),
+         ("2026-12-05_vm_amd-epyc-2c-5", "peers/check.json", PeersCheck)]
 """(reference run, record file, its model) of every record kind the readers of a reference run meet (a .jsonl file:
 its first line drawn anew; a .json file: the whole record)."""
 DRAWS = 4

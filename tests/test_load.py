@@ -162,15 +162,23 @@ def test_a_sweep_command_on_a_busy_machine_measures_on_the_free_core_and_its_app
 
 
 def test_a_loaded_run_of_yours_says_so_beside_each_timing_verdict_not_only_among_the_caveats(tmp_path):
-    """A run measured beside other work (a reference run that recorded it, taken as yours) gets no unqualified
-    verdict from its load: the terminal's answer and each timed claim's cell say the machine was loaded."""
+    """A run measured beside other work (the answering reference run, taken as yours, with each point's reading
+    saying another process kept a core busy) gets no unqualified verdict from its load: the terminal's answer and
+    each timed claim's cell say the machine was loaded."""
+    import json
     import shutil
 
     from replication.core.paths import REFERENCE
     from replication.report.render import context, your_runs_summary
 
     run = tmp_path / "2026-12-03_mine"
-    shutil.copytree(REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-2", run)
+    shutil.copytree(REFERENCE / "2026-12-05_vm_amd-epyc-2c-3", run)
+    for path in run.glob("sweep-*/points.jsonl"):
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for record in records:
+            if record.get("load"):
+                record["load"] |= {"others_busy_cores": 1.0, "seconds": 2.0}
+        path.write_text("".join(json.dumps(record) + "\n" for record in records))
     (tmp_path / "reference").mkdir()
     values = context([run], tmp_path / "reference", output=run, figures=run / "figures")
     answer = your_runs_summary(values, run).splitlines()

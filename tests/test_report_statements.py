@@ -354,7 +354,7 @@ def test_the_compiled_variant_sentences_say_where_each_way_was_fastest(tmp_path)
         return {"npix": npix, "nzern": 5, "threads": 2, "ms": ms, "x_floor": dict(ms),
                 "warm_up_s": {"torch_compiled_value_and_grad": 3.0}}
 
-    session = json.loads((REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-2" / "bench" / "bench.json").read_text())
+    session = json.loads((REFERENCE / "2026-12-05_vm_amd-epyc-2c-5" / "bench" / "bench.json").read_text())
     bench = {"rows": [row(128, 2.0, 2.5, 1.0), row(256, 4.0, 3.0, 3.5)], "environments": session["environments"][:1],
              "floor": session["floor"], "complete": True}  # a bench writes its session's environment before any row
     (run_folder / "bench-compile").mkdir()
@@ -614,7 +614,7 @@ def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
 def test_two_runs_of_one_day_machine_and_profile_are_told_apart_by_their_time_of_day(tmp_path):
     import shutil
 
-    source = REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-2"
+    source = REFERENCE / "2026-12-05_vm_amd-epyc-2c-5"
     for name, clock in (("2026-12-03_vm_a", "17:40"), ("2026-12-03_vm_b", "19:42")):
         shutil.copytree(source / "sweep-quick", tmp_path / name / "sweep-quick")
         info = json.loads((source / "run.json").read_text())
