@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from oof_common.scans import ScanNoise, whitening_coefficients
+from oof_common.scans import ScanNoise, whitened
 from replication.core.objectives import robust_sigma
 
 WHITEN_FROM = 0.2
@@ -65,7 +65,5 @@ def whitened_residual(residual: np.ndarray, scan: ScanNoise | None) -> np.ndarra
     if scan is None:
         return residual
     compared = np.isfinite(residual)
-    values = np.where(compared, residual, 0.0)
-    keep, carry = whitening_coefficients(compared.astype(np.float64), scan)
-    white = keep * values - carry * np.roll(values, 1, axis=scan.grid_axis)
+    white = whitened(np.where(compared, residual, 0.0), compared.astype(np.float64), scan)
     return np.where(compared, white, np.nan)
