@@ -65,10 +65,3 @@ def whitening_coefficients(compared: np.ndarray | None, scan: ScanNoise,
     keep = np.where(follows, 1 / spread, 1.0) * (compared > 0)
     carry = np.where(follows, scan.correlation / spread, 0.0)
     return keep, carry
-
-
-def whitened(values: np.ndarray, compared: np.ndarray | None, scan: ScanNoise) -> np.ndarray:
-    """(3, rows, cols) NumPy values (natural order; 0 where not compared) whitened along the scans as the trees'
-    ScanWhitening whitens the excess: keep e - carry shift(e)."""
-    keep, carry = whitening_coefficients(compared, scan, values.shape)
-    return keep * values - carry * np.roll(values, 1, axis=scan.grid_axis)

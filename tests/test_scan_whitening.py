@@ -13,7 +13,8 @@ from test_beam_files import power  # noqa: F401 (the fixture the fake source fol
 
 import reference_numpy
 import torch_impl
-from oof_common.scans import ScanNoise, check_scan, whitened
+from oof_common.scans import ScanNoise, check_scan
+from replication.core.reduction.scan_noise import whitened
 from replication.core.simulation import simulate_observation, true_params
 
 NPIX, NZERN = 32, 3

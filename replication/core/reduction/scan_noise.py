@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from oof_common.scans import ScanNoise, whitened
+from oof_common.scans import ScanNoise, whitening_coefficients
 from replication.core.objectives import robust_sigma
 
 WHITEN_FROM = 0.2
@@ -57,6 +57,13 @@ def scan_of(correlation: tuple[float, float]) -> ScanNoise:
     (-0.99, 0.99)."""
     axis = int(abs(correlation[1]) > abs(correlation[0]))
     return ScanNoise(float(np.clip(correlation[axis], -0.99, 0.99)), axis)
+
+
+def whitened(values: np.ndarray, compared: np.ndarray | None, scan: ScanNoise) -> np.ndarray:
+    """(3, rows, cols) NumPy values (natural order; 0 where not compared) whitened along the scans as the trees'
+    ScanWhitening whitens the excess: keep e - carry shift(e)."""
+    keep, carry = whitening_coefficients(compared, scan, values.shape)
+    return keep * values - carry * np.roll(values, 1, axis=scan.grid_axis)
 
 
 def whitened_residual(residual: np.ndarray, scan: ScanNoise | None) -> np.ndarray:
