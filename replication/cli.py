@@ -29,6 +29,8 @@ COMMANDS = {
     "contribute": ("replication.report.command", "turn one of your runs into a committed reference run"),
     "retire": ("replication.report.command", "take a reference run out of the evidence, its headline kept in "
                "results/retired.jsonl"),
+    "migrate": ("replication.report.migrate", "bring a run's records written by older code into today's schema, "
+                "once (the readers refuse older records, naming this command)"),
     "audit": ("replication.studies.sweep.command",
               "recompute every time to target and end distance of a run from its kept trajectories and optima; exit 1 "
               "where one differs"),

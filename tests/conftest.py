@@ -107,12 +107,14 @@ def both(texts):
 def measured_point(npix, nzern, seconds, impl="numpy", nfev=1, **fields):
     """A typed measured point (as the sweep's reader returns it) whose fit ended with success and no exact account:
     a time to stop of `seconds`, one parameter; fields: any other key of its record."""
-    from replication.studies.sweep.records import as_point
+    import msgspec
+
+    from replication.studies.sweep.records import MeasuredPoint
 
     outcome = {"success": True, "message": "ok", "nfev": nfev, "nit": nfev, "fun": 0.0, "x": [0.0], "stderr": [1.0]}
-    return as_point({"impl": impl, "dtype": "float64", "npix": npix, "nzern": nzern, "nparams": 1, "estimated": False,
-                     "fit_s": {"median": seconds}, "setup_s": {"median": 0.0}, "total_s": {"median": seconds},
-                     "tol": 1e-8, "outcome": outcome} | fields)
+    return msgspec.convert({"impl": impl, "dtype": "float64", "npix": npix, "nzern": nzern, "nparams": 1,
+                            "estimated": False, "fit_s": {"median": seconds}, "setup_s": {"median": 0.0},
+                            "total_s": {"median": seconds}, "tol": 1e-8, "outcome": outcome} | fields, MeasuredPoint)
 
 
 def adjoint_in_both_trees(prepare, point, gamma, objective):

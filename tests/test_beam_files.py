@@ -148,8 +148,9 @@ def test_a_missing_file_is_refused_in_one_line(tmp_path):
 
 
 def fake_source_folder(tmp_path, power, damaged=None):
-    """A maps folder with the SRT source's three file names holding small synthetic maps."""
-    source = real_sources.source_named("srt-2019-04-26")
+    """A maps folder with the SRT source's three file names holding small synthetic maps, and the source (without
+    its support legs, which at the small grids these maps are fitted on would leave too few dish pixels)."""
+    source = real_sources.source_named("srt-2019-04-26").without_legs()
     folder = tmp_path / "maps"
     (folder / source.folder).mkdir(parents=True)
     for index, name in enumerate(source.files):

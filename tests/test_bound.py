@@ -1,6 +1,7 @@
 """What the closure test's maps allow at best (studies.closure.bound): the scan noise's whitening and correlation,
 the Fisher predictions of one seed, the command that writes them and the report's reading of them."""
 
+import dataclasses
 import json
 import math
 
@@ -45,7 +46,7 @@ def test_the_bound_command_writes_each_seed_resumes_and_refuses_other_settings(t
     done = run_command(*arguments)
     assert done.returncode == 0, done.stderr
     records = read_bound(tmp_path / "c" / BOUND_FILE, strict=True)
-    assert [(r["seed"], r["npix"], r["order"], r["noise"]) for r in records] == [(0, 128, 2, 0.002), (1, 128, 2, 0.002)]
+    assert [(r.seed, r.npix, r.order, r.noise) for r in records] == [(0, 128, 2, 0.002), (1, 128, 2, 0.002)]
     assert "0 seed(s) bounded" in run_command(*arguments).stdout
     other = run_command(*arguments, "--noise", "0.001")
     assert other.returncode == 2
@@ -71,8 +72,8 @@ def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_
     typed = read_closure(tmp_path / CLOSURE_FILE)
     read = fisher_bound(path, typed)
     reached = sum(r["surface_error_um"] <= WITHIN_UM for r in ours) / 3
-    assert read == pytest.approx({"seeds": 3, "reached": reached, "ls_share": 0.5, "bound_share": 0.95, "ls_um": 9.0,
-                                  "bound_um": 5.0})
+    assert dataclasses.asdict(read) == pytest.approx({"seeds": 3, "reached": reached, "ls_share": 0.5,
+                                                      "bound_share": 0.95, "ls_um": 9.0, "bound_um": 5.0})
     path.write_text("".join(json.dumps(f | {"noise": 0.001}) + "\n" for f in fits))  # other maps: not paired
     assert fisher_bound(path, typed) is None
     assert fisher_bound(tmp_path / "none.jsonl", typed) is None
@@ -85,13 +86,13 @@ def test_the_fisher_prediction_of_least_squares_matches_the_reductions_of_the_co
     the reduction's own estimator are those its 100 cold-start reductions reached (within the binomial error and 25%),
     so that what it predicts for the efficient estimator can be trusted as far."""
     summary = closure_summary(folder)
-    fisher = summary["bound"]
-    assert fisher["seeds"] == summary["seeds"] >= 100
-    spread = math.sqrt(fisher["ls_share"] * (1 - fisher["ls_share"]) / fisher["seeds"]) + 1 / fisher["seeds"]
-    assert abs(fisher["reached"] - fisher["ls_share"]) <= 3 * spread
-    assert 0.8 <= summary["median_um"] / fisher["ls_um"] <= 1.25
-    assert fisher["bound_um"] < fisher["ls_um"]
-    assert fisher["bound_share"] >= fisher["ls_share"]
+    fisher = summary.bound
+    assert fisher.seeds == summary.seeds >= 100
+    spread = math.sqrt(fisher.ls_share * (1 - fisher.ls_share) / fisher.seeds) + 1 / fisher.seeds
+    assert abs(fisher.reached - fisher.ls_share) <= 3 * spread
+    assert 0.8 <= summary.median_um / fisher.ls_um <= 1.25
+    assert fisher.bound_um < fisher.ls_um
+    assert fisher.bound_share >= fisher.ls_share
 
 
 def test_a_closure_folders_noise_is_read_from_its_settings_or_none(tmp_path):

@@ -15,7 +15,7 @@ from replication.core.paths import REFERENCE
 from replication.core.reduction import surface
 from replication.core.reduction.ladder import fit_ladder, residual_maps
 from replication.core.reduction.phases import our_phase
-from replication.core.reduction.pyoof_fit import PHASE_PIXELS
+from replication.core.reduction.pyoof_fit import PHASE_PIXELS, PyoofOrder
 from replication.core.reduction.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
 from replication.core.results import RunError, read_records
 from replication.report.load import run_environments
@@ -142,17 +142,17 @@ def test_a_small_closure_run_recovers_the_surfaces_writes_checked_records_and_re
     for record in records:
         assert record["surface_error_um"] < record["truth_surface_um"] / 10  # the surface is found, not a twin
     summary = closure_summary(tmp_path / "c")
-    assert summary["seeds"] == 2
-    assert summary["within"] == sum(r["surface_error_um"] <= WITHIN_UM for r in records)
+    assert summary.seeds == 2
+    assert summary.within == sum(r["surface_error_um"] <= WITHIN_UM for r in records)
     for record in records:  # the cold start ends where a start at the truth does, with an error its fit predicts
         assert record["optimum_distance_se"] <= 0.1
         assert record["truth_start_error_um"] == pytest.approx(record["surface_error_um"], rel=0.05, abs=0.5)
         assert 0 < record["predicted_error_um"] < 10 * max(record["surface_error_um"], 1.0)
-    assert summary["at_optimum"] == summary["certified"] == 2
+    assert summary.at_optimum == summary.certified == 2
     median = statistics.median(r["surface_error_um"] for r in records)
     predicted = statistics.median(r["predicted_error_um"] for r in records)
     said = done.stdout  # what it found, in a few lines, from its records
-    assert f"{summary['within']} of 2 seed(s) within {WITHIN_UM:g} um of the known surface" in said
+    assert f"{summary.within} of 2 seed(s) within {WITHIN_UM:g} um of the known surface" in said
     assert f"surface error median {median:.3g} um" in said
     assert f"predicted: the fits' covariance {predicted:.3g} um (median)" in said
     assert len([line for line in said.strip().splitlines() if not line.startswith("threads:")]) <= 4
@@ -174,10 +174,10 @@ def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_g
     beams = np.asarray(beam_maps(truth, setup))
     rows, cols = map_region(128, closure_maps.SHAPE)
     clean = beams[:, rows, cols] / beams[0].max() + 1e-3 * np.random.default_rng(1).standard_normal((3, 100, 100))
-    observation = observation_of(SOURCES[0], clean, closure_maps.STEP).with_taper(closure_maps.TRUE_SIGMA)
+    observation = observation_of(closure_maps.SOURCE, clean, closure_maps.STEP).with_taper(closure_maps.TRUE_SIGMA)
     stages = fit_ladder(of(series.TORCH_ADJOINT), observation, (1, 2, 3), 128)
-    residual = residual_maps(observation, stages[-1]["x"], 3, 128)
-    surface.write_surface_files(tmp_path, observation, np.asarray(stages[-1]["x"]), 3, 128, residual)
+    residual = residual_maps(observation, stages[-1].x, 3, 128)
+    surface.write_surface_files(tmp_path, observation, np.asarray(stages[-1].x), 3, 128, residual)
     written = np.loadtxt(tmp_path / f"surface-{SOURCES[0].name}.txt")
     expected, _ = surface_grid(truth, setup, SOURCES[0].wavelength)
     on = np.isfinite(expected)
@@ -194,6 +194,11 @@ def point_reflected(phase):
     return phase[::-1, ::-1]
 
 
+def pyoof_order(order, seconds, nfev, status, success, params):
+    """One order of pyoof's fits as fit_with_pyoof returns it (no phase)."""
+    return PyoofOrder("closure", order, seconds, nfev, status, success, "", 0.0, params)
+
+
 def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
     """pyoof's reductions of closure seeds are paired with ours by seed and grid (others are left out), its time set
     against ours per seed, and its phase read against the truth's under the closest convention: a phase that is the
@@ -207,23 +212,22 @@ def test_pyoof_on_the_closure_seeds_is_read_beside_ours_seed_by_seed(tmp_path):
         truth = our_phase(record["truth"], record["orders"][-1], PHASE_PIXELS)
         np.savez(folder / "pyoof" / f"pyoof-phase-closure-{record['seed']}.npz", phase=point_reflected(truth) + shift)
         fits.append(pyoof_peer.closure_record(record["seed"], record["npix"], [
-            {"order": 1, "seconds": 4 * record["seconds"], "nfev": 10, "status": 0, "success": False, "params": [1.0]},
-            {"order": record["orders"][-1], "seconds": 6 * record["seconds"], "nfev": 20, "status": 2,
-             "success": True, "params": [1.0, 2.0]}], "0.2.3"))
+            pyoof_order(1, 4 * record["seconds"], 10, 0, False, [1.0]),
+            pyoof_order(record["orders"][-1], 6 * record["seconds"], 20, 2, True, [1.0, 2.0])], "0.2.3"))
     fits.append(fits[0] | {"npix": ours[0]["npix"] // 2})  # another grid: other maps, not paired
     fits.append(fits[0] | {"seed": 999})  # a seed we did not reduce
     pyoof_file = folder / "pyoof" / PYOOF_CLOSURE_FILE
     for other_maps in ({"max_order": 3}, {"noise": closure_maps.NOISE / 2}):  # the same seeds' maps made otherwise
         pyoof_file.write_text("".join(json.dumps(f | other_maps | {"schema": 2}) + "\n" for f in fits))
-        assert closure_summary(folder)["pyoof"] is None
+        assert closure_summary(folder).pyoof is None
     pyoof_file.write_text("".join(json.dumps(f | {"schema": 2}) + "\n" for f in fits))
-    peer = closure_summary(folder)["pyoof"]
-    assert (peer["seeds"], peer["order"], peer["version"]) == (2, ours[0]["orders"][-1], "0.2.3")
-    assert peer["ratio"] == pytest.approx([10.0, 10.0])
-    assert peer["seconds"] == pytest.approx(10 * statistics.median(r["seconds"] for r in ours))
-    assert (peer["limited"], peer["fitted_orders"]) == (2, 2 * ours[0]["orders"][-1])
-    assert peer["closest"] == "point-reflected"
-    assert peer["theirs_rad"] < 1e-6 < peer["ours_rad"] < peer["truth_rad"]
+    peer = closure_summary(folder).pyoof
+    assert (peer.seeds, peer.order, peer.version) == (2, ours[0]["orders"][-1], "0.2.3")
+    assert peer.ratio == pytest.approx([10.0, 10.0])
+    assert peer.seconds == pytest.approx(10 * statistics.median(r["seconds"] for r in ours))
+    assert (peer.limited, peer.fitted_orders) == (2, 2 * ours[0]["orders"][-1])
+    assert peer.closest == "point-reflected"
+    assert peer.theirs_rad < 1e-6 < peer.ours_rad < peer.truth_rad
     assert (fits[0]["nfev"], fits[0]["limited"], fits[0]["success"]) == (30, [1], False)
     (folder / "pyoof" / f"pyoof-phase-closure-{ours[1]['seed']}.npz").unlink()
     with pytest.raises(RunError, match=f"seed {ours[1]['seed']} has no phase file of its own"):
@@ -246,10 +250,9 @@ def test_the_pyoof_peer_refuses_a_closure_run_of_no_seeds_and_a_grid_without_one
 
 def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(tmp_path, capsys):
     path = tmp_path / PYOOF_CLOSURE_FILE
-    record = pyoof_peer.closure_record(0, 128, [{"order": 1, "seconds": 1.0, "nfev": 3, "status": 2, "success": True,
-                                                 "params": [1.0]}], "0.2.3")
+    record = pyoof_peer.closure_record(0, 128, [pyoof_order(1, 1.0, 3, 2, True, [1.0])], "0.2.3")
     path.write_text(json.dumps(record | {"schema": 2}) + "\n")
-    assert [r["seed"] for r in pyoof_peer.closure_records_like(path, 128, 1)] == [0]
+    assert [r.seed for r in pyoof_peer.closure_records_like(path, 128, 1)] == [0]
     for npix, order, noise in ((256, 1, "0.002"), (128, 5, "0.002"), (128, 1, "0.001")):
         assert pyoof_peer.main(["--closure-seeds", "2", "--npix", str(npix), "--max-order", str(order),
                                 "--noise", noise, "--results", str(tmp_path)]) == 2
@@ -282,12 +285,12 @@ def test_the_report_tells_the_closure_at_the_srt_noise_and_lists_every_level(tmp
             closure_run(tmp_path / "quarter-older", quarter[:2], "2026-12-02"),
             closure_run(tmp_path / "empty", [], "2026-12-05")]
     shown = closure_shown(runs)
-    assert (shown["title"], shown["noise"]) == ("srt", closure_maps.NOISE)
-    assert [(level["title"], level["noise"], level["meets_goal"]) for level in shown["levels"]] == [
-        ("srt", closure_maps.NOISE, shown["within"] == 4), ("quarter", closure_maps.NOISE / 4, True)]
+    assert (shown.title, shown.noise) == ("srt", closure_maps.NOISE)
+    assert [(level.title, level.noise, level.meets_goal) for level in shown.levels] == [
+        ("srt", closure_maps.NOISE, shown.within == 4), ("quarter", closure_maps.NOISE / 4, True)]
     mine = closure_run(tmp_path / "mine", quarter[:3], "2026-12-01", own=True)
-    assert [level["title"] for level in closure_shown([*runs, mine])["levels"]] == ["srt", "mine"]
-    assert closure_shown(runs[1:])["title"] == "quarter"
+    assert [level.title for level in closure_shown([*runs, mine]).levels] == ["srt", "mine"]
+    assert closure_shown(runs[1:]).title == "quarter"
     assert closure_shown(runs[3:]) is None
 
 

@@ -15,6 +15,7 @@ from msgspec import inspect
 from replication.core.fit_records import OptimumRecord
 from replication.core.paths import REFERENCE
 from replication.core.records import RunRecord
+from replication.core.reduction import pyoof_fit
 from replication.core.results import RunError, writing_into
 from replication.report import contribute as contributing
 from replication.report.figures import draw_all
@@ -38,7 +39,7 @@ KINDS = [("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", MeasuredPoi
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/starts.jsonl", real_records.RealStart),
          ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "real-maps/runs.jsonl", RunRecord),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/runs.jsonl", RunRecord),
-         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "pyoof/pyoof.jsonl", real_records.PyoofFit),
+         ("2026-12-03_vm_amd-epyc-2c-2_real-maps", "pyoof/pyoof.jsonl", pyoof_fit.PyoofFit),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", closure_records.Closure),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/bound.jsonl", closure_records.ClosureBound),
          ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/pyoof/pyoof-closure.jsonl",

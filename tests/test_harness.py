@@ -23,7 +23,7 @@ from replication.core.watch import TIMED_OUT
 from replication.studies.crosscheck import read as crosscheck_read
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import read as sweep_read
-from replication.studies.sweep.records import recorded_key
+from replication.studies.sweep.records import as_read, point_key
 
 SMOKE_POINTS = 2 * 2 * 6  # npix x nzern x (numpy, torch-cpu float64 and float32, on-device BFGS, Gauss-Newton start
 #                           at the start and per grid)
@@ -99,7 +99,7 @@ def test_resume_after_kill_loses_nothing_and_repeats_nothing(tmp_path):
                     str(tmp_path), "--quiet")
     assert completed.returncode == 0, completed.stderr
     records = read_records(points)
-    keys = [recorded_key(record) for record in records]
+    keys = [point_key(as_read(record)) for record in records]
     assert len(keys) == len(set(keys)) == SMOKE_POINTS
 
 
@@ -358,9 +358,9 @@ def test_crosscheck_fits_are_judged_at_the_points_optimum_and_timed_to_it(tmp_pa
                 assert fit["target_s"] is not None
             assert fit["target_s"] is None or 0 < fit["target_s"] <= fit["fit_s"]
         typed = read_crosscheck(tmp_path / "crosscheck.json")
-        rows = [row for row in crosscheck_read.crosscheck_differences(typed, CAUCHY) if row["npix"] == npix]
+        rows = [row for row in crosscheck_read.crosscheck_differences(typed, CAUCHY) if row.npix == npix]
         assert len(rows) == len(here) - 1
-        assert all(row["comparable"] and row["basis"] == "Mahalanobis" for row in rows)
+        assert all(row.comparable and row.basis == "Mahalanobis" for row in rows)
         other = next(fit for fit in here if fit is not reference)
         check = next(c for c in content["checks"] if c["check"] == "fit parameters" and c["npix"] == npix)
         assert check["value"] == pytest.approx(mahalanobis(other["x"], reference["x"],

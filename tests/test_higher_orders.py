@@ -23,17 +23,16 @@ NPIX = 128
     ([1.0, 2.0, 200.0], 8),       # n = 8 against n = 5 called for, though n = 6 and 7 alone are not
 ])
 def test_the_order_rule_chooses_the_lowest_order_beyond_which_nothing_is_significant(lower_by, chosen):
-    found = {"orders": [6, 7, 8], "parameters": [7, 15, 24], "lower_by": lower_by}
-    assert truncation.order_rule(5, found) == chosen
+    assert truncation.order_rule(5, [6, 7, 8], lower_by, [7, 15, 24]) == chosen
 
 
 def fitted(truth_order, fit_order, monkeypatch, seed=3):
     """Closure maps of a truth of this order (white noise: the rule's chi-squared assumes it) fitted to fit_order."""
     monkeypatch.setattr(closure_maps, "SCAN_CORRELATION", 0.0)
     maps, truth, truth_setup = simulated_maps(seed, NPIX, truth_order, noise=0.002)
-    observation = observation_of(SOURCES[0], maps, STEP).with_taper(TRUE_SIGMA)
+    observation = observation_of(closure_maps.SOURCE, maps, STEP).with_taper(TRUE_SIGMA)
     stages = fit_ladder(of(series.TORCH_ADJOINT), observation, tuple(range(1, fit_order + 1)), NPIX)
-    return observation, np.asarray(stages[-1]["x"]), truth, truth_setup
+    return observation, np.asarray(stages[-1].x), truth, truth_setup
 
 
 def test_a_truth_inside_the_basis_keeps_the_order_and_its_surface_barely_moves(monkeypatch):

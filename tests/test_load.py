@@ -186,7 +186,7 @@ def test_a_loaded_run_of_yours_says_so_beside_each_timing_verdict_not_only_among
     assert len(timed) == 2
     assert all(line.endswith("(on a loaded machine: may read low)") for line in timed)
     assert not any("loaded" in line for line in answer if line.strip().startswith(("C5a", "C5b", "C6")))
-    table = values["claim_tables"][0]
+    table = values.claim_tables[0]
     c3 = table["rows"][[row["id"] for row in table["rows"]].index("C3")]["cells"][0]
     assert any("measured on a loaded machine" in table["notes"][mark - 1] for mark in c3.notes)
 

@@ -164,7 +164,7 @@ def test_the_report_says_what_the_terms_did_from_the_numbers_it_is_given():
     effect = {"terms": ["pointing", "defocus_scale", "gains"], "parameters": 7, "lower_by": 20.0,
               "surface_difference_rms_um": 84.4,
               "values": {"pointing": [0.0, 0.0, 2 * np.pi, 0.0], "defocus_scale": [0.005], "gains": [-0.05, 0.02]}}
-    record = types.SimpleNamespace(wavelength=0.01, config={"dish": {"radius": 10.0}})
+    record = types.SimpleNamespace(wavelength=0.01, config=True, telescope=types.SimpleNamespace(radius=10.0))
     line = terms_line("SRT", msgspec.convert(effect, TermsEffect), record)
     # 2 x 20 = 40 against chi-squared's 99.9% point for 7 parameters, 24.3: they matter
     assert "twice the objective's decrease, 40, exceeds chi-squared's 99.9% point for 7 parameters (24.3)" in line

@@ -185,3 +185,33 @@ def test_the_noise_weighting_is_measured_as_a_systematic_and_said_in_the_budget(
     bare = part(order=5, uncertainty_median_um=84.0, other_objective=None, terms_effect=None, other_weighting=None,
                 higher_orders=None)
     assert budget_line("SRT", bare) is None
+
+
+def test_the_models_additions_are_measured_by_refitting_without_them(tmp_path, power):  # noqa: F811
+    """budget.additions_effect names the additions the fits make (the shipped SRT's support legs, each map's own
+    noise) and refits the last order without them from the optimum: on the same dish pixels, the surface with them is
+    the one given, the move is the difference; a fit that makes none has nothing to say."""
+    from test_beam_files import fake_source_folder
+
+    from replication.core.reduction import sources as real_sources
+    from replication.studies.real_maps.budget import additions, additions_effect, without_additions
+
+    folder, _ = fake_source_folder(tmp_path, power)
+    source = real_sources.source_named("srt-2019-04-26")  # the shipped one: with its legs
+    (observation,) = real_sources.read_observations([source], folder, 32)
+    observation = observation.without_terms().with_per_map_noise(True)
+    assert additions(observation) == ["support legs", "each map in units of its own noise"]
+    plain = without_additions(observation)
+    assert additions(plain) == []
+    assert additions_effect(plain, [0.0], 2, 32) is None
+    assert (plain.source.telescope.legs, observation.source.telescope.legs) == (0, 4)
+    setup = real_sources.setup_for(reference_numpy, observation, 2, 32)
+    start = real_sources.first_start(setup, observation)
+    fitted = reference_numpy.fit(setup, observation.prepared(reference_numpy, setup), start, tol=1e-10,
+                                 gamma=observation.gamma, objective=observation.objective, gradient="adjoint").x
+    effect = additions_effect(observation, fitted, 2, 32)
+    grid = real_sources.setup_for(reference_numpy, plain, 2, 32)
+    with_them = real_sources.surface_error(fitted, grid, source.wavelength)
+    assert effect["with_rms_um"] == pytest.approx(real_sources.rms(with_them), rel=1e-12)
+    assert effect["surface_difference_rms_um"] >= 0
+    assert effect["additions"] == additions(observation)

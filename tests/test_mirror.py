@@ -87,9 +87,9 @@ def test_physics_modules_are_mostly_identical(name):
 def test_most_of_all_lines_are_identical():
     """The physics modules mirror closely; device and precision handling (torch only) lower the total."""
     rows, total, _ = mirror_table()
-    physics = [row for row in rows if row["module"] not in ONE_SIDED]
-    assert sum(row["same"] for row in physics) / sum(row["total"] for row in physics) >= 0.8
-    assert total["share"] >= 0.7, f"{total['share']:.0%} of all lines alike"
+    physics = [row for row in rows if row.module not in ONE_SIDED]
+    assert sum(row.same for row in physics) / sum(row.total for row in physics) >= 0.8
+    assert total.share >= 0.7, f"{total.share:.0%} of all lines alike"
 
 
 def test_no_module_is_the_same_text_in_both_trees_what_cannot_differ_is_shared():
@@ -97,7 +97,7 @@ def test_no_module_is_the_same_text_in_both_trees_what_cannot_differ_is_shared()
     oof_common, which both trees import and which imports neither torch nor a tree: `diff -r` of the trees shows
     only what the library changes."""
     _, _, identical = mirror_table()
-    assert identical["modules"] == []
+    assert identical.modules == []
     common = ROOT / "oof_common"
     shared = {"constants.py", "limits.py", "telescope.py", "validation.py", "losses.py", "bfgs.py"}
     assert shared <= set(modules(common))
@@ -109,9 +109,9 @@ def test_no_module_is_the_same_text_in_both_trees_what_cannot_differ_is_shared()
 
 def test_byte_identical_modules_are_counted_apart():
     rows, total, identical = mirror_table()
-    assert not {row["module"] for row in rows} & set(identical["modules"])
-    assert total["total"] == sum(row["total"] for row in rows)
-    assert identical["lines"] == sum(mirror_counts(name)[1] for name in identical["modules"])
+    assert not {row.module for row in rows} & set(identical.modules)
+    assert total.total == sum(row.total for row in rows)
+    assert identical.lines == sum(mirror_counts(name)[1] for name in identical.modules)
 
 
 @pytest.mark.parametrize("name", modules(NUMPY_TREE))

@@ -29,14 +29,14 @@ def test_a_run_is_set_against_main_by_the_modules_whose_code_differs():
     main = model_code.identity({"reference_numpy/a.py": SOURCE, "torch_impl/a.py": SOURCE})
     run = model_code.identity({"reference_numpy/a.py": SOURCE, "torch_impl/a.py": SOURCE.replace("2 *", "3 *"),
                                "torch_impl/b.py": ""})
-    assert run["hash"] != main["hash"]
-    assert model_code.differing_modules(run["modules"], main["modules"]) == ["torch_impl/a.py", "torch_impl/b.py"]
-    assert model_code.differing_modules(main["modules"], main["modules"]) == []
+    assert run.hash != main.hash
+    assert model_code.differing_modules(run.modules, main.modules) == ["torch_impl/a.py", "torch_impl/b.py"]
+    assert model_code.differing_modules(main.modules, main.modules) == []
 
 
 def test_a_run_reads_its_recorded_code_first_and_git_for_older_records():
     recorded = model_code.recorded()
-    assert recorded["hash"] == model_code.identity(model_code.working_sources())["hash"]
+    assert recorded["hash"] == model_code.identity(model_code.working_sources()).hash
     assert 0 < recorded["mirror"]["share"] <= 1
     head = model_code.sources_at("HEAD")
     if head is None:  # a copy without git history
@@ -45,9 +45,8 @@ def test_a_run_reads_its_recorded_code_first_and_git_for_older_records():
         return types.SimpleNamespace(git_commit=commit, model_code=code and msgspec.convert(code, ModelCode))
 
     codes = model_code.run_code([session("abc (given by the caller)", recorded), session(None)])
-    assert [code["hash"] for code in codes] == [recorded["hash"], None]
+    assert [code.hash for code in codes] == [recorded["hash"], None]
     (from_git,) = model_code.run_code([session("HEAD-dirty")])
-    assert from_git["hash"] == model_code.identity(head)["hash"]
-    assert from_git["commits"] == ["HEAD"]
-    assert model_code.run_code([session("0" * 40)]) == [
-        {"hash": None, "modules": {}, "mirror": None, "commits": ["0" * 40]}]
+    assert from_git.hash == model_code.identity(head).hash
+    assert from_git.commits == ["HEAD"]
+    assert model_code.run_code([session("0" * 40)]) == [model_code.RunCode(["0" * 40], None)]

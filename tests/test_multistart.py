@@ -4,6 +4,7 @@ multi-starts, every start written as it ends and a resume under another count re
 
 import dataclasses
 import json
+from types import SimpleNamespace
 
 import msgspec
 import numpy as np
@@ -18,6 +19,7 @@ from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps.findings import multistart_line
 from replication.studies.real_maps.records import STARTS_FILE, MultiStart, read_real_maps, read_real_starts
+from replication.studies.real_maps.whitened import Found
 
 
 @pytest.fixture
@@ -48,15 +50,15 @@ def synthetic_ends(observation, setup):
     records = []
     for index in range(16):
         fun, x = {3: (1.0, best), 4: (1.0 + 1e-9, near), 9: (None, [None] * best.size)}.get(index, (5.0, far))
-        records.append({"index": index, "scale": 1.0, "fun": fun, "x": [v if v is None else float(v) for v in x],
-                        "seconds": 0.5 + index})
+        records.append(SimpleNamespace(index=index, scale=1.0, fun=fun, x=[v if v is None else float(v) for v in x],
+                                       seconds=0.5 + index))
     return best, records
 
 
 def test_ends_within_a_micrometre_are_one_minimum_and_disjoint_groups_read_as_multi_starts(observation):
     setup = real_sources.setup_for(reference_numpy, observation, 3, 32)
     best, records = synthetic_ends(observation, setup)
-    found = multistart.basins(records[::-1], observation, 3, 32, {"fun": 1.0, "x": list(best)}, threads=2)
+    found = multistart.basins(records[::-1], observation, 3, 32, Found(fun=1.0, x=list(best)), threads=2)
     assert found["best_fun"] == 1.0
     assert [b["count"] for b in found["basins"]] == [2, 13]
     assert found["basins"][1]["from_best_um"] > 10
@@ -69,8 +71,8 @@ def test_ends_within_a_micrometre_are_one_minimum_and_disjoint_groups_read_as_mu
     assert "2 ended at the best minimum" in line
     assert "2 distinct minima" in line
     assert "1 of 2 reach it" in line
-    nowhere = [r | {"fun": None} for r in records]
-    assert multistart.basins(nowhere, observation, 3, 32, {"fun": 1.0, "x": list(best)}, threads=2) is None
+    nowhere = [SimpleNamespace(**vars(r) | {"fun": None}) for r in records]
+    assert multistart.basins(nowhere, observation, 3, 32, Found(fun=1.0, x=list(best)), threads=2) is None
 
 
 def test_every_start_is_written_as_it_ends_a_killed_run_resumes_and_another_count_is_refused(tmp_path, observation):
@@ -78,7 +80,7 @@ def test_every_start_is_written_as_it_ends_a_killed_run_resumes_and_another_coun
     options = {"max_order": 2, "npix": 32, "repeats": 1, "threads": 1, "quiet": True}
     real_maps.run_real_maps(folder, [observation], starts=9, **options)
     starts = read_real_starts(folder)
-    assert [r["index"] for r in starts] == list(range(9))
+    assert [r.index for r in starts] == list(range(9))
     (source,) = read_real_maps(folder)[1]
     assert source.multistart.starts == 9
     assert source.multistart.groups == 1

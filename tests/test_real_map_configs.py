@@ -46,12 +46,23 @@ def test_support_legs_in_a_configuration_reach_the_telescope(tmp_path):
     with_end = LEGS.replace("blockage = 3.953 ", "leg_end = 17.5\nblockage = 3.953 ")
     ending = edited(tmp_path, "blockage = 3.953 ", with_end)
     assert configs.read_config(ending).telescope.leg_end == 17.5
-    assert "legs" not in configs.read_config(SRT).dish  # a dish without legs records none: its identity unchanged
+    legless = configs.read_config(edited(tmp_path, "", ""))
+    assert "legs" not in legless.dish  # a dish without legs records none: its identity unchanged
+    assert legless == sources.SOURCES[0].without_legs()
+    shipped = sources.SOURCES[0].telescope  # the SRT's quadrupod, as pyoof-srt's telescope geometry draws it
+    assert (shipped.legs, shipped.leg_width, shipped.leg_angle, shipped.leg_start, shipped.leg_end) == (
+        4, 0.5, 45.0, 3.953, 17.5)
+
+
+def without_legs(text: str) -> str:
+    """A configuration's text without its support legs' lines."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(("legs", "leg_")))
 
 
 def edited(tmp_path, old, new):
-    """The SRT's shipped configuration with one piece of text replaced, written to a file of its own."""
-    text = SRT.read_text()
+    """The SRT's shipped configuration without its support legs, with one piece of text replaced, written to a file
+    of its own."""
+    text = without_legs(SRT.read_text())
     assert old in text
     path = tmp_path / "edited.toml"
     path.write_text(text.replace(old, new, 1))

@@ -1,6 +1,7 @@
 """Fits of real maps: time to the optimum from a trajectory (censored where never reached), the stage's optimum,
 and a small run of the command on the SRT's GRASP maps where the data are at hand."""
 
+import dataclasses
 import json
 import types
 
@@ -15,7 +16,7 @@ from replication.core.reduction import sources as real_sources
 from replication.core.reduction.surface import fits_available, uncertainty_ratio
 from replication.studies.real_maps import measure as real_maps
 from replication.studies.real_maps import read as real_read
-from replication.studies.real_maps.records import RealFit, read_real_maps, read_real_maps_records
+from replication.studies.real_maps.records import RealFit, read_real_maps
 
 DATA = real_maps_folder()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"the SRT maps are absent ({DATA}); "
@@ -69,10 +70,10 @@ def the_two_trees_agree_on_the_real_maps(stage, sigma):
     from replication.core.series import NUMPY, TORCH_CPU
 
     observation = real_sources.read_observation(real_sources.source_named("grasp-26ghz"), DATA).with_taper(sigma)
-    x = np.array(stage["start"])
+    x = np.array(stage.start)
     values = {}
     for package, chosen in ((reference_numpy, NUMPY), (torch_impl, TORCH_CPU)):
-        setup = real_sources.setup_for(of(chosen), observation, stage["order"], 128)
+        setup = real_sources.setup_for(of(chosen), observation, stage.order, 128)
         data = package.prepare_data(observation.maps, setup, observation.dropped, smaller=True)
         values[chosen] = package.value_and_grad(x, setup, data, observation.gamma, gradient="adjoint")
     (a, grad_a), (b, grad_b) = values.values()
@@ -87,62 +88,65 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
                  "--repeats", 1, "--starts", 8, "--results", tmp_path / "r", "--quiet")
     done = run_command(*arguments)
     assert done.returncode == 0, done.stderr
-    stages, sources, tapers = read_real_maps_records(tmp_path / "r")  # as written
-    assert [s["order"] for s in stages] == [1, 2]
-    profile = dict(map(tuple, tapers[0]["profile"]))
+    stages, sources, tapers = read_real_maps(tmp_path / "r")
+    assert [s.order for s in stages] == [1, 2]
+    profile = dict(map(tuple, tapers[0].profile))
     assert set(real_sources.TAPERS) < set(profile)  # the grid, then widths between the best one's neighbours
-    assert min(profile.values()) == pytest.approx(profile[tapers[0]["sigma"]])
+    assert min(profile.values()) == pytest.approx(profile[tapers[0].sigma])
     widths = sorted(profile)
-    nearest = widths[widths.index(tapers[0]["sigma"]) - 1: widths.index(tapers[0]["sigma"]) + 2]
+    nearest = widths[widths.index(tapers[0].sigma) - 1: widths.index(tapers[0].sigma) + 2]
     assert max(nearest) - min(nearest) <= 4 * real_sources.TAPER_TOL  # fitted: its neighbours lie close
     for stage in stages:
-        assert stage["optimum"]["polished"]
-        assert len(stage["fits"]) == len(real_maps.SERIES)
-        assert all(m["fun"] >= stage["optimum"]["fun"] - 1e-6 for m in stage["minima"] if m["polished"])
-        for fit in stage["fits"]:
-            assert fit["target_s"] is None or fit["target_s"] <= fit["total_s"]
-            assert (fit["target_s"] is not None) <= (fit["end_distance"] <= TARGET)
-    np.testing.assert_array_equal(stages[1]["start"][:2], stages[0]["optimum"]["x"][:2])
-    the_two_trees_agree_on_the_real_maps(stages[-1], tapers[0]["sigma"])
-    assert sources[0]["shape"] == [101, 101]
+        assert stage.optimum.polished
+        assert len(stage.fits) == len(real_maps.SERIES)
+        assert all(m.fun >= stage.optimum.fun - 1e-6 for m in stage.minima if m.polished)
+        for fit in stage.fits:
+            assert fit.target_s is None or fit.target_s <= fit.total_s
+            assert (fit.target_s is not None) <= (fit.end_distance <= TARGET)
+    np.testing.assert_array_equal(stages[1].start[:2], stages[0].optimum.x[:2])
+    the_two_trees_agree_on_the_real_maps(stages[-1], tapers[0].sigma)
+    (source,) = sources
+    assert source.shape == [101, 101]
     residual = np.load(tmp_path / "r" / "residuals-grasp-26ghz.npz")["residual"]
     assert residual.shape == (3, 101, 101)
-    assert sources[0]["objective"] == "gaussian"  # least squares in noise units unless asked otherwise
-    assert sources[0]["config"]["dish"]["blockage"] == pytest.approx(3.953)
-    found = sources[0]["multistart"]  # least squares: every random start ends where the ladder did
-    assert (found["starts"], found["reached_best"], found["groups_reaching"]) == (8, 8, 1)
-    assert found["ladder_from_best_um"] < found["same_um"]
-    other = sources[0]["other_objective"]
-    assert other["objective"] == "cauchy"
-    assert len(other["widths"]) == 2  # its scale re-estimated from the residuals at each stage's start
-    assert all(width >= 1 for width in other["widths"])
-    assert other["surface_difference_rms_um"] > 0
+    assert source.objective == "gaussian"  # least squares in noise units unless asked otherwise
+    assert source.telescope.blockage == pytest.approx(3.953)
+    found = source.multistart  # least squares: every random start ends where the ladder did
+    assert (found.starts, found.reached_best, found.groups_reaching) == (8, 8, 1)
+    assert found.ladder_from_best_um < found.same_um
+    other = source.other_objective
+    assert other.objective == "cauchy"
+    assert len(other.widths) == 2  # its scale re-estimated from the residuals at each stage's start
+    assert all(width >= 1 for width in other.widths)
+    assert other.surface_difference_rms_um > 0
     surface = np.loadtxt(tmp_path / "r" / "surface-grasp-26ghz.txt")
     header = (tmp_path / "r" / "surface-grasp-26ghz.txt").read_text().splitlines()[:5]
     assert any("pairing with the maps' v" in line for line in header)
-    assert np.sqrt(np.nanmean(surface**2)) == pytest.approx(sources[0]["surface_rms_um"], rel=1e-3)
+    assert np.sqrt(np.nanmean(surface**2)) == pytest.approx(source.surface_rms_um, rel=1e-3)
     if fits_available():  # the same surface and its uncertainty as FITS
-        assert sources[0]["surface_fits"] == "surface-grasp-26ghz.fits"
+        assert source.surface_fits == "surface-grasp-26ghz.fits"
         from astropy.io import fits
 
         with fits.open(tmp_path / "r" / "surface-grasp-26ghz.fits") as hdus:
             np.testing.assert_allclose(hdus[0].data, surface, atol=1e-3, equal_nan=True)
             assert np.all(hdus["UNCERT"].data[np.isfinite(surface)] > 0)
             inflation = np.nanmedian(hdus["UNCERT"].data / hdus["UNCERTIN"].data)
-        assert inflation == pytest.approx(sources[0]["uncertainty_inflation"], rel=1e-5)
-        assert (sources[0]["uncertainty_reach"] > 0) == (inflation != pytest.approx(1.0))
-        typed = read_real_maps(tmp_path / "r")[1][0]
-        section = {"sources": [{"source": typed, "short": "GRASP", "stages": [], "agreement": []}]}
+        assert inflation == pytest.approx(source.uncertainty_inflation, rel=1e-5)
+        assert (source.uncertainty_reach > 0) == (inflation != pytest.approx(1.0))
+        section = types.SimpleNamespace(sources=[types.SimpleNamespace(source=source, short="GRASP", stages=[],
+                                                                       agreement=[])])
         said = next(line for line in real_read.findings(section) if "uncertainty" in line)
-        assert f"{sources[0]['uncertainty_median_um']:.2g} um" in said
+        assert f"{source.uncertainty_median_um:.2g} um" in said
         assert "surface-grasp-26ghz.fits" in said
     again = run_command(*arguments)
     assert again.returncode == 0
     assert "nothing to run" in again.stdout
     assert len((tmp_path / "r" / "stages.jsonl").read_text().splitlines()) == 2
     assert json.loads((tmp_path / "r" / "settings.json").read_text())["npix"] == 128
-    assert all(r["maps_sha256_grasp-26ghz"] == stages[0]["maps_sha256_grasp-26ghz"] and r["tol"] == stages[0]["tol"]
-               for r in [*stages, *sources, *tapers])
+    written = [json.loads(line) for name in ("stages", "sources", "tapers")
+               for line in (tmp_path / "r" / f"{name}.jsonl").read_text().splitlines()]  # each stamped alike
+    assert all(r["maps_sha256_grasp-26ghz"] == written[0]["maps_sha256_grasp-26ghz"] and r["tol"] == written[0]["tol"]
+               for r in written)
     (tmp_path / "r" / "settings.json").unlink()
     (tmp_path / "r" / "runs.jsonl").unlink()
     before = {path: path.read_bytes() for path in (tmp_path / "r").rglob("*") if path.is_file()}
@@ -163,7 +167,7 @@ def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
     """NumPy misses stage 2's optimum in every repeat: its summed time is a lower bound, so NumPy / torch is "at
     least" that, never a value; torch / adjoint, both at every optimum, is a value with the repeats' range."""
     from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU
-    from replication.studies.real_maps.read import ladder_times, ratio, ratio_text, stage_ratio
+    from replication.studies.real_maps.speedups import Spread, ladder_times, ratio, ratio_text, stage_ratio
 
     first = [f for r in range(3) for f in (fit("numpy", "", r, 2.0, 1.5), fit("torch-cpu", "", r, 0.5, 0.4 + 0.1 * r),
                                            fit("torch-cpu", "adjoint", r, 0.3, 0.2))]
@@ -173,18 +177,18 @@ def test_a_ladder_that_missed_an_optimum_gives_a_bound_never_a_value():
     numpy_times = ladder_times(stages, NUMPY)
     assert numpy_times == [(5.5, False)] * 3
     bound = ratio(numpy_times, ladder_times(stages, TORCH_CPU))
-    assert bound["kind"] == "at least"
+    assert bound.kind == "at least"
     assert ratio_text(bound).startswith("all stages: >= ")
     assert "a bound" in ratio_text(bound)
     value = ratio(ladder_times(stages, TORCH_CPU), ladder_times(stages, TORCH_ADJOINT))
-    assert value["kind"] == "value"
-    assert value["low"] == pytest.approx(0.9 / 0.5)
-    assert value["high"] == pytest.approx(1.1 / 0.5)
+    assert value.kind == "value"
+    assert value.spread.low == pytest.approx(0.9 / 0.5)
+    assert value.spread.high == pytest.approx(1.1 / 0.5)
     assert ratio_text(value) == "all stages: 2x (1.8-2.2); no stage solved by both"
     per_stage = stage_ratio(stages, TORCH_CPU, TORCH_ADJOINT)
-    assert per_stage["stages"] == 2
-    assert stage_ratio(stages, NUMPY, TORCH_CPU)["stages"] == 1  # NumPy missed stage 2
-    assert ratio_text(value | {"per_stage": {"low": 1.5, "median": 2.0, "high": 2.5, "stages": 2}}) == (
+    assert per_stage.stages == 2
+    assert stage_ratio(stages, NUMPY, TORCH_CPU).stages == 1  # NumPy missed stage 2
+    assert ratio_text(dataclasses.replace(value, per_stage=Spread(1.5, 2.0, 2.5, stages=2))) == (
         "all stages: 2x (1.8-2.2); stages solved by both (2): 2x (1.5-2.5)")
 
 

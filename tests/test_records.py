@@ -1,4 +1,4 @@
-"""Records: what the harness writes it reads back; older records read through their one conversion."""
+"""Records: what the harness writes it reads back (older records are migrated once: tests/test_migrate.py)."""
 
 import json
 
@@ -7,12 +7,8 @@ import pytest
 from replication.core import point_times, registry, runs
 from replication.core.environment import machine_record
 from replication.core.objectives import CAUCHY, LEAST_SQUARES
-from replication.core.paths import REFERENCE
 from replication.core.profiles import SweepSettings
-from replication.core.series import Series
 from replication.report.render import render_all
-from replication.studies.bench.records import BENCH_RENAMED, read_bench
-from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, as_schema_3, read_crosscheck
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep.records import read_points
 
@@ -54,42 +50,6 @@ def test_a_null_where_a_number_is_required_is_refused_naming_file_line_and_key(l
     damaged.write_text(json.dumps(record) + "\n")
     with pytest.raises(ValueError, match=r"points.jsonl: line 1, key 'fit_s.median': expected a number, got null"):
         read_points(damaged)
-
-
-def test_older_cross_checks_read_as_todays_fields():
-    files = sorted(REFERENCE.glob("*/crosscheck/crosscheck.json"))
-    older = [path for path in files if json.loads(path.read_text()).get("schema", 1) < CROSSCHECK_SCHEMA]
-    assert older, "the reference runs hold cross-checks made before the fields: read through the conversion"
-    for path in older:
-        content = json.loads(path.read_text())
-        fits = read_crosscheck(path).fits
-        labels = [fit["impl"] for fit in content["fits"]]
-        if content.get("schema", 1) >= 2:
-            assert [fit.series.label for fit in fits] == labels
-        for fit in fits:
-            assert fit.series == Series(fit.impl, fit.dtype, fit.variant, fit.minimizer)
-            assert fit.objective is not None
-
-
-def test_a_schema_one_cross_check_drops_the_repeats_under_another_minimizer():
-    fit = {"npix": 32, "nzern": 3}
-    fits = [fit | {"impl": "torch-cpu"}, fit | {"impl": "torch-cpu [on-device BFGS]"}]
-    assert [f["impl"] for f in as_schema_3(fits, 1)] == ["torch-cpu"]
-    assert [Series(f["impl"], f["dtype"], f["variant"], f["minimizer"]).label for f in as_schema_3(fits, 2)] == [
-        "torch-cpu", "torch-cpu [on-device BFGS]"]
-
-
-def test_older_bench_steps_read_under_todays_names():
-    files = sorted(REFERENCE.glob("*/bench*/bench.json"))
-    assert files
-    for path in files:
-        raw, read = json.loads(path.read_text()), read_bench(path)
-        for before, after in zip(raw["rows"], read.rows, strict=True):
-            assert not any("analytic" in step for step in after.ms)
-            for old, new in BENCH_RENAMED.items():
-                if old in before["ms"]:
-                    assert after.ms[new] == before["ms"][old]
-                    assert after.x_own_floor[new] == before["x_own_floor"][old]
 
 
 @pytest.mark.slow

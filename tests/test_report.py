@@ -6,6 +6,7 @@ import pathlib
 import shutil
 import statistics
 import sys
+import types
 
 import pytest
 from conftest import both
@@ -144,13 +145,14 @@ def test_c1_is_the_median_over_orders_at_the_largest_grid_with_the_largest_ratio
 
 
 def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
-    point = {"series": "torch-cpu", "against": "numpy", "npix": 64, "nzern": 3}
-    close, far = point | {"max_stderr": 0.01, "comparable": True}, point | {"max_stderr": 0.5, "comparable": True}
-    short = point | {"max_stderr": 0.5, "comparable": False}
+    def pair(max_stderr, comparable, npix=64):
+        return judging.Pair(TORCH_CPU, NUMPY, npix, 3, max_stderr, "Mahalanobis", comparable)
+
+    close, far, short = pair(0.01, True), pair(0.5, True, 128), pair(0.5, False, 256)
     assert agreement.verdict_c5a([close], [close, short]).verdict == judging.REPRODUCED
     assert agreement.verdict_c5a([close], [close, short]).not_comparable == 1
     assert agreement.verdict_c5a([], [far]).verdict == judging.NOT_REPRODUCED
-    assert agreement.verdict_c5a([], [close] * 19 + [far]).verdict == judging.PARTLY
+    assert agreement.verdict_c5a([], [pair(0.01, True, 32 + n) for n in range(19)] + [far]).verdict == judging.PARTLY
     assert agreement.verdict_c5a([], [short]).verdict == judging.NOT_MEASURED
     assert agreement.verdict_c5b([True] * 10).verdict == judging.REPRODUCED
     assert agreement.verdict_c5b([True] * 9 + [False]).verdict == judging.PARTLY
@@ -158,10 +160,27 @@ def test_c5a_compares_only_pairs_of_solutions_and_c5b_counts_endings():
     assert agreement.verdict_c5b([]).verdict == judging.NOT_MEASURED
 
 
+def test_c5a_counts_a_comparison_once_however_often_its_data_were_refitted():
+    """The cross-check and the sweep fit the same data at a point: their fits of one pair of series there are one
+    comparison, judged by the farther apart."""
+    def pair(max_stderr, npix=64, source="sweep", first=TORCH_CPU, second=NUMPY):
+        return judging.Pair(first, second, npix, 3, max_stderr, "Mahalanobis", True, source)
+
+    found = agreement.verdict_c5a([pair(0.02, source="cross-check")], [pair(0.01), pair(0.5, npix=128)])
+    assert (found.passed, found.total) == (1, 2)
+    assert agreement.verdict_c5a([pair(0.2, source="cross-check")], [pair(0.01)]).passed == 0
+    assert agreement.verdict_c5a([], [pair(0.01), pair(0.01, first=NUMPY, second=TORCH_CPU)]).total == 1
+    short = judging.Pair(TORCH_CPU, NUMPY, 64, 3, 0.5, "Mahalanobis", False)
+    assert agreement.verdict_c5a([], [pair(0.01), short]).not_comparable == 0  # compared by its other refit
+
+
 def test_c6_verdict_both_ways():
-    assert agreement.verdict_c6({"share": 0.85}).verdict == judging.REPRODUCED
-    assert agreement.verdict_c6({"share": 0.7}).verdict == judging.PARTLY
-    assert agreement.verdict_c6({"share": 0.3}).verdict == judging.NOT_REPRODUCED
+    def mirror(share):
+        return types.SimpleNamespace(share=share)
+
+    assert agreement.verdict_c6(mirror(0.85)).verdict == judging.REPRODUCED
+    assert agreement.verdict_c6(mirror(0.7)).verdict == judging.PARTLY
+    assert agreement.verdict_c6(mirror(0.3)).verdict == judging.NOT_REPRODUCED
 
 
 def test_points_stopped_at_the_budget_read_as_bounds_and_older_estimates_as_estimates(no_references, tmp_path,
@@ -243,13 +262,13 @@ def test_gradient_variants_are_series_of_their_own(variants_run):
 def test_the_decomposition_multiplies_back_to_the_whole(variants_run):
     (run,) = load_runs([variants_run], reference=variants_run / "none")
     result = mechanism.decomposition(run.series)
-    assert [name for name, *_ in result["factors"]] == ["algorithm", "library", "autograd", "start"]  # no GPU
-    assert result["last"] == TORCH_SEEDED
-    for npix, row in result["rows"].items():
-        assert row["orders"] == [2]
+    assert [name for name, *_ in result.factors] == ["algorithm", "library", "autograd", "start"]  # no GPU
+    assert result.last == TORCH_SEEDED
+    for npix, row in result.rows.items():
+        assert row.orders == [2]
         product = row["algorithm"] * row["library"] * row["autograd"] * row["start"]
-        assert product == pytest.approx(row["whole"], rel=1e-12), npix
-        assert row["product_is_whole"]
+        assert product == pytest.approx(row.whole, rel=1e-12), npix
+        assert row.product_is_whole
     text = render([variants_run], variants_run / "none-ref", output=variants_run, figures=variants_run / "figures")
     assert "## Where the speed-up comes from" in text
     assert "the product column equals the whole" in text
@@ -278,13 +297,13 @@ def test_geometric_means_over_orders_multiply_where_medians_would_not():
              "torch-cpu [adjoint]": (1.0, 2.0, 2.0), "torch-cpu": (0.4, 2.0, 0.5)}
     series = {Series.parse(name): {(128, n): point(t, n) for n, t in zip((2, 4, 8), values, strict=True)}
               for name, values in times.items()}
-    row = mechanism.decomposition(series)["rows"][128]
+    row = mechanism.decomposition(series).rows[128]
     medians = [statistics.median(point_times.speedups(series, slow, fast).values())
                for _, slow, fast, _ in mechanism.FACTORS[:3]]
     whole = statistics.median(point_times.speedups(series, NUMPY, TORCH_CPU).values())
     assert math.prod(medians) != pytest.approx(whole, rel=1e-3)  # medians of ratios do not multiply
-    assert row["product"] == pytest.approx(row["whole"], rel=1e-12)
-    assert row["product_is_whole"]
+    assert row.product == pytest.approx(row.whole, rel=1e-12)
+    assert row.product_is_whole
 
 
 def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):
@@ -295,7 +314,7 @@ def test_the_decomposition_figure_is_drawn(variants_run, tmp_path):
 
 def test_a_run_without_variants_has_no_decomposition(smoke_run, no_references):
     (run,) = load_runs([smoke_run], no_references)
-    assert mechanism.decomposition(run.series) == {}
+    assert not mechanism.decomposition(run.series)
 
 
 def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
@@ -308,7 +327,7 @@ def test_rewording_a_tree_changes_no_byte_of_the_committed_report(monkeypatch):
     path = "torch_impl/likelihood.py"
     start = real[path].index('"""') + 3
     reworded = real | {path: real[path][:start] + "Reworded. " + real[path][start:]}
-    assert model_code.identity(reworded)["hash"] == model_code.identity(real)["hash"]
+    assert model_code.identity(reworded).hash == model_code.identity(real).hash
     monkeypatch.setattr(model_code, "working_sources", lambda root=None: reworded)
     for name, text in render_all().items():
         assert (PAPER / name).read_text() == text, name

@@ -115,10 +115,9 @@ def test_the_product_sentence_is_printed_only_where_the_factors_multiply_to_the_
 
     def off_by_a_tenth(series):
         result = real(series)
-        for row in result.get("rows", {}).values():
-            row["whole"] *= 1.1
-            row["product_is_whole"] = False
-        return result
+        return dataclasses.replace(result, rows={npix: dataclasses.replace(
+            row, ratios=row.ratios | {mechanism.WHOLE: row.whole * 1.1}, product_is_whole=False)
+            for npix, row in result.rows.items()})
 
     variants = records()
     write = write_run(run_folder.parent / "variants", variants)
@@ -174,10 +173,10 @@ def test_c6_counts_only_modules_that_differ(reference_texts):
     main = model_code.identity(model_code.working_sources())
     codes = {run.folder: cells.run_code(run, main) for run in all_runs}
     _rows, total, identical = mirror_table(report.mirror_sources(all_runs, codes))
-    assert f"**{total['same']} of {total['total']} ({100 * total['share']:.0f}%)**" in text
-    if identical["modules"]:
-        assert f"({identical['lines']} lines that" in text
-        assert identical["modules"][0] in text.split("Identical by construction")[1].split("\n")[0]
+    assert f"**{total.same} of {total.total} ({100 * total.share:.0f}%)**" in text
+    if identical.modules:
+        assert f"({identical.lines} lines that" in text
+        assert identical.modules[0] in text.split("Identical by construction")[1].split("\n")[0]
     else:  # the shown code keeps no byte-identical module in the two trees: nothing is set apart
         assert "Identical by construction" not in text
 
@@ -202,14 +201,14 @@ def test_the_p_dependence_sentence_needs_both_matched_gradients_to_hold(monkeypa
     shown = decomposition_run(report.load_runs([]))
     text = both(reference_texts)
     if sentence in text:
-        c4 = real(shown.series)["c4"]
+        c4 = real(shown.series).c4
         assert [c4["finite differences"].verdict, c4["exact (adjoint)"].verdict] == ["reproduced"] * 2
 
     def adjoint_fails(series):
         result = real(series)
         if result:
-            result["c4"]["exact (adjoint)"] = dataclasses.replace(result["c4"]["exact (adjoint)"],
-                                                              verdict=judging.NOT_REPRODUCED)
+            result.c4["exact (adjoint)"] = dataclasses.replace(result.c4["exact (adjoint)"],
+                                                            verdict=judging.NOT_REPRODUCED)
         return result
 
     monkeypatch.setattr(mechanism, "decomposition", adjoint_fails)
@@ -241,16 +240,16 @@ def test_the_peers_section_names_the_fastest_and_says_why_from_the_numbers():
     series = {TORCH_ADJOINT: {(256, 4): peer_record(256, 4, 0.05, 30), (512, 4): peer_record(512, 4, 0.4, 30)},
               JAX: {(256, 4): peer_record(256, 4, 0.06, 30), (512, 4): peer_record(512, 4, 0.3, 30)}}
     peers = peers_read.peers(series)
-    fastest = {(row["npix"], row["nzern"]): row["fastest"] for row in peers["rows"]}
+    fastest = {(row.npix, row.nzern): row.fastest for row in peers.rows}
     assert fastest == {(256, 4): TORCH_ADJOINT, (512, 4): JAX}
-    assert peers["readings"][0].startswith("npix 256, n = 4: fastest torch-cpu [adjoint] (0.05 s)")
-    assert peers["readings"][1].startswith("npix 512, n = 4: fastest jax (0.3 s)")
-    assert "torch's exact adjoint took 0.83x JAX's time with 30 evaluations to JAX's 30" in peers["readings"][0]
-    assert "torch's exact adjoint took 1.33x JAX's time" in peers["readings"][1]
-    target = next(t for t in peers["targets"] if "at most JAX's" in t["target"])
-    assert target["met"] is False  # 512 is slower, though 256 is faster
+    assert peers.readings[0].startswith("npix 256, n = 4: fastest torch-cpu [adjoint] (0.05 s)")
+    assert peers.readings[1].startswith("npix 512, n = 4: fastest jax (0.3 s)")
+    assert "torch's exact adjoint took 0.83x JAX's time with 30 evaluations to JAX's 30" in peers.readings[0]
+    assert "torch's exact adjoint took 1.33x JAX's time" in peers.readings[1]
+    target = next(t for t in peers.targets if "at most JAX's" in t.target)
+    assert target.met is False  # 512 is slower, though 256 is faster
     series[TORCH_ADJOINT][(512, 4)] = peer_record(512, 4, 0.29, 30)
-    assert next(t for t in peers_read.peers(series)["targets"] if "at most JAX's" in t["target"])["met"] is True
+    assert next(t for t in peers_read.peers(series).targets if "at most JAX's" in t.target).met is True
 
 
 def test_the_fastest_paths_target_is_judged_at_the_median_over_the_points():
@@ -260,18 +259,18 @@ def test_the_fastest_paths_target_is_judged_at_the_median_over_the_points():
 
     def judged(series):
         pair = f"{TORCH_FASTEST} / {JAX_GRID_SEEDED}"
-        return next(t for t in peers_read.peers(series)["targets"] if t["pair"] == pair)
+        return next(t for t in peers_read.peers(series).targets if t.pair == pair)
 
     points = ((256, 4), (256, 8), (512, 4), (512, 8))
     times = (0.02, 0.03, 0.09, 0.5)
     fastest = {key: peer_record(*key, seconds, 12) for key, seconds in zip(points, times, strict=True)}
     series = {TORCH_FASTEST: fastest, JAX_GRID_SEEDED: {key: peer_record(*key, 0.1, 12) for key in points}}
     target = judged(series)
-    assert len(target["ratios"]) == 4
-    assert target["met"] is True  # ratios 0.2, 0.3, 0.9, 5: median 0.6
+    assert len(target.ratios) == 4
+    assert target.met is True  # ratios 0.2, 0.3, 0.9, 5: median 0.6
     series[TORCH_FASTEST][(256, 8)] = peer_record(256, 8, 0.3, 12)  # ratios 0.2, 3, 0.9, 5: median 1.95
-    assert judged(series)["met"] is False
-    reading = peers_read.peers(series)["readings"][0]
+    assert judged(series).met is False
+    reading = peers_read.peers(series).readings[0]
     assert "from the same per-grid matrix, torch's exact adjoint took 0.20x JAX's time with 12 evaluations" in reading
 
 
@@ -295,18 +294,18 @@ def test_the_algorithmic_limit_is_the_fewest_evaluations_times_the_fastest_floor
     floors = bench_read.fastest_floors(BenchRead(environments=[], floor="", rows=rows), 1)
     assert floors == {512: 4.0, 256: 1.0}
     peers = peers_read.peers(series, floors)
-    by_point = {(row["npix"], row["nzern"]): row for row in peers["limits"]}
-    assert by_point[(512, 8)]["evaluations"] == 8
-    assert by_point[(512, 8)]["best"] == JAX_GRID_SEEDED
-    assert by_point[(512, 8)]["limit_ms"] == pytest.approx(32.0)
-    assert by_point[(512, 8)]["over"][TORCH_FASTEST] == pytest.approx(0.12 / 0.032)
-    assert by_point[(256, 4)]["over"][TORCH_FASTEST] == pytest.approx(0.02 / 0.007)
-    target = peers["targets"][-1]
-    assert target["target"].startswith("torch's fastest path within 3x of the algorithmic limit")
-    assert target["met"] is False  # 3.75x at 512/8
+    by_point = {(row.npix, row.nzern): row for row in peers.limits}
+    assert by_point[(512, 8)].evaluations == 8
+    assert by_point[(512, 8)].best == JAX_GRID_SEEDED
+    assert by_point[(512, 8)].limit_ms == pytest.approx(32.0)
+    assert by_point[(512, 8)].over[TORCH_FASTEST] == pytest.approx(0.12 / 0.032)
+    assert by_point[(256, 4)].over[TORCH_FASTEST] == pytest.approx(0.02 / 0.007)
+    target = peers.targets[-1]
+    assert target.target.startswith("torch's fastest path within 3x of the algorithmic limit")
+    assert target.met is False  # 3.75x at 512/8
     series[TORCH_FASTEST][(512, 8)] = targeted(512, 8, 0.09, 9)
-    assert peers_read.peers(series, floors)["targets"][-1]["met"] is True
-    assert peers_read.peers(series)["limits"] == []  # no bench: no limit
+    assert peers_read.peers(series, floors).targets[-1].met is True
+    assert peers_read.peers(series).limits == []  # no bench: no limit
 
 
 def test_the_retrieval_section_says_what_its_fits_say(synthetic):
@@ -444,16 +443,16 @@ def test_the_answer_figure_caption_names_only_what_it_draws(synthetic):
     all_runs = report.load_runs([], REFERENCE)
     plan = answer_figures.answer_plan(all_runs)
     caption = answer_figures.answer_caption(plan)
-    for label, *_ in plan["a"] + plan["b"]:
+    for label, *_ in plan.a + plan.b:
         assert label in caption
-    assert plan["cpu"].folder.name == design.DESIGN[0].folder
+    assert plan.cpu.folder.name == design.DESIGN[0].folder
     assert "torch-cuda" not in caption
     run_folder, references = synthetic
     (own,) = report.load_runs([run_folder], references)
     without_gpu = {name: points for name, points in own.series.items() if name != TORCH_CUDA}
     own.sweeps["sweep-quick"] = (without_gpu, own.sweeps["sweep-quick"][1])
     alone = answer_figures.answer_plan([own])
-    assert not any("torch-cuda" in label for label, *_ in alone["a"])
+    assert not any("torch-cuda" in label for label, *_ in alone.a)
     assert "torch-cuda" not in (answer_figures.answer_caption(alone) or "")
 
 
@@ -467,13 +466,13 @@ def test_every_time_figure_caption_names_its_runs_and_what_their_times_measure()
     all_runs = report.load_runs([], REFERENCE)
     plan = answer_figures.answer_plan(all_runs)
     caption = answer_figures.answer_caption(plan)
-    for *_, linestyle, run in plan["a"]:
+    for *_, linestyle, run in plan.a:
         measure = sweep_read.time_measure(run.series)
         assert f"{run.short_title}, {measure}" in caption
         assert (linestyle == "--") == (measure == sweep_read.TIME_TO_STOP)
-    assert {sweep_read.time_measure(run.series) for *_, run in plan["a"]} == {
+    assert {sweep_read.time_measure(run.series) for *_, run in plan.a} == {
         sweep_read.TIME_TO_SOLUTION}  # figure 1 draws no run judged by the older rule
-    for _, counts, _, _ in plan["b"]:
+    for _, counts, _, _ in plan.b:
         assert set(counts) <= {parameter_count(n) for n in C4_ORDERS}
     for run in (run for run in all_runs if run.series):
         measure = sweep_read.time_measure(run.series)
@@ -593,11 +592,11 @@ def test_the_first_screen_says_where_the_speed_up_comes_from_in_numbers():
 
     text = " ".join((PAPER / "REPORT.md").read_text().split())
     run = decomposition_run(report.load_runs([], REFERENCE))
-    rows = mechanism.decomposition(run.series)["rows"]
+    rows = mechanism.decomposition(run.series).rows
     def over_sizes(name):
         return fmt.value_range([row[name] for row in rows.values()], lambda v: fmt.times(v, False))
 
-    paper = [mechanism.decomposition(run.series)["rows"][npix]["paper"] for npix in rows]
+    paper = [row.paper for row in rows.values()]
     assert [float(value) for value in paper if not value.is_bound] == pytest.approx(
         [float(row["algorithm"] * row["library"] * row["autograd"]) for row, value in zip(rows.values(), paper,
                                                                                            strict=True)

@@ -4,6 +4,7 @@ tells a local minimum from the global one, and the run's records validate and re
 import copy
 import json
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from replication.core.simulation import simulate_observation, true_params
 from replication.studies.retrieval import measure as retrieval
 from replication.studies.retrieval import read as cold_start
 from replication.studies.retrieval.profiles import RETRIEVAL_PROFILES, RetrievalProfile
-from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, as_retrieval_fit, read_retrieval
+from replication.studies.retrieval.records import FROM_TRUTH, PLAIN, RetrievalFit, read_retrieval
 
 
 @pytest.mark.parametrize("gradient", ["adjoint", None])
@@ -49,8 +50,9 @@ def test_a_staged_start_keeps_the_lower_orders_and_the_illumination():
 def record(series, start, fun, newton=0.01, rms=1.0, seed=1, seconds=1.0):
     """A synthetic retrieval record of (32, 3) whose exact account puts it `newton` standard errors from a
     minimum, at objective `fun`."""
-    return {"impl": series.impl, "dtype": series.dtype, "gradient": series.gradient, "minimizer": series.minimizer,
-            "npix": 32, "nzern": 3, "rms": rms, "seed": seed, "start": start, "total_s": seconds,
+    return {"schema": 2, "impl": series.impl, "dtype": series.dtype, "gradient": series.gradient,
+            "minimizer": series.minimizer, "npix": 32, "nzern": 3, "rms": rms, "seed": seed, "start": start,
+            "total_s": seconds,
             "phase_error_rms": 0.01, "phase_stderr_rms": 0.02,
             "outcome": {"nit": 10, "nfev": 12, "success": True, "message": "ok", "fun": fun, "x": [0.0] * 12,
                         "convergence": {"newton_stderr": newton, "newton_sandwich": newton, "stderr": [1.0] * 12,
@@ -59,7 +61,7 @@ def record(series, start, fun, newton=0.01, rms=1.0, seed=1, seconds=1.0):
 
 def typed(record):
     """A record as the retrieval's reader returns it."""
-    return as_retrieval_fit(record)
+    return msgspec.convert(record, RetrievalFit)
 
 
 def test_the_judge_tells_a_local_minimum_from_the_global_optimum():
@@ -83,8 +85,8 @@ def test_only_fits_at_the_global_optimum_enter_the_speedups():
     fits[2] = typed(record(TORCH_CPU, PLAIN, fun=-50.0, seconds=1.0))  # stuck: its time is no solution
     assert cold_start.speedup_ratios(fits) == {}
     table = cold_start.point_table(fits)
-    assert table[0]["cells"][(TORCH_CPU, PLAIN)] | {"error": None} == \
-        {"made": 1, "global": 0, "s": None, "nit": None, "nfev": None, "error": None}
+    cell = table[0].cells[(TORCH_CPU, PLAIN)]
+    assert (cell.made, cell.at_optimum, cell.s, cell.nit, cell.nfev) == (1, 0, None, None, None)
 
 
 def test_retrieval_records_validate_as_read(tmp_path):

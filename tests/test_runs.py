@@ -21,7 +21,7 @@ from replication.core.results import append_record, read_records
 from replication.report.contribute import contribute
 from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
-from replication.studies.sweep.records import recorded_key
+from replication.studies.sweep.records import as_read, point_key
 
 MACHINE = {"hostname": "lab-7", "cpu": "Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz", "cpu_count": 32,
            "gpu": "NVIDIA A100-SXM4-40GB"}
@@ -124,7 +124,7 @@ def test_a_second_writer_is_refused_at_once_and_a_killed_writer_leaves_no_lock(t
     finally:
         first.kill()
         first.wait()
-    keys = [recorded_key(record) for record in read_records(points)]
+    keys = [point_key(as_read(record)) for record in read_records(points)]
     assert len(keys) == len(set(keys))  # nothing recorded twice
     with runs.exclusive(run):  # kill -9 released the lock
         pass
@@ -153,7 +153,7 @@ def test_a_sweep_whose_settings_and_sessions_were_lost_still_refuses_other_setti
 def test_a_finished_crosscheck_is_kept_not_redone(tmp_path):
     run = runs.create_run(tmp_path / "run", machine_record())
     (run / "crosscheck").mkdir()
-    finished = json.dumps({"points": "smoke", "checks": [], "environment": environment_record(1)})
+    finished = json.dumps({"points": "smoke", "checks": [], "environment": environment_record(1), "schema": 3})
     (run / "crosscheck" / "crosscheck.json").write_text(finished)
     completed = cli_run("crosscheck", "--points", "smoke", "--run", str(run))
     assert completed.returncode == 0

@@ -22,7 +22,7 @@ from replication.report import load
 from replication.report.render import render_all
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep import shards
-from replication.studies.sweep.records import recorded_key
+from replication.studies.sweep.records import as_read, point_key
 
 BOTH = SweepSettings("smoke", impls=("numpy", "torch-cpu"), threads=1)
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow  # end-to-end sweeps through submitit: nox -s end_
 
 
 def keys_of(paths):
-    return [recorded_key(record) for path in paths for record in read_records(path)]
+    return [point_key(as_read(record)) for path in paths for record in read_records(path)]
 
 
 def shard_points_files(run):

@@ -211,7 +211,7 @@ def test_a_point_over_the_budget_stopped_at_it_enters_the_rules_as_a_bound(optim
     assert ratio.floor == pytest.approx(
         limited.total_s.median / point_times.seconds(finished))
     (pair,) = sweep_read.mahalanobis_differences(series, optima.known)
-    assert not pair["comparable"]
+    assert not pair.comparable
     assert agreement.verdict_c5a([], [pair]).not_comparable == 1
     assert len(sweep_read.endings(series)) == 1  # torch's only
 

@@ -7,7 +7,7 @@ import dataclasses
 from replication.claims.claim import SAME_SOLUTION_STDERR, Alternative, Claim
 from replication.claims.speed import off_yardstick_note
 from replication.core import model_code
-from replication.core.judging import NOT_MEASURED, Share, Verdict, share_verdict
+from replication.core.judging import NOT_MEASURED, Pair, Share, Verdict, share_verdict
 from replication.core.objectives import Objective
 from replication.core.optimum import TARGET, ended_at_target
 from replication.core.series import NUMPY, TORCH_CPU, TORCH_CUDA
@@ -21,7 +21,7 @@ class Agreement(Share):
     """C5a's verdict: the share of pairs within SAME_SOLUTION_STDERR, the worst pair (a row), the pairs not compared
     (a fit of the pair is not a solution)."""
 
-    worst: dict | None = None
+    worst: Pair | None = None
     not_comparable: int = 0
 
 
@@ -30,17 +30,29 @@ C5A_SERIES = (NUMPY, TORCH_CPU, TORCH_CUDA)
 BFGS). Other series (float64 gradient variants, the on-device BFGS, JAX) are reported beside it, not judged."""
 
 
+def distinct(pairs: list[Pair]) -> list[Pair]:
+    """One pair per comparison (Pair.comparison: refits of the same data by the same two series are one piece of
+    evidence, not several): of its refits, the farthest apart."""
+    worst = {}
+    for pair in pairs:
+        if pair.comparison not in worst or pair.max_stderr > worst[pair.comparison].max_stderr:
+            worst[pair.comparison] = pair
+    return list(worst.values())
+
+
 def verdict_c5a(crosscheck_fits, sweep_differences) -> Agreement:
     """C5a, the implementations agree: each float64 fit within SAME_SOLUTION_STDERR standard error of the other fits
-    of the same data, over the cross-check's fits and the sweep's; all reproduced, >= 90% partly; the worst pair
-    kept. Runs since 2026-12-02: every pair of fits, by the Mahalanobis distance under the point's optimum. Older
-    runs: against the NumPy fit, where both fits are solutions (a comparison of two fits stopped short of the
-    optimum says where each stopped, not whether the implementations agree)."""
+    of the same data, over the cross-check's fits and the sweep's, each comparison counted once (distinct); all
+    reproduced, >= 90% partly; the worst pair kept. Runs that time to a target: every pair of fits, by the Mahalanobis
+    distance under the point's optimum. Older runs: against the NumPy fit, where both fits are solutions (a
+    comparison of two fits stopped short of the optimum says where each stopped, not whether the implementations
+    agree)."""
     every = list(crosscheck_fits) + list(sweep_differences)
-    rows = [row for row in every if row["comparable"]]
-    share = share_verdict([row["max_stderr"] <= SAME_SOLUTION_STDERR for row in rows], C5A.rule)
-    return Agreement(**vars(share), worst=max(rows, key=lambda row: row["max_stderr"]) if rows else None,
-                     not_comparable=sum(not row["comparable"] for row in every))
+    rows = distinct([row for row in every if row.comparable])
+    compared = {row.comparison for row in rows}
+    share = share_verdict([row.max_stderr <= SAME_SOLUTION_STDERR for row in rows], C5A.rule)
+    return Agreement(**vars(share), worst=max(rows, key=lambda row: row.max_stderr) if rows else None,
+                     not_comparable=len({row.comparison for row in every if not row.comparable} - compared))
 
 
 def verdict_c5b(fit_endings) -> Share:
@@ -49,11 +61,11 @@ def verdict_c5b(fit_endings) -> Share:
     return share_verdict(list(fit_endings), C5B.rule)
 
 
-def verdict_c6(mirror_total) -> Verdict:
+def verdict_c6(mirror) -> Verdict:
     """C6, readable port: share of lines identical between the trees once library names are folded, over the
     modules that differ at all (byte-identical modules call no array-library function that differs and are
     counted apart); >= 0.8 reproduced, >= 0.6 partly."""
-    return Verdict(value=mirror_total["share"], verdict=C6.rule.grade(mirror_total["share"]))
+    return Verdict(value=mirror.share, verdict=C6.rule.grade(mirror.share))
 
 
 def c5a_pairs(run, objective: Objective):
@@ -64,16 +76,16 @@ def c5a_pairs(run, objective: Objective):
     differences = sweep_read.fit_differences(series, optima=run.optima.get(name))
 
     def paper_pair(row):
-        return row["series"] in C5A_SERIES and row.get("against", NUMPY) in C5A_SERIES
+        return row.series in C5A_SERIES and row.against in C5A_SERIES
 
     judged = [[row for row in rows if paper_pair(row)] for rows in (crosscheck, differences)]
     return judged[0], judged[1], [row for row in crosscheck + differences if not paper_pair(row)]
 
 
-def judged_pairs(run, objective: Objective) -> list[dict]:
+def judged_pairs(run, objective: Objective) -> list[Pair]:
     """The pairs C5a judges on a run, those that can be compared (both fits solutions)."""
     crosscheck, differences, _ = c5a_pairs(run, objective)
-    return [row for row in crosscheck + differences if row["comparable"]]
+    return [row for row in crosscheck + differences if row.comparable]
 
 
 def worst_pair_text(c5a: Agreement) -> str:
@@ -81,13 +93,12 @@ def worst_pair_text(c5a: Agreement) -> str:
     worst = c5a.worst
     if worst is None:
         return ""
-    return (f"; worst {worst['max_stderr']:.2g} SE ({worst.get('against', NUMPY)} / {worst['series']}, npix "
-            f"{worst['npix']}, n = {worst['nzern']})")
+    return f"; worst {worst.max_stderr:.2g} SE ({worst.against} / {worst.series}, npix {worst.npix}, n = {worst.nzern})"
 
 
 def evaluate_c5a(run, objective: Objective) -> Agreement:
     c5a = verdict_c5a(*c5a_pairs(run, objective)[:2])
-    return c5a.worded(c5a.total and f"{c5a.passed} of {c5a.total} within {SAME_SOLUTION_STDERR} SE"
+    return c5a.worded(c5a.total and f"{c5a.passed} of {c5a.total} comparisons within {SAME_SOLUTION_STDERR} SE"
                       + worst_pair_text(c5a))
 
 
@@ -103,7 +114,7 @@ def notes_c5a(run, objective: Objective, found: Agreement) -> list[str]:
     if beside.total:
         notes.append(f"not judged, other series (gradient variants, on-device BFGS, JAX): {beside.passed} of "
                      f"{beside.total} within {SAME_SOLUTION_STDERR} SE")
-    if any(row["basis"] == "BFGS" for row in differences):
+    if any(row.basis == "BFGS" for row in differences):
         notes.append("no exact account in this run: BFGS's standard errors")
     return notes
 
@@ -112,7 +123,8 @@ def c5a_within(limit: float):
     """C5a's share of pairs within limit standard errors."""
 
     def judge(run, objective: Objective) -> Verdict:
-        found = share_verdict([row["max_stderr"] <= limit for row in judged_pairs(run, objective)], C5A.rule)
+        found = share_verdict([row.max_stderr <= limit for row in distinct(judged_pairs(run, objective))],
+                              C5A.rule)
         return found.worded(f"{found.passed} of {found.total}" if found.total else None)
 
     return judge
@@ -133,17 +145,18 @@ def notes_c5b(run, objective: Objective, found: Share) -> list[str]:
         if limited else []
 
 
-def mirror_of(run) -> dict | None:
-    """C6's count of lines alike in the model code a run was measured with (its last code known), or None."""
-    known = [code for code in model_code.run_code(run.environments()) if code["hash"] is not None]
-    return known[-1]["mirror"] if known else None
+def mirror_of(run):
+    """C6's count of lines alike in the model code a run was measured with (its last code known: a Mirror), or
+    None."""
+    known = [code for code in model_code.run_code(run.environments()) if code.hash is not None]
+    return known[-1].mirror if known else None
 
 
 def evaluate_c6(run, objective: Objective) -> Verdict:
     mirror = mirror_of(run)
     if not mirror:
         return Verdict()
-    return verdict_c6(mirror).worded(f"{mirror['share']:.0%} of {mirror['total']} lines")
+    return verdict_c6(mirror).worded(f"{mirror.share:.0%} of {mirror.total} lines")
 
 
 C5A = Claim(
@@ -151,11 +164,13 @@ C5A = Claim(
     "same solution", "same solution", "all within 0.1 SE",
     f"share of the pairs of the paper's float64 fits of the same data (NumPy finite differences, torch "
     f"autograd on CPU and GPU; scipy BFGS), cross-check and sweep, within {SAME_SOLUTION_STDERR} standard "
-    "error of each other: every pair, as the Mahalanobis distance under the point's optimum (runs before "
-    "2026-12-02: largest parameter difference against NumPy in its fit's standard errors, pairs of "
-    "solutions only); the worst pair shown; other series reported, not judged. Each run is judged alone (a refit "
-    "of the same data in another run is not more evidence, and runs are never pooled)", 1.0, 0.9,
-    evaluate=evaluate_c5a, brief=lambda c5a: f"{c5a.passed}/{c5a.total}, worst {c5a.worst['max_stderr']:.2g} SE",
+    "error of each other: every pair, as the Mahalanobis distance under the point's optimum (runs "
+    "that record no optimum: largest parameter difference against NumPy in its fit's standard errors, pairs of "
+    "solutions only); the worst pair shown; other series reported, not judged. A comparison counts once: the "
+    "cross-check's and the sweep's fits of one pair of series at one point fit the same data, and count as one, "
+    "the farther apart; each run is judged alone (a refit of the same data in another run is not more evidence, "
+    "and runs are never pooled)", 1.0, 0.9,
+    evaluate=evaluate_c5a, brief=lambda c5a: f"{c5a.passed}/{c5a.total}, worst {c5a.worst.max_stderr:.2g} SE",
     reason="no comparable pair of fits in this run", notes=notes_c5a,
     alternatives=(Alternative(f"within {SAME_SOLUTION_STDERR} SE (today's)", True, c5a_within(SAME_SOLUTION_STDERR)),
                   Alternative("within 0.2 SE", False, c5a_within(0.2)),

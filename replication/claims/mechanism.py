@@ -1,6 +1,7 @@
 """Where the speed-up comes from: the whole split into measured factors (algorithm, library, autograd,
 device, start) whose ratios multiply to it."""
 
+import dataclasses
 import math
 
 import matplotlib
@@ -53,37 +54,78 @@ def chain_of(series):
     return chain
 
 
-def decomposition(series):
+WHOLE, PAPER, FIXED_DIFFERENCES = "whole", "paper", "library at finite differences"
+"""The ratios a decomposition gives beside its factors: the whole (NumPy over the chain's last series), the paper's
+own whole (NumPy differences -> torch autograd) and the library factor at fixed finite differences."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DecompositionRow:
+    """One grid size of a decomposition: each factor's and each whole's ratio by name (ratios; None where not
+    measured at every order), the orders pooled, the factors' product (None where one is a bound) and whether it
+    equals the whole. row[name] is a ratio by name (the report's table reads it so)."""
+
+    ratios: dict
+    orders: list[int]
+    product: object
+    product_is_whole: bool
+
+    def __getitem__(self, name: str):
+        return self.ratios[name]
+
+    @property
+    def whole(self):
+        return self.ratios.get(WHOLE)
+
+    @property
+    def paper(self):
+        return self.ratios.get(PAPER)
+
+
+@dataclasses.dataclass(frozen=True)
+class Decomposition:
+    """The speed-up split into factors (decomposition): the chain's factors [(name, slower, faster, what)], its last
+    series, {npix: DecompositionRow}, C4 judged per gradient; empty (false) without gradient variants."""
+
+    factors: list = dataclasses.field(default_factory=list)
+    last: object = None
+    rows: dict = dataclasses.field(default_factory=dict)
+    c4: dict = dataclasses.field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.factors)
+
+
+def decomposition(series) -> Decomposition:
     """Per npix, the geometric mean over Zernike orders of each factor's ratio (a Ratio: its range from the repeats'
     ranges, a bound where a censored fit leaves it open), at the points where every series of the chain and the
     whole were measured; plus the whole (NumPy over the last series of the chain) and the library factor at fixed
     finite differences. At each point the factors' ratios multiply to the whole exactly (the times telescope), and
-    so do their geometric means where every one is a value. {} without gradient variants."""
+    so do their geometric means where every one is a value. Empty without gradient variants."""
     chain = chain_of(series)
     if not chain or chain[0][0] != "algorithm":
-        return {}
+        return Decomposition()
     last = chain[-1][2]
     ratios = {name: speedups(series, slow, fast) for name, slow, fast, _ in chain}
-    ratios["whole"] = speedups(series, NUMPY, last)
-    ratios["paper"] = speedups(series, NUMPY, TORCH_CPU)  # the paper's own whole: NumPy differences -> autograd
-    ratios["library at finite differences"] = speedups(series, NUMPY, TORCH_DIFFERENCES)
-    common = set.intersection(*(set(ratios[name]) for name, *_ in chain)) & set(ratios["whole"])
+    ratios |= {WHOLE: speedups(series, NUMPY, last), PAPER: speedups(series, NUMPY, TORCH_CPU),
+               FIXED_DIFFERENCES: speedups(series, NUMPY, TORCH_DIFFERENCES)}
+    common = set.intersection(*(set(ratios[name]) for name, *_ in chain)) & set(ratios[WHOLE])
     rows = {}
     for npix in sorted({key[0] for key in common}):
         keys = [key for key in common if key[0] == npix]
-        rows[npix] = {name: aggregate(geometric_mean, [values[key] for key in keys])
-                      if all(key in values for key in keys) else None for name, values in ratios.items()}
-        rows[npix]["orders"] = sorted(key[1] for key in keys)
-        factors = [rows[npix][name] for name, *_ in chain]
-        exact = not any(r.is_bound for r in [*factors, rows[npix]["whole"]])
-        rows[npix]["product"] = math.prod(factors) if exact else None
-        rows[npix]["product_is_whole"] = exact and math.isclose(rows[npix]["product"], rows[npix]["whole"],
-                                                                rel_tol=1e-9)
-    return {"factors": [(name, slow, fast, what) for name, slow, fast, what in chain], "last": last, "rows": rows,
-            "c4": {gradient: verdict_c4(complete_sizes(series, slow, fast)) for gradient, slow, fast in (
-                ("finite differences", NUMPY, TORCH_DIFFERENCES),
-                ("exact (adjoint)", NUMPY_ADJOINT, TORCH_ADJOINT),
-                ("paper's (NumPy differences, torch autograd)", NUMPY, TORCH_CPU))}}
+        found = {name: aggregate(geometric_mean, [values[key] for key in keys])
+                 if all(key in values for key in keys) else None for name, values in ratios.items()}
+        factors = [found[name] for name, *_ in chain]
+        exact = not any(r.is_bound for r in [*factors, found[WHOLE]])
+        product = math.prod(factors) if exact else None
+        rows[npix] = DecompositionRow(found, sorted(key[1] for key in keys), product,
+                                      exact and math.isclose(product, found[WHOLE], rel_tol=1e-9))
+    return Decomposition(
+        [(name, slow, fast, what) for name, slow, fast, what in chain], last, rows,
+        {gradient: verdict_c4(complete_sizes(series, slow, fast)) for gradient, slow, fast in (
+            ("finite differences", NUMPY, TORCH_DIFFERENCES),
+            ("exact (adjoint)", NUMPY_ADJOINT, TORCH_ADJOINT),
+            ("paper's (NumPy differences, torch autograd)", NUMPY, TORCH_CPU))})
 
 
 FACTOR_COLOURS = {"algorithm": "tab:blue", "library": "tab:orange", "autograd": "tab:red", "device": "tab:green",
@@ -97,12 +139,12 @@ DECOMPOSITION = Figure("fig6_speedup_decomposition", lambda run: "where the spee
 def speedup_decomposition(run, folder):
     """Figure 6: the NumPy -> torch speed-up split into measured factors per grid size (one run), log scale."""
     result = decomposition(run.series)
-    names = [name for name, *_ in result["factors"]] + ["whole"]
-    sizes = list(result["rows"])
+    names = [name for name, *_ in result.factors] + [WHOLE]
+    sizes = list(result.rows)
     figure, axis = subplots(figsize=(6.5, 3.8))
     width = 0.8 / len(names)
     for offset, name in enumerate(names):
-        found = [result["rows"][npix][name] for npix in sizes]
+        found = [result.rows[npix][name] for npix in sizes]
         values = [float(r) if r is not None and r.kind != UNDETERMINED else np.nan for r in found]
         positions = np.arange(len(sizes)) + (offset - (len(names) - 1) / 2) * width
         bars = axis.bar(positions, np.array(values) - 1, width, bottom=1, color=FACTOR_COLOURS[name], label=name)
@@ -137,4 +179,4 @@ def decomposition_run(all_runs):
     if answering is not None and decomposition(answering.series):
         return answering
     return shown_run([run for run in all_runs if decomposition(run.series)], lambda run: sum(
-        verdict.npix is not None for verdict in decomposition(run.series)["c4"].values()))
+        verdict.npix is not None for verdict in decomposition(run.series).c4.values()))

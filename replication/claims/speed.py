@@ -208,7 +208,7 @@ def off_yardstick_note(run, objective: Objective) -> list[str]:
     points are not judged."""
     off = run.off_yardstick.get(run.judged(objective)[0])
     return [f"{off} point(s) of this sweep not judged: their optimum's covariance is the inverse Hessian (recorded "
-            "before 2026-12-03), not the sandwich every rule judges on"] if off else []
+            "by older code), not the sandwich every rule judges on"] if off else []
 
 
 def timed_notes(run, objective: Objective, found: Verdict) -> list[str]:

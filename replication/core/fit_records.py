@@ -20,7 +20,7 @@ from replication.core.records import (
     Order,
     Record,
     Vector,
-    check_typed,
+    as_typed,
     check_vectors,
 )
 from replication.core.results import RunError
@@ -83,10 +83,11 @@ class Load(Record):
 def series_of(path, number, record):
     """The series a point or retrieval record names, or a RunError naming the file and the line."""
     try:
-        return Series.of(record)
+        return record.series if isinstance(record, NamedSeries) else Series.of(record)
     except (ValueError, TypeError, KeyError, AttributeError):
-        named = ", ".join(repr(record.get(key)) for key in ("impl", "dtype", "gradient", "minimizer")) \
-            if isinstance(record, dict) else repr(record)
+        fields = ("impl", "dtype", "gradient", "minimizer")
+        named = ", ".join(repr(record.get(key)) for key in fields) if isinstance(record, dict) else \
+            ", ".join(repr(getattr(record, key)) for key in fields) if isinstance(record, NamedSeries) else repr(record)
         raise RunError(f"{path}: line {number}: keys impl/dtype/gradient/minimizer name no known series ({named})"
                        ) from None
 
@@ -126,13 +127,20 @@ class OptimumRecord(HeldOptimum):
     data_sha256: str
 
 
-def check_optimum(path: pathlib.Path, number: int, record: dict) -> None:
-    """An optimum record: its vectors one number per parameter, its covariance P rows of P numbers."""
-    check_typed(path, number, record, OptimumRecord)
-    size = len(record["x"])
-    check_vectors(path, number, {"x": record["x"], "stderr": record["stderr"]}, size)
-    for row, values in enumerate(record["covariance"]):
-        check_vectors(path, number, {f"covariance[{row}]": values}, size)
-    if len(record["covariance"]) != size:
-        raise RunError(f"{path}: line {number}, key 'covariance': expected {size} rows (one per parameter), got "
-                       f"{len(record['covariance'])}")
+def check_optimum(path: pathlib.Path, number: int, record: dict) -> OptimumRecord:
+    """An optimum record, typed: its vectors one number per parameter, its covariance P rows of P numbers."""
+    optimum = as_typed(path, number, record, OptimumRecord)
+    check_held(path, number, optimum)
+    return optimum
+
+
+def check_held(path: pathlib.Path, number: int, optimum: HeldOptimum, key: str = "") -> None:
+    """An optimum's vectors one number per parameter, its covariance P rows of P numbers (key: where it lies in its
+    record, "optimum." say)."""
+    size = len(optimum.x)
+    check_vectors(path, number, {f"{key}x": optimum.x, f"{key}stderr": optimum.stderr}, size)
+    for row, values in enumerate(optimum.covariance):
+        check_vectors(path, number, {f"{key}covariance[{row}]": values}, size)
+    if len(optimum.covariance) != size:
+        raise RunError(f"{path}: line {number}, key '{key}covariance': expected {size} rows (one per parameter), got "
+                       f"{len(optimum.covariance)}")

@@ -208,3 +208,27 @@ def wilson(successes, trials):
     centre = (share + Z95**2 / (2 * trials)) / (1 + Z95**2 / trials)
     half = Z95 * math.sqrt(share * (1 - share) / trials + Z95**2 / (4 * trials**2)) / (1 + Z95**2 / trials)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    """Two fits of the same data compared (C5a): series against `against` at (npix, nzern), how far apart they
+    ended (standard errors: the Mahalanobis distance under the point's optimum, or the largest parameter difference in
+    the basis' standard errors), on which basis ("Mahalanobis", "sandwich", "exact", "BFGS"), whether the two can be
+    compared (a fit stopped short or at a time limit cannot), and where the pair comes from."""
+
+    series: object
+    against: object
+    npix: int
+    nzern: int
+    max_stderr: float
+    basis: str
+    comparable: bool
+    source: str = "sweep"
+
+    @property
+    def comparison(self) -> tuple:
+        """What the pair compares: its two series and its point. The cross-check and the sweep fit the same data at a
+        point (timing.data_for's), so their fits of one pair of series there are refits of one comparison."""
+        return frozenset((self.series, self.against)), self.npix, self.nzern
+

@@ -1,5 +1,6 @@
 """How closely the two implementation trees mirror each other, line by line."""
 
+import dataclasses
 import difflib
 import html
 import re
@@ -54,21 +55,41 @@ def identical_files(name, sources=None):
     return a == b
 
 
-def mirror_table(sources=None):
-    """One row per module pair that differs (name, identical lines, total lines, share), a total row over them,
-    and the byte-identical modules apart: (rows, total, {"modules": [...], "lines": N}); of sources ({path:
-    source}: a run's code), by default the working tree."""
+@dataclasses.dataclass(frozen=True)
+class MirrorRow:
+    """One module pair (or "all" of them): its lines alike once the library names are folded, its lines (the longer
+    side's), their share."""
+
+    module: str
+    same: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.same / self.total
+
+
+@dataclasses.dataclass(frozen=True)
+class Identical:
+    """The modules that are the same text in both trees, and their lines."""
+
+    modules: list[str]
+    lines: int
+
+
+def mirror_table(sources=None) -> tuple[list[MirrorRow], MirrorRow, Identical]:
+    """One row per module pair that differs, a total row over them, and the byte-identical modules apart; of sources
+    ({path: source}: a run's code), by default the working tree."""
     sources = working_sources() if sources is None else sources
-    rows, identical = [], {"modules": [], "lines": 0}
+    rows, identical, lines = [], [], 0
     for name in module_names(sources):
         same, total = mirror_counts(name, sources)
         if identical_files(name, sources):
-            identical["modules"].append(name)
-            identical["lines"] += total
+            identical.append(name)
+            lines += total
         else:
-            rows.append({"module": name, "same": same, "total": total, "share": same / total})
-    same, total = sum(r["same"] for r in rows), sum(r["total"] for r in rows)
-    return rows, {"module": "all", "same": same, "total": total, "share": same / total}, identical
+            rows.append(MirrorRow(name, same, total))
+    return rows, MirrorRow("all", sum(r.same for r in rows), sum(r.total for r in rows)), Identical(identical, lines)
 
 
 class NumberedHtmlDiff(difflib.HtmlDiff):

@@ -5,6 +5,7 @@ recorded commit (runs recorded before the hash was); where git cannot show that 
 the committed rendering's record of it (CACHE), so that an archive renders the committed report as a checkout does."""
 
 import ast
+import dataclasses
 import functools
 import hashlib
 import json
@@ -15,6 +16,7 @@ import msgspec
 
 from replication.core.mirror import MODEL_FOLDERS, mirror_table, working_sources
 from replication.core.paths import PAPER, ROOT
+from replication.core.records import Mirror, ModelCode
 
 CACHE_NAME = "model_code.json"
 """Beside the committed report: {"identities": {commit: identity and mirror}} of every commit a shown run recorded
@@ -58,11 +60,11 @@ def sources_at(commit, root=ROOT):
         return None
 
 
-def identity(sources):
-    """{"hash": of the whole, "modules": {path: code_digest}} of the model trees' sources."""
+def identity(sources) -> ModelCode:
+    """The model trees' sources as code: the hash of the whole and each module's code_digest (no mirror)."""
     modules = {path: code_digest(source) for path, source in sorted(sources.items())}
     whole = hashlib.sha256("".join(f"{path}:{digest}\n" for path, digest in modules.items()).encode()).hexdigest()
-    return {"hash": whole[:16], "modules": modules}
+    return ModelCode(hash=whole[:16], modules=modules)
 
 
 COMMIT = re.compile(r"[0-9A-Za-z.\-/]{1,64}")
@@ -84,27 +86,34 @@ def differing_modules(run_modules, main_modules):
                   if run_modules.get(path) != main_modules.get(path))
 
 
-def mirror_total(sources):
-    """C6's total of the sources: {"same", "total", "share"} over the module pairs that differ (mirror.mirror_table)."""
+def mirror_total(sources) -> Mirror:
+    """C6's total of the sources over the module pairs that differ (mirror.mirror_table)."""
     _, total, identical = mirror_table(sources)
-    return {key: total[key] for key in ("same", "total", "share")} | {"identical_lines": identical["lines"]}
+    return Mirror(share=total.share, total=total.total, same=total.same, identical_lines=identical.lines)
 
 
-def recorded():
+def with_mirror(sources) -> ModelCode:
+    """The identity of the sources with their mirror (C6)."""
+    return msgspec.structs.replace(identity(sources), mirror=mirror_total(sources))
+
+
+def recorded() -> dict:
     """What a run records of its model code as it starts: the identity of the working tree's trees and their mirror
     (C6), so that the report reads them from the run, not from the code it is rendered with."""
-    sources = working_sources()
-    return identity(sources) | {"mirror": mirror_total(sources)}
+    return msgspec.to_builtins(with_mirror(working_sources()))
 
 
 @functools.lru_cache(maxsize=64)
-def at_commit(commit):
+def at_commit(commit) -> ModelCode | None:
     """The identity and mirror of the model trees at a commit (git; cached), else as the committed rendering recorded
     it (CACHE), or None where neither knows it."""
     sources = sources_at(commit)
-    if sources is None:
-        return cached("identities").get(commit)
-    return identity(sources) | {"mirror": mirror_total(sources)}
+    if sources is not None:
+        return with_mirror(sources)
+    try:
+        return msgspec.convert(cached("identities").get(commit), ModelCode | None)
+    except msgspec.ValidationError:
+        return None
 
 
 def sources_or_cached(commit):
@@ -132,22 +141,39 @@ def cache_text(environments, shown_commit):
     commits = {plain_commit(environment.git_commit) for environment in environments if not environment.model_code}
     known = {commit: at_commit(commit) for commit in sorted(commit for commit in commits if commit)}
     sources = sources_or_cached(shown_commit) if shown_commit else None
-    return json.dumps({"identities": {commit: value for commit, value in known.items() if value},
+    return json.dumps({"identities": {commit: msgspec.to_builtins(value) for commit, value in known.items() if value},
                        "sources": {shown_commit: sources} if sources else {}}, indent=1, sort_keys=True) + "\n"
 
 
-def run_code(environments):
+@dataclasses.dataclass(frozen=True)
+class RunCode:
+    """One code a run was measured with: the commits its sessions recorded, the code (None where not known)."""
+
+    commits: list[str]
+    code: ModelCode | None
+
+    @property
+    def hash(self) -> str | None:
+        return self.code.hash if self.code else None
+
+    @property
+    def modules(self) -> dict[str, str]:
+        return self.code.modules if self.code else {}
+
+    @property
+    def mirror(self) -> Mirror | None:
+        return self.code.mirror if self.code else None
+
+
+def run_code(environments) -> list[RunCode]:
     """The model code a run was measured with, from its environment records (each session's): one entry per
-    distinct code, {"commits": [...], "hash", "modules", "mirror"}, the code as recorded where the record holds it,
-    else (runs recorded before) read from git at the recorded commit; an entry with hash None where neither is
-    known."""
+    distinct code, the code as recorded where the record holds it, else (runs recorded before) read from git at the
+    recorded commit; an entry with no code where neither is known."""
     codes = {}
     for environment in environments:
         commit = plain_commit(environment.git_commit)
-        known = msgspec.to_builtins(environment.model_code) if environment.model_code else (
-            at_commit(commit) if commit else None)
-        key = known["hash"] if known else None
-        entry = codes.setdefault(key, (known or {"hash": None, "modules": {}, "mirror": None}) | {"commits": []})
-        if commit and commit not in entry["commits"]:
-            entry["commits"].append(commit)
+        known = environment.model_code or (at_commit(commit) if commit else None)
+        entry = codes.setdefault(known.hash if known else None, RunCode([], known))
+        if commit and commit not in entry.commits:
+            entry.commits.append(commit)
     return list(codes.values())

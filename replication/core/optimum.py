@@ -2,7 +2,7 @@
 
 A fit's time to solution is the time of its first objective evaluation within TARGET standard errors of the
 optimum, as a Mahalanobis distance under the optimum's sandwich covariance (one yardstick for every implementation,
-objective and grid size: optima recorded before 2026-12-03 above npix 512 used the inverse Hessian, and the rules
+objective and grid size: older optima above npix 512 used the inverse Hessian, and the rules
 judge no time on them). A fit that never got there has no time to solution: it is censored at its total time,
 which is then a bound.
 """
@@ -29,8 +29,8 @@ NEWTON_STEPS, NEWTON_DONE = 20, 1e-6
 class Optimum:
     """A local minimum polished by exact Newton steps (untimed): x, fun, the covariance that judges distances to it
     (the sandwich H^-1 J H^-1; parameters' units squared), its standard errors, the Newton steps taken and the last
-    one's size (standard errors), whether the covariance is the sandwich (False only in optima recorded before
-    2026-12-03, above npix 512: the inverse Hessian); polished False where the Hessian was not positive definite."""
+    one's size (standard errors), whether the covariance is the sandwich (False only in optima recorded by
+    older code, above npix 512: the inverse Hessian); polished False where the Hessian was not positive definite."""
 
     x: np.ndarray
     fun: float

@@ -12,7 +12,7 @@ from replication.core.simulation import identifiable
 
 
 def timed_to_target(record):
-    """Whether a measured point records each repeat's time to its optimum (runs since 2026-12-02): its time is then
+    """Whether a measured point records each repeat's time to its optimum (runs that time to a target): its time is then
     a time to solution, else (older runs) the time the optimiser took to stop."""
     return not record.estimated and bool(record.target)
 
@@ -31,7 +31,7 @@ def repeat_times(record):
 def seconds(record):
     """Median time to solution of a point (setup + fit up to the first evaluation within the target of the point's
     optimum; a repeat that never got there at its total time, then a bound), measured or estimated; the time to stop
-    where the point records no target (runs before 2026-12-02)."""
+    where the point records no target (the history runs, timed to the optimiser's stop)."""
     if record.estimated:
         return record.fit_s.median
     return statistics.median(repeat_times(record)[0]) if timed_to_target(record) else record.total_s.median
@@ -52,9 +52,9 @@ def ended_repeats(record, times="total_s"):
 
 
 def stopped_at_limit(record):
-    """Whether a point's fit was stopped at the sweep's time limit (since 2026-12-02; such a fit is its point's
-    only one): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it never
-    reached the target, is a bound."""
+    """Whether a point's fit was stopped at the sweep's time limit (points that record their limit; such a fit is its
+    point's only one): not allowed to end, so its end is not its own (C5a, C5b leave it out) and its time, where it
+    never reached the target, is a bound."""
     return not record.estimated and bool(record.stopped_at_limit)
 
 

@@ -18,8 +18,34 @@ from replication.core import registry
 from replication.core.results import RunError, dumps, is_a, read_records
 
 RECORD_SCHEMA = 2
-"""Version of the point and retrieval records written now (key "schema"; records without it are version 1, whose
-gradient names and labels series.Series.of and crosscheck_fits convert)."""
+"""Version of the point and retrieval records written now (key "schema"; records without it are version 1, which
+each study's records module migrates: `python -m replication migrate`)."""
+OLDER_GRADIENTS = {"analytic": "adjoint"}
+"""Gradient names version-1 records use for what is now called otherwise (the migrations read them)."""
+MIGRATE = "python -m replication migrate --run <its folder>"
+"""The command that brings a run's records written by older code into today's schema."""
+
+
+def migrated_fit(record: dict) -> dict:
+    """A point or retrieval record of version 1 (it names no schema) with its series in today's names
+    (RECORD_SCHEMA): the adjoint's older name (OLDER_GRADIENTS), scipy's BFGS where it names no minimizer; any other
+    record as it is."""
+    if "schema" in record:
+        return record
+    gradient = record.get("gradient", "")
+    return record | {"gradient": OLDER_GRADIENTS.get(gradient, gradient),
+                     "minimizer": record.get("minimizer") or "scipy", "schema": RECORD_SCHEMA}
+
+
+def check_schema(path, number, found, current, place: str = "line") -> None:
+    """Refuse a record of another version than the one read now (found: its version, 1 where it says none), naming
+    the migration that brings an older one up to date."""
+    if isinstance(found, bool) or not isinstance(found, int):
+        raise RunError(f"{path}: {place} {number}, key 'schema': expected an integer, got {json.dumps(found)[:80]}")
+    if found != current:
+        older = "older" if found < current else "newer"
+        raise RunError(f"{path}: {place} {number}: written by {older} code (schema {found}; this code reads {current})"
+                       + (f"; bring it up to date with `{MIGRATE}`" if found < current else ""))
 
 
 class Record(msgspec.Struct, kw_only=True):
@@ -162,17 +188,36 @@ def read_keyed(path, validate, key_of, what, repair, strict, replaces=None):
     return read_records(path, repair=repair, check=check)
 
 
-def latest_of_each(records: list[dict], key_of) -> list[dict]:
+def read_typed(path, validate, key_of, what, repair=False, strict=False, replaces=None) -> list:
+    """The records of a JSON-lines file as their typed values: validate(path, number, record) returns a record's
+    value (its model's, checked), key_of reads that value, at most one per key (once_each; the caller drops the records
+    replaced, where replaces allows any)."""
+    unique = once_each(key_of, what, identical_too=strict, replaces=replaces)
+    values = []
+
+    def check(path, number, record):
+        value = validate(path, number, record)
+        unique(path, number, value)
+        values.append(value)
+
+    read_records(path, repair=repair, check=check)
+    return values
+
+
+def latest_of_each(records: list, key_of) -> list:
     """records, keeping of each key only its last record, in the order read."""
     last = {key_of(record): number for number, record in enumerate(records)}
     return [record for number, record in enumerate(records) if last[key_of(record)] == number]
 
 
 class Mirror(Record):
-    """C6 of a run's own model code: the share of lines alike between the trees, over how many lines."""
+    """C6 of a run's own model code: the share of lines alike between the trees, over how many lines (of the modules
+    that differ); the lines alike and those of byte-identical modules, where recorded."""
 
     share: Number
     total: Count
+    same: Count | None = None
+    identical_lines: Count | None = None
 
 
 class ModelCode(Record):

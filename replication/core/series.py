@@ -23,8 +23,6 @@ from replication.core.registry import (
 MINIMIZER_LABELS = {SCIPY: "", ON_DEVICE: "on-device BFGS", GAUSS_NEWTON_START: "Gauss-Newton start",
                     GAUSS_NEWTON_GRID: "Gauss-Newton start per grid"}
 """How a label names a minimizer: scipy's BFGS (the paper's) is not named."""
-RENAMED = {"analytic": "adjoint"}
-"""Names older records use for what is now called otherwise (the adjoint was "analytic" before 2026-12-01)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,10 +44,9 @@ class Series:
             raise ValueError(f"not a series: {self!r}")
 
     @classmethod
-    def of(cls, record):
-        """The series of a point or fit record (records before the minimizer was recorded: scipy's)."""
-        gradient = record.get("gradient") or ""
-        return cls(record["impl"], record.get("dtype", "float64"), RENAMED.get(gradient, gradient),
+    def of(cls, record: dict):
+        """The series a point or fit record as written names by its fields (an unnamed one the default's)."""
+        return cls(record.get("impl"), record.get("dtype", "float64"), record.get("gradient") or "",
                    record.get("minimizer") or "scipy")
 
     @classmethod

@@ -69,7 +69,7 @@ errors short at npix >= 256 (their gradient's accuracy); least-squares fits at t
 SCORES_MAX_BYTES = 3 * 2**30
 """Most memory the per-pixel scores of a sandwich may take at once (bytes; score_covariance's max_bytes), in the
 exact account of a fit's end and in a point's optimum (optimum.covariance_at): above it (npix 2048) their spread is
-summed by blocks of parameters. Accounts recorded before 2026-12-03 have no sandwich errors above npix 1024."""
+summed by blocks of parameters. Accounts recorded by older code may hold no sandwich errors above npix 1024."""
 
 
 def convergence(x, npix, nzern, data, objective: Objective):

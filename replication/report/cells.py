@@ -73,28 +73,35 @@ def undetermined_text(claim: Claim, found: Verdict) -> str:
     return f"a bound (a fit never came within the target): {grades}, the measurements cannot tell which"
 
 
-def run_code(run, main):
-    """How a run's model code stands against main's (main: model_code.identity of the working tree): {"stale": True
-    where it differs as code (docstrings and comments aside), False where it is main's, None where not known; "text":
-    a short line saying so; "mirror": C6 of the run's own code (or None); "differing": the modules that differ, where
-    stale}."""
+@dataclasses.dataclass(frozen=True)
+class CodeStanding:
+    """How a run's model code stands against main's: stale True where it differs as code (docstrings and comments
+    aside), False where it is main's, None where not known; a short line saying so; C6 of the run's own code (or
+    None); the commits its sessions recorded; the modules that differ, where stale."""
+
+    stale: bool | None
+    text: str
+    mirror: object = None
+    commits: list[str] = dataclasses.field(default_factory=list)
+    differing: list[str] = dataclasses.field(default_factory=list)
+
+
+def run_code(run, main) -> CodeStanding:
+    """How a run's model code stands against main's (main: model_code.identity of the working tree)."""
     codes = model_code.run_code(load.run_environments(run))
-    known = [code for code in codes if code["hash"] is not None]
+    known = [code for code in codes if code.hash is not None]
     if not known:
-        return {"stale": None, "text": "model code not known (no commit recorded)", "mirror": None, "commits": []}
-    commits = [commit for code in known for commit in code["commits"]]
-    differing = sorted({path for code in known for path in model_code.differing_modules(code["modules"],
-                                                                                        main["modules"])})
+        return CodeStanding(None, "model code not known (no commit recorded)")
+    commits = [commit for code in known for commit in code.commits]
+    differing = sorted({path for code in known for path in model_code.differing_modules(code.modules, main.modules)})
     where = f" (commit{'s' if len(commits) > 1 else ''} {', '.join(c[:7] for c in commits)})" if commits else ""
     if not differing:
-        return {"stale": False, "text": f"model code = main's{where}", "mirror": known[-1]["mirror"],
-                "commits": commits}
-    every = set(main["modules"]) | {path for code in known for path in code["modules"]}
+        return CodeStanding(False, f"model code = main's{where}", known[-1].mirror, commits)
+    every = set(main.modules) | {path for code in known for path in code.modules}
     names = f"all {len(differing)} modules" if set(differing) == every else f"{len(differing)} of {len(every)} modules"
-    return {"stale": True, "text": f"stale: model code differs from main's in {names}{where}",
-            "mirror": known[-1]["mirror"], "commits": commits,
-            "differing": [path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:")
-                          for path in differing]}
+    return CodeStanding(True, f"stale: model code differs from main's in {names}{where}", known[-1].mirror, commits,
+                        [path.replace("reference_numpy/", "numpy:").replace("torch_impl/", "torch:")
+                         for path in differing])
 
 
 def run_claims(run, objective: Objective, notes: Notes) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 
 from replication.core import paths
 from replication.core.records import load_arrays, load_json, read_run_records
+from replication.core.reduction.pyoof_fit import read_pyoof
 from replication.core.results import RunError, read_records, writing_into
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
 from replication.report.figures import draw_all
@@ -19,7 +20,7 @@ from replication.studies.bench.records import read_bench
 from replication.studies.closure.records import CLOSURE_FILE, check_closure, read_bound, read_pyoof_closure
 from replication.studies.crosscheck.records import read_crosscheck
 from replication.studies.peers.records import read_peers_check
-from replication.studies.real_maps.records import STARTS_FILE, read_pyoof, read_real_maps, read_real_starts
+from replication.studies.real_maps.records import STARTS_FILE, read_real_maps, read_real_starts
 from replication.studies.retrieval.records import read_retrieval
 from replication.studies.sweep.audit import audit_run
 from replication.studies.sweep.records import read_optima, read_points, read_sweep_sessions

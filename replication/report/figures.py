@@ -9,10 +9,10 @@ from replication.claims import CLAIMS, design
 from replication.claims.answer_figure import answer_figure
 from replication.claims.mechanism import decomposition_run, speedup_decomposition
 from replication.core.plotting import STYLE, Figure, appendix_folder
-from replication.core.records import load_arrays
 from replication.core.series import TORCH_CUDA
 from replication.report.load import judges_claims
 from replication.studies.crosscheck.figures import agreement, crosscheck_run, distances, example_fit, fit_distances
+from replication.studies.crosscheck.records import read_example
 from replication.studies.real_maps.figures import draw_real_maps
 from replication.studies.retrieval.figures import retrieval, retrieval_run
 from replication.studies.sweep.figures import (
@@ -73,7 +73,7 @@ def draw_all(all_runs, output):
         if checked is not None:
             example = checked.folder / "crosscheck" / "example.npz"
             if example.exists():
-                paths += example_fit(load_arrays(example), output, checked.title)
+                paths += example_fit(read_example(example), output, checked.title)
             found = fit_distances(checked)
             paths += distances(found, output, checked.title) if found else \
                 agreement(checked.crosscheck.fits, output, checked.title)

@@ -33,12 +33,12 @@ def mechanism(decomposed, run):
     timed the gradient variants (decomposed: its section): each factor (the algorithm, the library, autograd) and
     the paper's own whole over the grid sizes measured, and what the Gauss-Newton start, beyond the paper, adds;
     None without it."""
-    if not decomposed or not decomposed["decomposition"] or not sweep_read.timed_to_targets(run.series):
+    if not decomposed or not decomposed.decomposition or not sweep_read.timed_to_targets(run.series):
         return None  # a run judged by time to stop is never on the first screen
-    rows = decomposed["decomposition"]["rows"]
+    rows = decomposed.decomposition.rows
 
     def over_sizes(name):
-        found = [row[name] for row in rows.values() if row.get(name) is not None]
+        found = [row.ratios[name] for row in rows.values() if row.ratios.get(name) is not None]
         return found and value_range(found, lambda v: times(v, False))
 
     algorithm, library, autograd, paper, start = map(over_sizes, ("algorithm", "library", "autograd", "paper",
@@ -58,8 +58,8 @@ def mechanism(decomposed, run):
 
 def history_rows(table, judged_runs, sections):
     """The runs judged by the older rule, each with its cells of the paper's claims as that rule found them."""
-    by_folder = {section["folder_name"]: section for section in sections}
-    current = [not by_folder[run.folder.name]["old_rule"] for run in judged_runs]
+    by_folder = {section.folder_name: section for section in sections}
+    current = [not by_folder[run.folder.name].old_rule for run in judged_runs]
     rows = []
     for index, (run, now) in enumerate(zip(judged_runs, current, strict=True)):
         if now:

@@ -39,8 +39,8 @@ class Run:
     retrieval: dict = dataclasses.field(default_factory=dict)
     """{folder name: records} of the run's cold-start retrievals (retrieval-<profile>)."""
     optima: dict = dataclasses.field(default_factory=dict)
-    """{sweep folder name: {(npix, nzern, objective, data_sha256): optimum record}}: the points' optima (runs since
-    2026-12-02), merged over shards."""
+    """{sweep folder name: {(npix, nzern, objective, data_sha256): optimum record}}: the points' optima (runs that
+    time to a target), merged over shards."""
     off_yardstick: dict = dataclasses.field(default_factory=dict)
     """{sweep folder name: points left out of it because their optimum's covariance is not the sandwich}
     (off_yardstick_points)."""

@@ -1,6 +1,7 @@
 """The report rendered from the runs: the context every template reads, the figures it shows and their numbers,
 and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."""
 
+import dataclasses
 import functools
 import pathlib
 import re
@@ -32,14 +33,15 @@ from replication.report.figures import GPU_HISTORY, gpu_history, paper_figures_r
 from replication.report.first_screen import claim_table, first_screen_legend, history_rows, mechanism
 from replication.report.retire import read_retired
 from replication.report.screen import design_rows, first_screen, plain_title
-from replication.report.sections import JAX_POINTS, against_jax, against_scipy_bfgs, run_sections, shown
+from replication.report.sections import JAX_POINTS, ReportContext, against_jax, against_scipy_bfgs, run_sections, shown
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
 from replication.studies.closure.read import closure_summary
 from replication.studies.crosscheck.figures import AGREEMENT, EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
-from replication.studies.real_maps.read import pyoof_lines, ratio_short, ratio_text, simulated_beside
+from replication.studies.real_maps.read import pyoof_lines
+from replication.studies.real_maps.speedups import ratio_short, ratio_text, simulated_beside
 from replication.studies.retrieval.figures import RETRIEVAL, retrieval_run
 from replication.studies.sweep import read as sweep_read
 from replication.studies.sweep.figures import (
@@ -90,7 +92,7 @@ def mirror_commit(all_runs, codes):
     """The commit whose code the readability section shows: the newest run's last whose code git (or, in a source
     archive, the committed rendering's cache) can give; None without one."""
     for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
-        for commit in reversed(codes[run.folder]["commits"]):
+        for commit in reversed(codes[run.folder].commits):
             if model_code.sources_or_cached(commit):
                 return commit
     return None
@@ -123,49 +125,40 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     judged = [run for run in all_runs if load.judges_claims(run)]
     tables = [claim_table(judged, objective) for objective in BY_NAME.values()
               if not objective.gamma_from_noise or any(run.judged(objective)[0] for run in judged)]
-    sections = [run_sections(run, figures, output / "runs") | {
-        "code": codes[run.folder], "old_rule": bool(run.series) and not sweep_read.timed_to_targets(run.series),
-        "folder_name": run.folder.name} for run in all_runs]
+    sections = [dataclasses.replace(run_sections(run, figures, output / "runs"), code=codes[run.folder],
+                                    old_rule=bool(run.series) and not sweep_read.timed_to_targets(run.series))
+                for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
-    return number_figures({
-        "first_screen": first_screen(judged, codes) | {"legend": first_screen_legend()},
-        "older_rule": history_rows(tables[0], judged, sections), "design": design_rows(all_runs),
-        "retired": read_retired(pathlib.Path(reference or paths.REFERENCE).parent / "retired.jsonl"),
-        "mechanism": mechanism(decomposed, shown_run),
-        "environments": [environment for run in all_runs for environment in load.run_environments(run)],
-        "mirror_commit": mirror_commit(all_runs, codes),
-        "answer_figure": answer_figure_shown(all_runs, figures, output),
-        "claim_tables": tables, "claims": CLAIMS, "rules": RULES, "judged_runs": judged,
-        "independence": machine_kinds(all_runs),
-        "sensitivity": sensitivity_table(judged, sections),
-        "runs": sections,
-        "claim_runs": [s for run, s in zip(all_runs, sections, strict=True) if load.judges_claims(run)],
-        "decomposed": decomposed, "unidentifiable": unidentifiable(all_runs),
-        "mirror_rows": mirror_rows, "mirror_total": mirror_total, "identical": identical, "mirror_sources": sources,
-        "profiles": PROFILES, "figures": main_figures(all_runs, figures, output),
-        "same_solution": claims.SAME_SOLUTION_STDERR, "stopped_at_optimum": STOPPED_AT_OPTIMUM,
-        "target_se": optimum.TARGET, "optimum_tol": optimum.OPTIMUM_TOL,
-        "model": relative(PAPER / "MODEL.md", output),
-        "reference_folder": shown(reference or paths.REFERENCE), "own": any(run.own for run in all_runs),
-        "retrievals": [section["retrieval"] for section in sections if section["retrieval"]],
-        "against_jax": [line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
-        "against_scipy": [line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
-        "closure": closure_shown(all_runs),
-        "srt_noise": NOISE,
-        "jax_points": JAX_POINTS,
-        "retrieval_figure": retrieval_figure(all_runs, figures, output),
-        "real_maps": real_maps_shown(all_runs, sections, figures, output),
-    })
+    return number_figures(ReportContext(
+        first_screen=first_screen(judged, codes) | {"legend": first_screen_legend()},
+        older_rule=history_rows(tables[0], judged, sections), design=design_rows(all_runs),
+        retired=read_retired(pathlib.Path(reference or paths.REFERENCE).parent / "retired.jsonl"),
+        mechanism=mechanism(decomposed, shown_run),
+        environments=[environment for run in all_runs for environment in load.run_environments(run)],
+        mirror_commit=mirror_commit(all_runs, codes), answer_figure=answer_figure_shown(all_runs, figures, output),
+        claim_tables=tables, claims=CLAIMS, rules=RULES, judged_runs=judged, independence=machine_kinds(all_runs),
+        sensitivity=sensitivity_table(judged, sections), runs=sections,
+        claim_runs=[s for run, s in zip(all_runs, sections, strict=True) if load.judges_claims(run)],
+        decomposed=decomposed, unidentifiable=unidentifiable(all_runs), mirror_rows=mirror_rows,
+        mirror_total=mirror_total, identical=identical, mirror_sources=sources, profiles=PROFILES,
+        figures=main_figures(all_runs, figures, output), same_solution=claims.SAME_SOLUTION_STDERR,
+        stopped_at_optimum=STOPPED_AT_OPTIMUM, target_se=optimum.TARGET, optimum_tol=optimum.OPTIMUM_TOL,
+        model=relative(PAPER / "MODEL.md", output), reference_folder=shown(reference or paths.REFERENCE),
+        own=any(run.own for run in all_runs),
+        retrievals=[section.retrieval for section in sections if section.retrieval],
+        against_jax=[line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
+        against_scipy=[line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
+        closure=closure_shown(all_runs), srt_noise=NOISE, jax_points=JAX_POINTS,
+        retrieval_figure=retrieval_figure(all_runs, figures, output),
+        real_maps=real_maps_shown(all_runs, sections, figures, output)))
 
 
-
-
-def number_figures(values):
+def number_figures(values: ReportContext) -> ReportContext:
     """Number the main report's figures in the order a reader meets them (the answer's, the paper's figures, the
     cold starts', the real maps'): each caption's 'Figure N: ' written here, whatever file it comes from."""
-    shown = [values["answer_figure"], *values["figures"], values["retrieval_figure"],
-             *((values["real_maps"] or {}).get("figures") or [])]
+    shown = [values.answer_figure, *values.figures, values.retrieval_figure,
+             *(values.real_maps.figures if values.real_maps else [])]
     for index, figure in enumerate((figure for figure in shown if figure), 1):
         caption = figure["caption"]  # "Figure 2 (the paper's figure): ..." where a caption opens with a parenthesis
         figure["caption"] = f"Figure {index}{'' if caption.startswith('(') else ':'} {caption}"
@@ -178,7 +171,7 @@ def real_maps_shown(all_runs, sections, figures, output):
     shown_run = real_maps_run(all_runs)
     if shown_run is None:
         return None
-    section = next(s["real_maps"] for run, s in zip(all_runs, sections, strict=True) if run is shown_run)
+    section = next(s.real_maps for run, s in zip(all_runs, sections, strict=True) if run is shown_run)
     if section is None:
         return None
     kind = (shown_run.machine.cpu, shown_run.machine.cpu_count)
@@ -186,12 +179,14 @@ def real_maps_shown(all_runs, sections, figures, output):
     same_machine = sorted(all_runs, key=lambda run: (run is not shown_run, run is not answering,
                                                      (run.machine.cpu, run.machine.cpu_count) != kind))
     beside = next(((run, found) for run in same_machine if (found := simulated_beside(run))), None)
-    simulated = beside and beside[1] | {"title": beside[0].title, "measure": "time to solution" if
-                                        sweep_read.timed_to_targets(beside[0].series) else "the sweep's time to stop"}
-    return section | {"title": shown_run.title, "appendix": f"runs/{shown_run.appendix_name}.md",
-                      "simulated": simulated, "findings": real_maps_findings(section), "pyoof": pyoof_lines(section),
-                      "terms": any(s["source"] and s["source"].terms_effect for s in section["sources"]),
-                      "figures": [shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)]}
+    simulated = beside and dataclasses.replace(
+        beside[1], title=beside[0].title,
+        measure="time to solution" if sweep_read.timed_to_targets(beside[0].series) else "the sweep's time to stop")
+    return dataclasses.replace(
+        section, title=shown_run.title, appendix=f"runs/{shown_run.appendix_name}.md", simulated=simulated,
+        findings=real_maps_findings(section), pyoof=pyoof_lines(section),
+        terms=any(s.source and s.source.terms_effect for s in section.sources),
+        figures=[shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)])
 
 
 def machine_kinds(all_runs):
@@ -213,12 +208,13 @@ def closure_shown(all_runs):
     levels = {}
     for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
         summary = closure_summary(run.folder / "closure")
-        if summary and summary["noise"] not in levels:
-            levels[summary["noise"]] = summary | {"title": run.title, "appendix": f"runs/{run.appendix_name}.md"}
+        if summary and summary.noise not in levels:
+            levels[summary.noise] = dataclasses.replace(summary, title=run.title,
+                                                        appendix=f"runs/{run.appendix_name}.md")
     if not levels:
         return None
     main = levels.get(NOISE, next(iter(levels.values())))
-    return main | {"levels": sorted(levels.values(), key=lambda level: -level["noise"])}
+    return dataclasses.replace(main, levels=sorted(levels.values(), key=lambda level: -level.noise))
 
 
 def answer_figure_shown(all_runs, figures, output):
@@ -274,14 +270,14 @@ PAGES = ("REPORT.md", "DETAILS.md", "REAL_MAPS.md", "METHODS.md")
 def rendered(values, own_runs, output):
     """The texts of render_all from the context's values."""
     env = environment()
-    texts = {name: env.get_template(f"{name}.j2").render(**values) for name in PAGES}
-    for run in values["runs"]:
-        texts[run["appendix"]] = env.get_template("RUN.md.j2").render(
-            run=run, profiles=values["profiles"], same_solution=values["same_solution"],
-            stopped_at_optimum=values["stopped_at_optimum"], report=relative(output / "REPORT.md", output / "runs"))
-    texts[MIRROR_PAGE] = side_by_side_page(values["mirror_sources"])
+    texts = {name: env.get_template(f"{name}.j2").render(**vars(values)) for name in PAGES}
+    for run in values.runs:
+        texts[run.appendix] = env.get_template("RUN.md.j2").render(
+            run=run, profiles=values.profiles, same_solution=values.same_solution,
+            stopped_at_optimum=values.stopped_at_optimum, report=relative(output / "REPORT.md", output / "runs"))
+    texts[MIRROR_PAGE] = side_by_side_page(values.mirror_sources)
     if output.resolve() == PAPER.resolve() and not own_runs:
-        texts[model_code.CACHE_NAME] = model_code.cache_text(values["environments"], values["mirror_commit"])
+        texts[model_code.CACHE_NAME] = model_code.cache_text(values.environments, values.mirror_commit)
     return texts
 
 
@@ -344,7 +340,7 @@ def your_runs_summary(values, output):
     each paper claim's value and verdict under each objective it measured, the load beside a timing verdict), then
     where the report is."""
     lines = []
-    for answer in values["first_screen"]["answers"]:
+    for answer in values.first_screen["answers"]:
         if not answer.run.own:
             continue
         machine = answer.run.machine

@@ -87,8 +87,8 @@ def run_caveats(run, code: dict, objectives, rows) -> list[str]:
                           + claim.caveats_on([(short_name(run), run, judgement.found)], objective)
                           if note not in notes]
         caveats += [f"**{claim.id}**: {'; '.join(notes)}."] if notes else []
-    if code["stale"]:
-        commits = ", ".join(commit[:7] for commit in code["commits"])
+    if code.stale:
+        commits = ", ".join(commit[:7] for commit in code.commits)
         caveats.append(f"Made with older model code (commit {commits}; the modules that differ from this commit's: "
                        "[the runs](DETAILS.md#runs)).")
     if run.sweeps and not measured_quiet(run):
@@ -119,7 +119,7 @@ def history_line(run, reference: design.Reference, code: dict) -> str:
              for claim in reference.protocol.checks]
     values = "; ".join(f"{claim.id} {claim.briefly(verdict)}" for claim, verdict in found
                        if verdict.verdict != NOT_MEASURED)
-    limits = (["older code"] if code["stale"] else []) + (
+    limits = (["older code"] if code.stale else []) + (
         ["time to stop"] if run.series and not sweep_read.timed_to_targets(run.series) else [])
     made = reference.protocol.name + (f"; {', '.join(limits)}" if limits else "")
     return f"{short_name(run)} ({made}): {values or 'nothing measured'}, indicative only"
@@ -140,7 +140,7 @@ def lead(answer: RunAnswer, code: dict) -> str:
     """The sentence above a run's table: whose run, how it was made, and C3 under each objective it measured."""
     run = answer.run
     state = "quiet at every point" if answer.quiet else "on a loaded machine"
-    made = "model code = this commit's" if code["stale"] is False else "older model code" if code["stale"] \
+    made = "model code = this commit's" if code.stale is False else "older model code" if code.stale \
         else "model code unknown"
     threads = cores_of(run, answer.objectives[0]) if answer.objectives else "no sweep"
     text = (f"{'Your run' if run.own else 'The reference run'} ({answer.name}; {answer.reference.protocol.name}, "

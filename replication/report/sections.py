@@ -76,7 +76,7 @@ def retrieval_section(run, appendix):
     if not name:
         return None
     success = cold_start.success_table(records)
-    methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
+    methods = sorted({method for row in success for method in row.cells}, key=lambda m: (m[0].sort_key(), m[1]))
     cold = retrieval_claims(records)
     truth = judge_timed(run.series)
     judged_claims = []
@@ -171,7 +171,7 @@ def run_load(run):
     summary = load_summary(run_loads(run))
     long = f"the {summary.judged} points that lasted {MIN_WINDOW_S:g} s or more (shorter ones cannot tell)"
     if not summary.recorded:
-        text = "load not recorded (runs before 2026-12-03)"
+        text = "load not recorded (made before the load was)"
     elif not summary.judged:
         text = f"load not judged: no point lasted {MIN_WINDOW_S:g} s (shorter ones cannot tell)"
     elif not summary.loaded:
@@ -193,27 +193,60 @@ def peer_floors(run):
     return fastest_floors(run.bench_peers, count) or fastest_floors(run.bench, count)
 
 
-def run_sections(run, figures, start):
+@dataclasses.dataclass(frozen=True)
+class RunSection:
+    """What an appendix (and the report's tables of runs) shows of one run: its names and note, its machine and
+    environment, its sweeps' tables, checks, comparisons, benches, retrieval and real maps; as render.context adds
+    them, how its model code stands (cells.run_code) and whether its sweep is judged by the older rule."""
+
+    title: str
+    folder: str
+    folder_name: str
+    own: bool
+    note: str | None
+    nodes: object
+    appendix: str
+    decomposition: object
+    peers: object
+    peers_check: object
+    bench_peers: object
+    machine: object
+    environment: object
+    profile: object
+    load: object
+    sweeps: list
+    crosscheck: object
+    crosscheck_checks: list
+    crosscheck_summary: object
+    crosscheck_fits: list
+    bench: object
+    bench_targets: object
+    bench_profiles: object
+    allocator: object
+    compiled: object
+    figures: list
+    retrieval: dict | None
+    real_maps: object
+    code: object = None
+    old_rule: bool = False
+
+
+def run_sections(run, figures, start) -> RunSection:
     """What an appendix shows of one run: its sweeps' tables, checks, comparisons and benches."""
     note = run.info.note
-    return {"title": run.title, "folder": shown(run.folder), "own": run.own, "note": note and plain(note),
-            "nodes": run.nodes, "appendix": f"runs/{run.appendix_name}.md",
-            "decomposition": claim_mechanism.decomposition(run.series),
-            "peers": peers_read.peers(run.series, peer_floors(run)),
-            "peers_check": run.peers_check, "bench_peers": run.bench_peers,
-            "machine": run.machine, "environment": environment_of(run), "profile": run.profile, "load": run_load(run),
-            "sweeps": sweep_sections(run), "crosscheck": run.crosscheck,
-            "crosscheck_checks": run.crosscheck.checks if run.crosscheck else [],
-            "crosscheck_summary": crosscheck_summary(run),
-            "crosscheck_fits": [fit_row(fit) for fit in (run.crosscheck.fits if run.crosscheck else [])
-                                if fit.convergence],
-            "bench": run.bench, "bench_targets": bench_targets(run.bench),
-            "bench_profiles": bench_profiles(run.bench),
-            "allocator": allocator_effect(run.bench, run.bench_default),
-            "compiled": compiled_reading(run.bench_compile),
-            "figures": run_figures(run, figures, start),
-            "retrieval": retrieval_section(run, f"runs/{run.appendix_name}.md"),
-            "real_maps": real_maps_section(run)}
+    return RunSection(
+        title=run.title, folder=shown(run.folder), folder_name=run.folder.name, own=run.own,
+        note=note and plain(note), nodes=run.nodes, appendix=f"runs/{run.appendix_name}.md",
+        decomposition=claim_mechanism.decomposition(run.series),
+        peers=peers_read.peers(run.series, peer_floors(run)), peers_check=run.peers_check,
+        bench_peers=run.bench_peers, machine=run.machine, environment=environment_of(run), profile=run.profile,
+        load=run_load(run), sweeps=sweep_sections(run), crosscheck=run.crosscheck,
+        crosscheck_checks=run.crosscheck.checks if run.crosscheck else [], crosscheck_summary=crosscheck_summary(run),
+        crosscheck_fits=[fit_row(fit) for fit in (run.crosscheck.fits if run.crosscheck else []) if fit.convergence],
+        bench=run.bench, bench_targets=bench_targets(run.bench), bench_profiles=bench_profiles(run.bench),
+        allocator=allocator_effect(run.bench, run.bench_default), compiled=compiled_reading(run.bench_compile),
+        figures=run_figures(run, figures, start), retrieval=retrieval_section(run, f"runs/{run.appendix_name}.md"),
+        real_maps=real_maps_section(run))
 
 
 JAX_POINTS = (256, 512)
@@ -242,6 +275,51 @@ def against_jax(run, code=None):
                   if npix in JAX_POINTS]
         if ratios:
             ranges.append({"what": what, "low": times(min(ratios), False), "high": times(max(ratios), False)})
-    commits = ", ".join(commit[:7] for commit in (code or {}).get("commits", []))
+    commits = ", ".join(commit[:7] for commit in (code.commits if code else []))
     return {"title": run.title, "appendix": run.appendix_name, "ranges": ranges,
             "code": f"model code of commit {commits}" if commits else "model code not recorded"} if ranges else None
+
+
+@dataclasses.dataclass
+class ReportContext:
+    """Everything the report's pages show (each template reads these names), read from the run folders."""
+
+    first_screen: dict
+    older_rule: list
+    design: list
+    retired: list
+    mechanism: str | None
+    environments: list
+    mirror_commit: str | None
+    answer_figure: dict | None
+    claim_tables: list
+    claims: tuple
+    rules: object
+    judged_runs: list
+    independence: list
+    sensitivity: object
+    runs: list
+    claim_runs: list
+    decomposed: object
+    unidentifiable: list
+    mirror_rows: list
+    mirror_total: object
+    identical: object
+    mirror_sources: dict
+    profiles: dict
+    figures: list
+    same_solution: float
+    stopped_at_optimum: float
+    target_se: float
+    optimum_tol: float
+    model: str
+    reference_folder: str
+    own: bool
+    retrievals: list
+    against_jax: list
+    against_scipy: list
+    closure: object
+    srt_noise: float
+    jax_points: tuple
+    retrieval_figure: dict | None
+    real_maps: object

@@ -14,7 +14,7 @@ OBJECTIVE = CAUCHY
 def shown_runs(judged_runs, sections):
     """The runs the table shows: those judged by today's rule, then older ones with a GPU series (the only
     evidence for C1 and C2, marked as judged by the older rule)."""
-    old = {section["folder_name"]: section["old_rule"] for section in sections}
+    old = {section.folder_name: section.old_rule for section in sections}
     today = [run for run in judged_runs if not old[run.folder.name]]
     gpu = [run for run in judged_runs if old[run.folder.name] and TORCH_CUDA in run.judged(OBJECTIVE)[1]]
     return today + gpu, {run.folder.name: old[run.folder.name] for run in today + gpu}

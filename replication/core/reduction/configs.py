@@ -92,6 +92,11 @@ class Source:
         """The dish and the observation as the model takes them."""
         return reference_numpy.Telescope(**self.dish, wavelength=self.wavelength, dz=self.dz)
 
+    def without_legs(self) -> Source:
+        """The same source on a dish without support legs (as pyoof fits the SRT: its block_srt_wo_legs)."""
+        return dataclasses.replace(self, dish={key: value for key, value in self.dish.items()
+                                               if key not in (*LEGS, *LEGS_OPTIONAL)})
+
 
 def config_text(path: pathlib.Path) -> str:
     """The text of a configuration file: a regular file, not a link, of at most MAX_CONFIG_BYTES."""

@@ -4,6 +4,7 @@ test alike."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -42,7 +43,7 @@ def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol:
         sigma = float(sigma)
         if sigma not in profile:
             stages = fit_ladder(impl, plain.with_taper(sigma), orders, npix, tol)
-            profile[sigma] = stages[-1]["fun"] if math.isfinite(stages[-1]["fun"]) else math.inf
+            profile[sigma] = stages[-1].fun if math.isfinite(stages[-1].fun) else math.inf
         return profile[sigma]
 
     for sigma in TAPERS:
@@ -55,10 +56,26 @@ def choose_taper(observation: Observation, orders=ORDERS, npix: int = NPIX, tol:
     return observation.with_taper(best), dict(sorted(profile.items()))
 
 
+@dataclasses.dataclass(frozen=True)
+class LadderStage:
+    """One order of a ladder: its time as a user meets it (s), scipy's counts, success and message, the objective
+    and the parameters where it ended, the objective's scale (noise units) it was fitted at."""
+
+    order: int
+    seconds: float
+    nit: int
+    nfev: int
+    success: bool
+    message: str
+    fun: float
+    x: list[float]
+    width: float
+
+
 def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, tol: float = TOL,
-               rescale: bool = False):
+               rescale: bool = False) -> list[LadderStage]:
     """Fit the orders in turn, each from the last one's result, timing each stage as a user meets it (setup,
-    prepared maps and fit): a list of {order, seconds, nit, nfev, success, message, fun, x, width} per order; the
+    prepared maps and fit): one LadderStage per order; the
     per-map terms join at the last order (Observation.at_stage), and where the observation whitens its maps, the
     last order's fit is refitted whitened (fit_stage). rescale: each stage's objective scale estimated from the
     residuals at its start (residual_width), not the noise's."""
@@ -77,9 +94,9 @@ def fit_ladder(impl, observation: Observation, orders=ORDERS, npix: int = NPIX, 
         impl.synchronize()
         seconds = time.perf_counter() - start
         params = np.asarray(result.x, dtype=np.float64)
-        stages.append({"order": order, "seconds": seconds, "nit": int(result.nit), "nfev": int(result.nfev),
-                       "success": bool(result.success), "message": str(result.message), "fun": float(result.fun),
-                       "x": [float(v) for v in params], "width": observation.width})
+        stages.append(LadderStage(order, seconds, int(result.nit), int(result.nfev), bool(result.success),
+                                  str(result.message), float(result.fun), [float(v) for v in params],
+                                  observation.width))
     return stages
 
 

@@ -11,12 +11,14 @@ LaTeX).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import sys
 import time
 
 import numpy as np
 
+from replication.core.records import Count, Number, Order, Record, Seconds, Vector, as_typed, check_vectors, read_typed
 from replication.core.reduction import sources as real_sources
 from replication.core.results import RunError
 
@@ -111,10 +113,31 @@ def pyoof_phase(coefficients, radius):
     return np.where(np.hypot(xx, yy) <= radius, phi, np.nan)
 
 
+@dataclasses.dataclass(frozen=True)
+class PyoofOrder:
+    """One order of pyoof's fits of one source: its time (s), evaluations, how scipy's least squares ended (status 0:
+    at its evaluation limit), its cost, the parameters pyoof wrote and its phase map (PHASE_PIXELS a side, rad)."""
+
+    source: str
+    order: int
+    seconds: float
+    nfev: int
+    status: int
+    success: bool
+    message: str
+    cost: float
+    params: list[float]
+    phase: np.ndarray | None = None
+
+    def record(self) -> dict:
+        """The order as its record holds it (the phase goes to an .npz of its own)."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self) if field.name != "phase"}
+
+
 def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: pathlib.Path,
-                   config: pathlib.Path | None):
-    """pyoof's fits of one source, orders 1..max_order: per order its time, evaluations, how it ended and its
-    phase map; config: the pyoof_opt_vars.yaml saying what it fits (None: pyoof's defaults)."""
+                   config: pathlib.Path | None) -> list[PyoofOrder]:
+    """pyoof's fits of one source, orders 1..max_order, each a PyoofOrder; config: the pyoof_opt_vars.yaml saying
+    what it fits (None: pyoof's defaults)."""
     from astropy.io import ascii
     from pyoof import aperture, extract_data_pyoof, telgeometry
 
@@ -135,8 +158,8 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
     for order, call in zip(range(1, max_order + 1), module.optimize.calls, strict=True):
         table = ascii.read(str(output / f"fitpar_n{order}.csv"))
         params = np.array(table["parfit"], dtype=float)
-        records.append({"source": observation.source.name, "order": order, **call,
-                        "params": [float(v) for v in params], "phase": pyoof_phase(params[4:], dish["radius"])})
+        records.append(PyoofOrder(source=observation.source.name, order=order, **call,
+                                  params=[float(v) for v in params], phase=pyoof_phase(params[4:], dish["radius"])))
     return records
 
 
@@ -164,3 +187,31 @@ def exit_status(parser: argparse.ArgumentParser, fitting) -> int:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+class PyoofFit(Record):
+    """One order of pyoof's fits of one source of real maps as its record holds it (PyoofOrder.record and pyoof's
+    version: replication.studies.real_maps.pyoof_peer writes them)."""
+
+    source: str
+    order: Order
+    seconds: Seconds
+    nfev: Count
+    status: int
+    success: bool
+    message: str
+    cost: Number
+    params: Vector
+    pyoof: str
+
+
+def check_pyoof_fit(path: pathlib.Path, number: int, record: dict) -> PyoofFit:
+    """A pyoof fit record as read, typed and validated."""
+    fit = as_typed(path, number, record, PyoofFit)
+    check_vectors(path, number, {"params": fit.params}, len(fit.params))
+    return fit
+
+
+def read_pyoof(path: pathlib.Path, strict: bool = False) -> list[PyoofFit]:
+    """pyoof's fits of the real maps, one per source and order, validated and typed."""
+    return read_typed(path, check_pyoof_fit, lambda fit: (fit.source, fit.order), "source and order", False, strict)

@@ -58,7 +58,7 @@ def higher_orders_and_moves(observation: Observation, x, order: int, npix: int, 
     base = np.asarray(x, dtype=np.float64)
     base_value = objective_at(observation, base, order, npix)
     base_count = setup_for(torch_impl, observation, order, npix).nparams
-    found = {"orders": orders, "parameters": [], "lower_by": [], "p_value": [], "moved_um": []}
+    parameters, lower_bys, p_values, moved_um = [], [], [], []
     previous, moves = base, {order: None}
     for higher in orders:
         setup = setup_for(impl, observation, higher, npix)
@@ -72,20 +72,22 @@ def higher_orders_and_moves(observation: Observation, x, order: int, npix: int, 
         numpy_setup = setup_for(of(series.NUMPY), observation, higher, npix)
         moved = surface_error(previous - next_start(base, numpy_setup, observation.map_terms), numpy_setup,
                               observation.source.wavelength)
-        found["parameters"].append(added)
-        found["lower_by"].append(lower_by)
-        found["p_value"].append(float(scipy.stats.chi2.sf(2 * max(lower_by, 0.0), added)))
-        found["moved_um"].append(rms(moved))
+        parameters.append(added)
+        lower_bys.append(lower_by)
+        p_values.append(float(scipy.stats.chi2.sf(2 * max(lower_by, 0.0), added)))
+        moved_um.append(rms(moved))
         moves[higher] = moved
-    return found | {"chosen": order_rule(order, found), "significant_p": SIGNIFICANT_P}, moves
+    return {"orders": orders, "parameters": parameters, "lower_by": lower_bys, "p_value": p_values,
+            "moved_um": moved_um, "chosen": order_rule(order, orders, lower_bys, parameters),
+            "significant_p": SIGNIFICANT_P}, moves
 
 
-def order_rule(order: int, found: dict) -> int:
-    """The lowest order, from `order` up, beyond which no higher order fitted lowers the objective significantly
-    (SIGNIFICANT_P, for the parameters it adds beyond that order); the highest order fitted where even it is called
-    for (then the maps ask for at least that order)."""
-    orders, lower = [order, *found["orders"]], [0.0, *found["lower_by"]]
-    counts = [0, *found["parameters"]]
+def order_rule(order: int, higher: list[int], lower_by: list[float], parameters: list[int]) -> int:
+    """The lowest order, from `order` up, beyond which no higher order fitted (higher, each lowering the objective by
+    lower_by with parameters more) lowers the objective significantly (SIGNIFICANT_P, for the parameters it adds
+    beyond that order); the highest order fitted where even it is called for (then the maps ask for at least that
+    order)."""
+    orders, lower, counts = [order, *higher], [0.0, *lower_by], [0, *parameters]
     for place, candidate in enumerate(orders):
         beyond = range(place + 1, len(orders))
         if all(scipy.stats.chi2.sf(2 * max(lower[k] - lower[place], 0.0), counts[k] - counts[place]) > SIGNIFICANT_P

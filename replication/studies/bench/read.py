@@ -6,7 +6,6 @@ import statistics
 from reference_numpy.gradient import STEPS
 from replication.core.format import times
 from replication.core.registry import floor_step
-from replication.core.series import RENAMED
 from replication.studies.bench.records import AUTOGRAD_PARTS
 
 TARGET_POINT = (2, 5)
@@ -103,7 +102,7 @@ def bench_profiles(bench):
     keep = 5 if 5 in orders else (orders[0] if orders else None)
     order = {step: place for place, step in enumerate(STEPS + AUTOGRAD_PARTS)}
     return [{"threads": row.threads, "npix": row.npix, "nzern": row.nzern,
-             "walk": " ".join(RENAMED.get(word, word) for word in walk.split()),
+             "walk": walk,
              "steps": dict(sorted(steps.items(), key=lambda item: order.get(item[0], len(order)))),
              "total": sum(steps.values()),
              "floor": row.ms[floor_step(walk)]}

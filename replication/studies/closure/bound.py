@@ -21,9 +21,9 @@ import torch_impl
 from replication.core import measurement
 from replication.core.environment import git_commit, thread_limits
 from replication.core.records import as_written
-from replication.core.reduction.sources import SOURCES, map_region, surface_error
+from replication.core.reduction.sources import map_region, surface_error
 from replication.core.results import append_record
-from replication.studies.closure.maps import SCAN_CORRELATION, check_noise, check_seeds, simulated_maps
+from replication.studies.closure.maps import SCAN_CORRELATION, SOURCE, check_noise, check_seeds, simulated_maps
 from replication.studies.closure.records import BOUND_FILE, CLOSURE_FILE, WITHIN_UM, check_bound, read_bound
 from torch_impl.beams import from_fft_order, model_power
 
@@ -68,7 +68,7 @@ def scan_correlated(columns, shape) -> np.ndarray:
 def surface_gram(setup, nparams) -> np.ndarray:
     """G with rms(surface error)^2 = z G z for Zernike errors z (micrometres^2 per unit coefficient^2): the surface
     error (sources.surface_error: along the normal, tilts and piston removed) is linear in the coefficients."""
-    wavelength = SOURCES[0].wavelength
+    wavelength = SOURCE.wavelength
     zero = surface_error(np.zeros(nparams), setup, wavelength)
     per_term = np.array([surface_error(np.eye(nparams)[k], setup, wavelength) - zero
                          for k in range(setup.basis.shape[0])])
@@ -107,7 +107,7 @@ def run_bound(folder: pathlib.Path, seeds: int, identity: dict, threads: int = 2
     noise = check_noise(identity["noise"])
     measurement.check_identity(folder, identity, records=(BOUND_FILE, CLOSURE_FILE))  # records hold noise, npix
     path = folder / BOUND_FILE
-    done = {record["seed"] for record in read_bound(path, repair=True)} if path.is_file() else set()
+    done = {record.seed for record in read_bound(path, repair=True)} if path.is_file() else set()
     todo = [seed for seed in range(check_seeds(seeds)) if seed not in done]
     measurement.record_identity(folder, identity)
     commit = git_commit()

@@ -25,7 +25,6 @@ from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_MODES, 
 from replication.core.reduction.sources import (
     NPIX,
     ORDERS,
-    SOURCES,
     TAPER_TOL,
     TOL,
     observation_of,
@@ -35,12 +34,13 @@ from replication.core.reduction.sources import (
 )
 from replication.core.reduction.surface import surface_uncertainty
 from replication.core.reduction.truncation import higher_orders_and_moves
-from replication.core.results import append_record, read_records
+from replication.core.results import append_record
 from replication.studies.closure.maps import (
     EQUAL_NOISE,
     MAP_TERMS,
     NOISE,
     SCAN_CORRELATION,
+    SOURCE,
     STEP,
     SURFACE_RADIANS,
     TRUE_SIGMA,
@@ -52,7 +52,7 @@ from replication.studies.closure.maps import (
     panel_surface,
     simulated_maps,
 )
-from replication.studies.closure.records import CLOSURE_FILE, check_closure
+from replication.studies.closure.records import CLOSURE_FILE, check_closure, read_closure
 
 
 def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_order=None, noise_ratios=EQUAL_NOISE,
@@ -64,20 +64,20 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_orde
     stated uncertainty covers the error (covered). whiten: yes, no or auto (WHITEN_MODES)."""
     truth_order = orders[-1] if truth_order is None else truth_order
     maps, truth, truth_setup = simulated_maps(seed, npix, truth_order, noise, noise_ratios, panels_um)
-    observation = observation_of(SOURCES[0], maps, STEP).with_per_map_noise(per_map_noise)
+    observation = observation_of(SOURCE, maps, STEP).with_per_map_noise(per_map_noise)
     observation = observation.whitened(whitens(whiten, observation.noise_correlation))
     start = time.perf_counter()
     observation, _ = choose_taper(observation, orders, npix, tol)
     stages = fit_ladder(of(series.TORCH_ADJOINT), observation, orders, npix, tol)
     seconds = time.perf_counter() - start
-    found = np.asarray(stages[-1]["x"])
-    wavelength = SOURCES[0].wavelength
+    found = np.asarray(stages[-1].x)
+    wavelength = SOURCE.wavelength
     fitted_setup = setup_for(reference_numpy, observation, orders[-1], npix)
     truth_surface = surface_error(truth, truth_setup, wavelength) + panel_surface(seed, truth_setup, panels_um)
     error = rms(surface_error(found, fitted_setup, wavelength) - truth_surface)
     account, predicted = certified(observation, found, truth, orders[-1], npix, tol, truth_surface)
     record = {"seed": seed, "npix": npix, "orders": list(orders), "sigma": observation.sigma, "true_sigma": TRUE_SIGMA,
-              "seconds": seconds, "success": all(stage["success"] for stage in stages),
+              "seconds": seconds, "success": all(stage.success for stage in stages),
               "surface_error_um": error if math.isfinite(error) else None,
               "truth_surface_um": rms(truth_surface), "x": [float(v) for v in found],
               "truth": [float(v) for v in truth], "noise_correlation": list(observation.noise_correlation),
@@ -167,7 +167,7 @@ def run_closure(folder: pathlib.Path, seeds: int, npix: int = NPIX, orders=ORDER
         environment = environment_record(threads) | {"kind": "closure"} | identity
     path = folder / CLOSURE_FILE
     measurement.check_identity(folder, identity, records=(CLOSURE_FILE,), before=IDENTITY_BEFORE)
-    done = {record["seed"] for record in read_records(path, repair=True, check=check_closure)}
+    done = {record.seed for record in read_closure(path, repair=True)}
     todo = [seed for seed in range(check_seeds(seeds)) if seed not in done]
     if not todo:
         print(f"{path}: all {seeds} seeds are done; nothing to run")

@@ -3,9 +3,11 @@ and whether the misses are the optimizer's or the noise's. Read side: no torch."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import statistics
+import types
 
 import numpy as np
 
@@ -21,88 +23,164 @@ from replication.studies.closure.records import (
     PYOOF_CLOSURE_FILE,
     TAPER_MATCH,
     WITHIN_UM,
-    read_bounds,
+    read_bound,
     read_closure,
-    read_pyoof_closure_fits,
+    read_pyoof_closure,
 )
 
 
-def closure_summary(folder):
-    """What a closure folder shows ({} where there is none): how many seeds recovered the known surface within
-    WITHIN_UM (with the 95% Wilson interval of the fraction, and whether that is at least GOAL_SHARE of them), the
-    median and worst surface errors, how often the taper was chosen right, the median time of a reduction, and how
-    many fits ended without scipy's success, and how many seeds were whitened along the scans."""
+@dataclasses.dataclass(frozen=True)
+class FisherBound:
+    """What the Fisher information predicts for the seeds reduced (fisher_bound): over how many seeds, the share our
+    reductions reached within WITHIN_UM, the mean share it predicts for our least squares and for the efficient
+    estimator, and the median rms error (um) of each."""
+
+    seeds: int
+    reached: float
+    ls_share: float
+    bound_share: float
+    ls_um: float
+    bound_um: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PyoofBeside:
+    """pyoof's reductions of the seeds it shares with ours (pyoof_closure): how many, its version and highest order,
+    its median time and ours (s), the range of pyoof's over ours, its orders stopped at its evaluation limit of those
+    fitted, the median phase error of its and ours against the truth, the truth's phase (rad rms), its convention
+    closest to the truth's."""
+
+    seeds: int
+    version: str
+    order: int
+    seconds: float
+    ours_s: float
+    ratio: list[float]
+    limited: int
+    fitted_orders: int
+    theirs_rad: float
+    ours_rad: float
+    truth_rad: float
+    closest: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosureSummary:
+    """What a closure folder shows: how many seeds recovered the known surface within WITHIN_UM (with the 95% Wilson
+    interval of the fraction, and whether that is at least GOAL_SHARE of them), the median and worst surface errors
+    (um), how often the taper was chosen right, the median time of a reduction (s), how many fits ended without
+    scipy's success, how many seeds were whitened along the scans, pyoof and the Fisher bound beside them; of the
+    seeds that record it, how the reductions stand against the truth-start optimum (certification); of those whose
+    truth went beyond the fitted orders, what the order rule chose and how much of the dish the uncertainty covers
+    (coverage); as the report shows it, the run it comes from and every noise level's summary."""
+
+    seeds: int
+    within: int
+    within_um: float
+    interval: tuple
+    goal: float
+    meets_goal: bool
+    median_um: float | None
+    worst_um: float | None
+    taper_right: int
+    taper_match: float
+    median_s: float
+    failed: int
+    npix: int
+    noise: float
+    orders: list[int]
+    truth_um: float
+    map_terms: bool
+    whitened: int
+    pyoof: PyoofBeside | None
+    bound: FisherBound | None
+    certified: int = 0
+    at_optimum: int | None = None
+    missed: int | None = None
+    noise_limited: int | None = None
+    predicted_um: float | None = None
+    beyond: int = 0
+    truth_order: int | None = None
+    panels_um: float | None = None
+    chosen_orders: list[int] = dataclasses.field(default_factory=list)
+    truncation_um: float | None = None
+    covered_statistical: float | None = None
+    covered_total: float | None = None
+    title: str = ""
+    appendix: str = ""
+    levels: list = dataclasses.field(default_factory=list)
+
+
+def closure_summary(folder) -> ClosureSummary | None:
+    """What a closure folder shows (ClosureSummary), None where there is none."""
     path = pathlib.Path(folder) / CLOSURE_FILE
     if not path.is_file():
-        return {}
+        return None
     records = read_closure(path)
     if not records:
-        return {}
+        return None
     errors = [r.surface_error_um for r in records]
     finite = [e for e in errors if e is not None]
     within = sum(e is not None and e <= WITHIN_UM for e in errors)
-    return {"seeds": len(records), "within": within, "within_um": WITHIN_UM, "interval": wilson(within, len(records)),
-            "goal": GOAL_SHARE, "meets_goal": within >= GOAL_SHARE * len(records),
-            "median_um": statistics.median(finite) if finite else None, "worst_um": max(finite) if finite else None,
-            "taper_right": sum(abs(r.sigma - r.true_sigma) <= TAPER_MATCH + 1e-12 for r in records),
-            "taper_match": TAPER_MATCH,
-            "median_s": statistics.median(r.seconds for r in records),
-            "failed": sum(not r.success for r in records), "npix": records[0].npix, "noise": records[0].noise,
-            "orders": records[0].orders, "truth_um": statistics.median(r.truth_surface_um for r in records),
-            "map_terms": any(truth_has_terms(r) for r in records),
-            "whitened": sum(r.whitened_along is not None for r in records),
-            "pyoof": pyoof_closure(pathlib.Path(folder) / "pyoof", records),
-            "bound": fisher_bound(pathlib.Path(folder) / BOUND_FILE, records)
-            } | certification(records) | coverage(records)
+    return ClosureSummary(
+        seeds=len(records), within=within, within_um=WITHIN_UM, interval=wilson(within, len(records)),
+        goal=GOAL_SHARE, meets_goal=within >= GOAL_SHARE * len(records),
+        median_um=statistics.median(finite) if finite else None, worst_um=max(finite) if finite else None,
+        taper_right=sum(abs(r.sigma - r.true_sigma) <= TAPER_MATCH + 1e-12 for r in records), taper_match=TAPER_MATCH,
+        median_s=statistics.median(r.seconds for r in records), failed=sum(not r.success for r in records),
+        npix=records[0].npix, noise=records[0].noise, orders=records[0].orders,
+        truth_um=statistics.median(r.truth_surface_um for r in records),
+        map_terms=any(truth_has_terms(r) for r in records),
+        whitened=sum(r.whitened_along is not None for r in records),
+        pyoof=pyoof_closure(pathlib.Path(folder) / "pyoof", records),
+        bound=fisher_bound(pathlib.Path(folder) / BOUND_FILE, records), **certification(records), **coverage(records))
 
 
 def coverage(records) -> dict:
     """Of the seeds whose truth went beyond the fitted orders (closure.covered): their truth's order, the orders the
     rule chose, the median truncation systematic and the median shares of the dish within 2 sigma of the statistical
-    and of the total uncertainty; {} where none."""
+    and of the total uncertainty (ClosureSummary's fields); {} where none."""
     beyond = [r for r in records if r.covered_total is not None]
     if not beyond:
         return {}
-    return {"beyond": len(beyond), "truth_order": beyond[0].truth_order, "panels_um": beyond[0].panels_um,
-            "chosen_orders": sorted({r.chosen_order for r in beyond}),
-            "truncation_um": statistics.median(r.truncation_um or 0.0 for r in beyond),
-            "covered_statistical": statistics.median(r.covered_statistical for r in beyond),
-            "covered_total": statistics.median(r.covered_total for r in beyond)}
+    return dict(beyond=len(beyond), truth_order=beyond[0].truth_order, panels_um=beyond[0].panels_um,
+                chosen_orders=sorted({r.chosen_order for r in beyond}),
+                truncation_um=statistics.median(r.truncation_um or 0.0 for r in beyond),
+                covered_statistical=statistics.median(r.covered_statistical for r in beyond),
+                covered_total=statistics.median(r.covered_total for r in beyond))
 
 
-def summary_lines(found: dict) -> list[str]:
-    """What a closure folder found, in a few lines for the terminal (closure_summary's dict; none where empty): the
-    seeds within WITHIN_UM, the errors, what the covariance and the Fisher information predict, the taper, the fits
-    scipy flags as failed."""
+def summary_lines(found: ClosureSummary | None) -> list[str]:
+    """What a closure folder found, in a few lines for the terminal (none where there is nothing): the seeds within
+    WITHIN_UM, the errors, what the covariance and the Fisher information predict, the taper, the fits scipy flags as
+    failed."""
     if not found:
         return []
-    low, high = found["interval"]
-    seeds = found["seeds"]
-    lines = [f"{found['within']} of {seeds} seed(s) within {found['within_um']:g} um of the known surface "
-             f"(95% interval {low:.0%}-{high:.0%}; goal {found['goal']:.0%}: "
-             f"{'met' if found['meets_goal'] else 'not met'}); surface error median "
-             f"{number_um(found['median_um'])}, worst {number_um(found['worst_um'])}"]
-    predicted = found.get("predicted_um")
-    bound = found.get("bound")
+    low, high = found.interval
+    seeds = found.seeds
+    lines = [f"{found.within} of {seeds} seed(s) within {found.within_um:g} um of the known surface "
+             f"(95% interval {low:.0%}-{high:.0%}; goal {found.goal:.0%}: "
+             f"{'met' if found.meets_goal else 'not met'}); surface error median "
+             f"{number_um(found.median_um)}, worst {number_um(found.worst_um)}"]
+    predicted, bound = found.predicted_um, found.bound
     if predicted is not None or bound:
         lines.append("predicted: " + "; ".join(part for part in (
             predicted is not None and f"the fits' covariance {number_um(predicted)} (median)",
-            bound and f"the Fisher information {number_um(bound['ls_um'])} for least squares "
-                      f"{'without whitening' if found['whitened'] else '(this reduction)'}, "
-                      f"{number_um(bound['bound_um'])} for the efficient estimator (median rms, {bound['seeds']} "
+            bound and f"the Fisher information {number_um(bound.ls_um)} for least squares "
+                      f"{'without whitening' if found.whitened else '(this reduction)'}, "
+                      f"{number_um(bound.bound_um)} for the efficient estimator (median rms, {bound.seeds} "
                       "seed(s))") if part))
-    if found.get("beyond"):
-        chosen = ", ".join(map(str, found["chosen_orders"]))
-        panels = f" with panel pistons of {found['panels_um']:g} um rms" if found.get("panels_um") else ""
-        lines.append(f"truth to n = {found['truth_order']}{panels}, fitted to n = {found['orders'][-1]}: the order "
-                     "rule chose "
-                     f"n = {chosen}; truncation systematic {found['truncation_um']:.3g} um (median); error within "
-                     f"2 sigma over {found['covered_statistical']:.0%} of the dish with the "
-                     f"statistical uncertainty alone, {found['covered_total']:.0%} with the systematic (medians)")
-    lines.append(f"taper within {found['taper_match']:g} of the truth in {found['taper_right']} of {seeds}; "
-                 f"whitened along the scans in {found['whitened']} of {seeds}; "
-                 f"{found['failed']} reduction(s) with a stage scipy flags as failed; median "
-                 f"{found['median_s']:.3g} s a reduction")
+    if found.beyond:
+        chosen = ", ".join(map(str, found.chosen_orders))
+        panels = f" with panel pistons of {found.panels_um:g} um rms" if found.panels_um else ""
+        lines.append(f"truth to n = {found.truth_order}{panels}, fitted to n = {found.orders[-1]}: the order rule "
+                     f"chose n = {chosen}; truncation systematic {found.truncation_um:.3g} um (median); error within "
+                     f"2 sigma over {found.covered_statistical:.0%} of the dish with the "
+                     f"statistical uncertainty alone, {found.covered_total:.0%} with the systematic (medians)")
+    lines.append(f"taper within {found.taper_match:g} of the truth in {found.taper_right} of {seeds}; "
+                 f"whitened along the scans in {found.whitened} of {seeds}; "
+                 f"{found.failed} reduction(s) with a stage scipy flags as failed; median "
+                 f"{found.median_s:.3g} s a reduction")
     return lines
 
 
@@ -134,15 +212,14 @@ def certification(records):
     estimator's own error at this noise, no optimizer's), and the median error the fits' covariance predicts."""
     checked = [r for r in records if r.optimum_distance_se is not None]
     if not checked:
-        return {"certified": 0}
+        return {}
     missed = [r for r in checked if r.surface_error_um is None or r.surface_error_um > WITHIN_UM]
     predicted = [r.predicted_error_um for r in checked if r.predicted_error_um is not None]
-    return {"certified": len(checked),
-            "at_optimum": sum(r.optimum_distance_se <= TARGET for r in checked),
-            "missed": len(missed),
-            "noise_limited": sum(r.truth_start_error_um is not None and r.truth_start_error_um > WITHIN_UM
-                                 for r in missed),
-            "predicted_um": statistics.median(predicted) if predicted else None}
+    return dict(certified=len(checked), at_optimum=sum(r.optimum_distance_se <= TARGET for r in checked),
+                missed=len(missed),
+                noise_limited=sum(r.truth_start_error_um is not None and r.truth_start_error_um > WITHIN_UM
+                                  for r in missed),
+                predicted_um=statistics.median(predicted) if predicted else None)
 
 
 def fisher_bound(path, records):
@@ -151,15 +228,15 @@ def fisher_bound(path, records):
     estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions reached."""
     if not path.is_file():
         return None
-    pairs = same_maps(read_bounds(path), "order", records)
+    pairs = same_maps(read_bound(path), "order", records)
     if not pairs:
         return None
     reached = [r.surface_error_um is not None and r.surface_error_um <= WITHIN_UM for _, r in pairs]
-    return {"seeds": len(pairs), "reached": sum(reached) / len(pairs),
-            "ls_share": statistics.fmean(fit.ls_share for fit, _ in pairs),
-            "bound_share": statistics.fmean(fit.bound_share for fit, _ in pairs),
-            "ls_um": statistics.median(fit.ls_rms_um for fit, _ in pairs),
-            "bound_um": statistics.median(fit.bound_rms_um for fit, _ in pairs)}
+    return FisherBound(seeds=len(pairs), reached=sum(reached) / len(pairs),
+                       ls_share=statistics.fmean(fit.ls_share for fit, _ in pairs),
+                       bound_share=statistics.fmean(fit.bound_share for fit, _ in pairs),
+                       ls_um=statistics.median(fit.ls_rms_um for fit, _ in pairs),
+                       bound_um=statistics.median(fit.bound_rms_um for fit, _ in pairs))
 
 
 def pyoof_closure(folder, records):
@@ -172,22 +249,21 @@ def pyoof_closure(folder, records):
     path = folder / PYOOF_CLOSURE_FILE
     if not path.is_file():
         return None
-    pairs = same_maps(read_pyoof_closure_fits(path), "max_order", records)
+    pairs = same_maps(read_pyoof_closure(path), "max_order", records)
     if not pairs:
         return None
     rows = [seed_beside_pyoof(folder, fit, record) for fit, record in pairs]
-    conventions = [row["closest"] for row in rows]
-    ratios = [row["theirs_s"] / row["ours_s"] for row in rows]
-    return {"seeds": len(rows), "version": pairs[0][0].pyoof, "order": pairs[0][0].max_order,
-            "seconds": statistics.median(row["theirs_s"] for row in rows),
-            "ours_s": statistics.median(row["ours_s"] for row in rows),
-            "ratio": [min(ratios), max(ratios)],
-            "limited": sum(len(fit.limited) for fit, _ in pairs),
-            "fitted_orders": sum(fit.max_order for fit, _ in pairs),
-            "theirs_rad": statistics.median(row["theirs_rad"] for row in rows),
-            "ours_rad": statistics.median(row["ours_rad"] for row in rows),
-            "truth_rad": statistics.median(row["truth_rad"] for row in rows),
-            "closest": max(set(conventions), key=conventions.count)}
+    conventions = [row.closest for row in rows]
+    ratios = [row.theirs_s / row.ours_s for row in rows]
+    return PyoofBeside(seeds=len(rows), version=pairs[0][0].pyoof, order=pairs[0][0].max_order,
+                       seconds=statistics.median(row.theirs_s for row in rows),
+                       ours_s=statistics.median(row.ours_s for row in rows), ratio=[min(ratios), max(ratios)],
+                       limited=sum(len(fit.limited) for fit, _ in pairs),
+                       fitted_orders=sum(fit.max_order for fit, _ in pairs),
+                       theirs_rad=statistics.median(row.theirs_rad for row in rows),
+                       ours_rad=statistics.median(row.ours_rad for row in rows),
+                       truth_rad=statistics.median(row.truth_rad for row in rows),
+                       closest=max(set(conventions), key=conventions.count))
 
 
 def maps_of(record, order) -> tuple:
@@ -216,6 +292,7 @@ def seed_beside_pyoof(folder, fit, record):
     ours = our_phase(record.x, order, theirs.shape[0])
     against_truth = compare_phases(truth, theirs)
     closest = min(against_truth, key=against_truth.get)
-    return {"theirs_s": fit.seconds, "ours_s": record.seconds, "closest": closest,
-            "theirs_rad": against_truth[closest], "ours_rad": float(np.sqrt(np.nanmean((ours - truth) ** 2))),
-            "truth_rad": float(np.sqrt(np.nanmean(truth**2)))}
+    return types.SimpleNamespace(theirs_s=fit.seconds, ours_s=record.seconds, closest=closest,
+                                 theirs_rad=against_truth[closest],
+                                 ours_rad=float(np.sqrt(np.nanmean((ours - truth) ** 2))),
+                                 truth_rad=float(np.sqrt(np.nanmean(truth**2))))

@@ -20,9 +20,8 @@ from replication.core.records import (
     Seed,
     Vector,
     as_typed,
-    check_typed,
     check_vectors,
-    read_keyed,
+    read_typed,
 )
 from replication.core.results import RunError, read_records
 from replication.studies.closure.maps import NOISE
@@ -49,26 +48,16 @@ class PyoofClosureFit(Record):
     """The maps' noise (a fraction of the in-focus peak); records before 2026-12-04 were all made at NOISE."""
 
 
-def maps_noise(record: dict) -> float:
-    """The noise a closure record as written had its maps made at (a fraction of the in-focus peak): NOISE before it
-    was recorded (pyoof's closure records before 2026-12-04); typed records carry it as their noise."""
-    return record.get("noise", NOISE)
+def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> PyoofClosureFit:
+    """A pyoof closure record as read, typed and validated."""
+    fit = as_typed(path, number, record, PyoofClosureFit)
+    check_vectors(path, number, {"params": fit.params}, len(fit.params))
+    return fit
 
 
-def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a pyoof closure record as read."""
-    check_typed(path, number, record, PyoofClosureFit)
-    check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
-
-
-def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """pyoof's reductions of the closure seeds as written, one per seed and grid (another grid makes other maps)."""
-    return read_keyed(path, check_pyoof_closure, lambda r: (r["seed"], r["npix"]), "seed and grid", repair, strict)
-
-
-def read_pyoof_closure_fits(path: pathlib.Path) -> list[PyoofClosureFit]:
-    """pyoof's reductions of the closure seeds for the read side, typed."""
-    return [as_typed(path, number, r, PyoofClosureFit) for number, r in enumerate(read_pyoof_closure(path), 1)]
+def read_pyoof_closure(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[PyoofClosureFit]:
+    """pyoof's reductions of the closure seeds, typed, one per seed and grid (another grid makes other maps)."""
+    return read_typed(path, check_pyoof_closure, lambda r: (r.seed, r.npix), "seed and grid", repair, strict)
 
 
 WITHIN_UM = 10.0
@@ -147,32 +136,29 @@ class ClosureBound(Record):
     git_commit: str | None = None
 
 
-def check_bound(path, number, record):
-    """Validate one bound record as read."""
-    check_typed(path, number, record, ClosureBound)
+def check_bound(path, number, record) -> ClosureBound:
+    """One bound record as read, typed and validated."""
+    return as_typed(path, number, record, ClosureBound)
 
 
-def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The Fisher predictions of a closure folder as written, one per seed."""
-    return read_keyed(path, check_bound, lambda r: r["seed"], "seed", repair, strict)
+def read_bound(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[ClosureBound]:
+    """The Fisher predictions of a closure folder, typed, one per seed."""
+    return read_typed(path, check_bound, lambda r: r.seed, "seed", repair, strict)
 
 
-def read_bounds(path: pathlib.Path) -> list[ClosureBound]:
-    """The Fisher predictions of a closure folder for the read side, typed."""
-    return [as_typed(path, number, r, ClosureBound) for number, r in enumerate(read_bound(path), 1)]
+def read_closure(path: pathlib.Path, repair: bool = False) -> list[Closure]:
+    """A closure folder's seeds (closure.jsonl), validated and typed."""
+    found = []
+    read_records(path, repair=repair, check=lambda *line: found.append(check_closure(*line)))
+    return found
 
 
-def read_closure(path: pathlib.Path) -> list[Closure]:
-    """A closure folder's seeds (closure.jsonl) for the read side, validated and typed."""
-    return [as_typed(path, number, r, Closure) for number, r in enumerate(read_records(path, check=check_closure),
-                                                                          1)]
-
-
-def check_closure(path, number, record):
-    """Validate one closure record as read: an error names the file, the line and the key."""
-    check_typed(path, number, record, Closure)
-    beyond = record.get("truth_order") is not None and record["truth_order"] > record["orders"][-1]
-    if beyond and len(record["truth"]) <= len(record["x"]):
-        raise RunError(f"{path}: line {number}, key 'truth': a truth of order {record['truth_order']} beyond the "
-                       f"fitted {record['orders'][-1]} has more parameters than the fit's {len(record['x'])}")
-    check_vectors(path, number, {"x": record["x"]}, len(record["x"]) if beyond else len(record["truth"]))
+def check_closure(path, number, record) -> Closure:
+    """One closure record as read, typed and validated: an error names the file, the line and the key."""
+    seed = as_typed(path, number, record, Closure)
+    beyond = seed.truth_order is not None and seed.truth_order > seed.orders[-1]
+    if beyond and len(seed.truth) <= len(seed.x):
+        raise RunError(f"{path}: line {number}, key 'truth': a truth of order {seed.truth_order} beyond the "
+                       f"fitted {seed.orders[-1]} has more parameters than the fit's {len(seed.x)}")
+    check_vectors(path, number, {"x": seed.x}, len(seed.x) if beyond else len(seed.truth))
+    return seed

@@ -5,7 +5,7 @@ from replication.core.objectives import objective_names, objectives
 from replication.core.options import RUN_HELP, THREADS_HELP, add_run_options, objective_option, once, threads
 from replication.core.writers import already_done, writer_folder
 from replication.studies.crosscheck.measure import POINTS, run_crosscheck
-from replication.studies.crosscheck.records import read_crosscheck_record
+from replication.studies.crosscheck.records import read_crosscheck, read_crosscheck_record
 
 
 def add_crosscheck_command(crosscheck):
@@ -33,15 +33,14 @@ def run_crosscheck_command(args):
             if previous.get("complete", True):
                 return already_done(results / "crosscheck.json", "the cross-check")
             print(f"{results / 'crosscheck.json'}: resuming after {len(previous.get('done', []))} finished point(s)")
-        content = run_crosscheck(results, points=args.points, threads=measurement.chosen_threads(args.threads),
-                                 objectives=checked)
-    failed = [c for c in content["checks"] if not c["passed"]]
-    for c in content["checks"]:
-        print(f"{'pass' if c['passed'] else 'FAIL'}  {c['check']:<15} {c.get('objective') or '':<13} "
-              f"npix={c['npix']:<4} nzern={c['nzern']}  "
-              f"{c['compare']}: {c['value']:.2e} (tolerance {c['tolerance']:g})")
-    passed = len(content["checks"]) - len(failed)
-    print(f"wrote {results / 'crosscheck.json'}: {passed}/{len(content['checks'])} passed")
+        run_crosscheck(results, points=args.points, threads=measurement.chosen_threads(args.threads),
+                       objectives=checked)
+    checks = read_crosscheck(results / "crosscheck.json").checks
+    failed = [c for c in checks if not c.passed]
+    for c in checks:
+        print(f"{'pass' if c.passed else 'FAIL'}  {c.check:<15} {c.objective or '':<13} npix={c.npix:<4} "
+              f"nzern={c.nzern}  {c.compare}: {c.value:.2e} (tolerance {c.tolerance:g})")
+    print(f"wrote {results / 'crosscheck.json'}: {len(checks) - len(failed)}/{len(checks)} passed")
     return 1 if failed else 0
 
 

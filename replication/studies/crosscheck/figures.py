@@ -14,6 +14,7 @@ from replication.core.series import (
     Series,
     series_colour,
 )
+from replication.studies.crosscheck.records import Example
 
 EXAMPLE_FIT = Figure("fig4_example_fit", lambda run: f"a retrieval from zero aberration; {run.title}")
 AGREEMENT = Figure("fig5_agreement", lambda run: ("where the fits ended, as their distance from their point's optimum "
@@ -32,11 +33,11 @@ def zernike_phase(params, nzern, npix=256):
     return np.where(dish_mask(x, y), phase, np.nan)
 
 
-def example_fit(example, folder, title):
+def example_fit(example: Example, folder, title):
     """Figure 4: the observed and model beams, residuals, and the retrieved phase next to the truth."""
-    npix, nzern = int(example["npix"]), int(example["nzern"])
+    npix, nzern = example.npix, example.nzern
     crop = slice(3 * npix // 8, npix - 3 * npix // 8)  # the central quarter holds the beams
-    data, model = example["data"][:, crop, crop], example["model"][:, crop, crop]
+    data, model = example.data[:, crop, crop], example.model[:, crop, crop]
     figure, axes = subplots(3, 4, figsize=(12, 8.4))
     titles = ("in focus", "defocus -dz", "defocus +dz")
     peak = data.max()
@@ -50,7 +51,7 @@ def example_fit(example, folder, title):
             axis.set_xticks([])
             axis.set_yticks([])
             figure.colorbar(shown, ax=axis, fraction=0.046, label="power / observed peak")
-    phases = [zernike_phase(params, nzern) for params in (example["truth"], example["fitted"])]
+    phases = [zernike_phase(params, nzern) for params in (example.truth, example.fitted)]
     limit = max(np.nanmax(np.abs(phase)) for phase in phases)
     for row, (phase, name) in enumerate(zip(phases, ("true phase", "retrieved phase"), strict=True)):
         axis = axes[row, 3]
@@ -59,13 +60,13 @@ def example_fit(example, folder, title):
         axis.set(title=name, xlabel="x (dish radii)", ylabel="y (dish radii)")
         axis.grid(False)
         figure.colorbar(shown, ax=axis, fraction=0.046, label="radians")
-    difference = zernike_phase(example["fitted"] - example["truth"], nzern)
+    difference = zernike_phase(example.fitted - example.truth, nzern)
     shown = axes[2, 3].imshow(difference.T, origin="lower", cmap="RdBu_r", extent=(-1, 1, -1, 1))
     axes[2, 3].set(title="retrieved - true", xlabel="x (dish radii)", ylabel="y (dish radii)")
     axes[2, 3].grid(False)
     figure.colorbar(shown, ax=axes[2, 3], fraction=0.046, label="radians")
     figure.suptitle(f"Phase retrieval from zero aberration (npix {npix}, central quarter shown; n_max {nzern}, "
-                    f"{int(example['nit'])} BFGS iterations, torch-cpu; {title})")
+                    f"{example.nit} BFGS iterations, torch-cpu; {title})")
     figure.tight_layout()
     return save(figure, folder, EXAMPLE_FIT.stem)
 
@@ -91,9 +92,10 @@ def agreement(fits, folder, title):
 
 
 def crosscheck_run(all_runs):
-    """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run with
-    the newest kind of cross-check (schema), the newest (by its start) among equals."""
-    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.schema, any(
+    """The run whose cross-check figures 4 and 5 show: your first run that has one, else the reference run whose
+    cross-check was written in today's schema (not migrated) and times each fit to its target, the newest (by its
+    start) among equals."""
+    return shown_run([run for run in all_runs if run.crosscheck], lambda run: (run.crosscheck.migrated is None, any(
         fit.target_s is not UNSET for fit in run.crosscheck.fits)))
 
 

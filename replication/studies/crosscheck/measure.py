@@ -24,7 +24,7 @@ from replication.core.simulation import (
 )
 from replication.core.timing import data_for
 from replication.core.watch import FitWatch
-from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, fit_series, read_crosscheck_record
+from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, read_crosscheck_record
 
 POINTS = {"smoke": ((32, 3),), "default": ((32, 3), (64, 4), (128, 6))}
 """(npix, nzern) pairs checked: a tiny one for tests, three for the report."""
@@ -171,59 +171,57 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
     each fit ended."""
     fits, checks = [], []
     for objective in objectives:
-        fitted, tolerance = [], fit_tolerance(truth, npix, nzern, data, objective)
-        for impl in impls:
-            if impl.dtype != "float64":
-                continue
-            setup = impl.make_setup(npix, nzern)
-            gamma = objective.gamma(data)
-            options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
-            watch = FitWatch(trajectory=True)
-            start = time.perf_counter()
-            result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=gamma, objective=objective,
-                                      gradient=impl.gradient_name, **options, callback=watch)
-            impl.synchronize()
-            seconds = time.perf_counter() - start
-            result = watch.finish(result, setup.nparams)
-            fitted.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
-                           "minimizer": impl.minimizer, "gradient": impl.gradient_name,
-                           "npix": npix, "nzern": nzern, "objective": objective.name, "tol": tolerance,
-                           "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
-                           "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
-                           "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
-                           "convergence": convergence(result.x, npix, nzern, data, objective),
-                           "trajectory": result.trajectory})
-        reference = next(f for f in fitted if fit_series(f) == Series(registry.reference().name))
-        scale = objective.covariance_scale(reference["fun"], data.size, len(truth))
-        best = point_optimum(npix, nzern, data, reference["x"], objective)
-        reference["optimum"] = best.record()
-        for fit in fitted:
-            trajectory = fit.pop("trajectory")
-            fit["distance"] = optimum.finite_or_none(best.distances(np.array(fit["x"]))[0])
-            fit["target_s"] = optimum.time_to_target(0.0, trajectory, best)
-        for other in fitted:
-            if other is not reference:
-                shift = mahalanobis(other["x"], reference["x"], best.covariance)
-                other_label, reference_label = fit_series(other).label, fit_series(reference).label
-                checks.append(check("fit parameters", npix, nzern, f"{other_label} vs {reference_label} (Mahalanobis, "
-                                    "standard errors of the point's optimum)", shift, "fit_stderr", objective))
-                checks.append(check("fit objective", npix, nzern, f"{other_label} vs {reference_label} "
-                                    "(log-likelihood units)", abs(other["fun"] - reference["fun"]) / scale, "fit_nll",
-                                    objective))
-        fits += fitted
+        tolerance = fit_tolerance(truth, npix, nzern, data, objective)
+        fitted = [(impl, *timed_fit(impl, npix, nzern, truth, data, objective, tolerance))
+                  for impl in impls if impl.dtype == "float64"]
+        reference = next(result for impl, result, _ in fitted if impl.series == Series(registry.reference().name))
+        scale = objective.covariance_scale(float(reference.fun), data.size, len(truth))
+        best = point_optimum(npix, nzern, data, reference.x, objective)
+        for impl, result, seconds in fitted:
+            fits.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
+                         "minimizer": impl.minimizer, "gradient": impl.gradient_name,
+                         "npix": npix, "nzern": nzern, "objective": objective.name, "tol": tolerance,
+                         "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
+                         "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
+                         "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
+                         "convergence": convergence(result.x, npix, nzern, data, objective)}
+                        | ({"optimum": best.record()} if result is reference else {})
+                        | {"distance": optimum.finite_or_none(best.distances(np.array(result.x))[0]),
+                           "target_s": optimum.time_to_target(0.0, result.trajectory, best)})
+            if result is not reference:
+                labels = f"{impl.series.label} vs {Series(registry.reference().name).label}"
+                checks.append(check("fit parameters", npix, nzern, f"{labels} (Mahalanobis, standard errors of the "
+                                    "point's optimum)", mahalanobis(result.x, reference.x, best.covariance),
+                                    "fit_stderr", objective))
+                checks.append(check("fit objective", npix, nzern, f"{labels} (log-likelihood units)",
+                                    abs(float(result.fun) - float(reference.fun)) / scale, "fit_nll", objective))
     return checks, fits
 
 
-EXAMPLE = {"npix": 128, "nzern": 4, "radians": 0.5, "seed": 3}
+def timed_fit(impl, npix, nzern, truth, data, objective: Objective, tolerance):
+    """One implementation's fit of the point from the truth, timed, with its trajectory: (result, seconds)."""
+    setup = impl.make_setup(npix, nzern)
+    gamma = objective.gamma(data)
+    options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
+    watch = FitWatch(trajectory=True)
+    start = time.perf_counter()
+    result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=gamma, objective=objective,
+                              gradient=impl.gradient_name, **options, callback=watch)
+    impl.synchronize()
+    seconds = time.perf_counter() - start
+    return watch.finish(result, setup.nparams), seconds
+
+
+EXAMPLE_POINT, EXAMPLE_RADIANS, EXAMPLE_SEED = (128, 4), 0.5, 3
 """The fit the report shows: half a radian of coma and astigmatism, retrieved from zero aberration."""
 
 
-def example_fit(results_dir, npix=EXAMPLE["npix"], nzern=EXAMPLE["nzern"]):
+def example_fit(results_dir, npix=EXAMPLE_POINT[0], nzern=EXAMPLE_POINT[1]):
     """Fit an aberrated observation from zero with torch; save data, model beams and parameters (npz)."""
     reference, impl = Implementation(registry.reference().name), Implementation(registry.TORCH_CPU.name)
     setup_np = reference.make_setup(npix, nzern)
-    truth = aberrated_params(setup_np, EXAMPLE["radians"])
-    data = simulate_observation(setup_np, truth, EXAMPLE["seed"])
+    truth = aberrated_params(setup_np, EXAMPLE_RADIANS)
+    data = simulate_observation(setup_np, truth, EXAMPLE_SEED)
     result = impl.package.fit(impl.make_setup(npix, nzern), data, true_params(setup_np.nparams))
     model = reference.package.beam_maps(result.x, setup_np)
     with atomic_stream(results_dir / "example.npz") as stream:
@@ -260,7 +258,7 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
             content["fits"] += more_fits
             content["done"].append([npix, nzern])
             write_json(path, content)
-        example_fit(results_dir, *(POINTS[points][-1] if points == "smoke" else (EXAMPLE["npix"], EXAMPLE["nzern"])))
+        example_fit(results_dir, *(POINTS[points][-1] if points == "smoke" else EXAMPLE_POINT))
     content["complete"] = True
     write_json(path, content)
     return content

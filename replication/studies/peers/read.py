@@ -96,7 +96,67 @@ LIMIT_FACTOR = 3.0
 """How far above the algorithmic limit torch's fastest path may be: its target."""
 
 
-def algorithmic_limits(series, floors):
+@dataclasses.dataclass(frozen=True)
+class Limit:
+    """The algorithmic limit at one point: the fewest evaluations any way took to the target and by which way, the
+    fastest FFT floor (ms), their product (ms), and each way's time to the target over it."""
+
+    npix: int
+    nzern: int
+    evaluations: int
+    best: object
+    floor_ms: float
+    limit_ms: float
+    over: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetRow:
+    """A peer target as the table shows it: its words, the pair of series, the measured ratios (time(a) / time(b))
+    by point, whether they meet it (None: not measured, or a bound leaves it open), and whether it asks for a ratio
+    below 1."""
+
+    target: str
+    pair: str
+    ratios: dict
+    met: bool | None
+    inverted: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerCell:
+    """One way at one point: its time to solution (s), its ratio to the fastest, whether it is a solution, its
+    evaluations and iterations, and the cost of one evaluation (ms)."""
+
+    s: float
+    ratio: object
+    solution: bool
+    nfev: int
+    nit: int
+    eval_ms: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerRow:
+    npix: int
+    nzern: int
+    fastest: object
+    cells: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class Peers:
+    """The peers table: the ways measured (series, what) and the rows, the targets, the sentences read from them and
+    the algorithmic limits."""
+
+    names: list = dataclasses.field(default_factory=list)
+    rows: list[PeerRow] = dataclasses.field(default_factory=list)
+    targets: list[TargetRow] = dataclasses.field(default_factory=list)
+    readings: list[str] = dataclasses.field(default_factory=list)
+    limits: list[Limit] = dataclasses.field(default_factory=list)
+
+
+def algorithmic_limits(series, floors) -> list[Limit]:
     """Per point of PEER_POINTS measured with its target: the algorithmic limit, the fewest evaluations any way took
     to the target (its first repeat's, run to its end) times the fastest FFT floor of that grid size (floors: {npix:
     ms}, the run's bench at the sweep's threads), and each way's time to the target over it (only where every repeat
@@ -112,17 +172,16 @@ def algorithmic_limits(series, floors):
         limit_s = counts[best] * floors[key[0]] / 1e3
         over = {name: seconds(record) / limit_s for name, record in timed.items()
                 if record.target.reached == len(record.target.times)}
-        rows.append({"npix": key[0], "nzern": key[1], "evaluations": counts[best], "best": best,
-                     "floor_ms": floors[key[0]], "limit_ms": 1e3 * limit_s, "over": over})
+        rows.append(Limit(key[0], key[1], counts[best], best, floors[key[0]], 1e3 * limit_s, over))
     return rows
 
 
-def limit_target(limits):
+def limit_target(limits) -> TargetRow:
     """The target on torch's fastest path against the algorithmic limit, as peer_targets' entries."""
-    ratios = {(row["npix"], row["nzern"]): row["over"][TORCH_FASTEST] for row in limits if TORCH_FASTEST in row["over"]}
-    return {"target": f"torch's fastest path within {LIMIT_FACTOR:g}x of the algorithmic limit at every point",
-            "pair": f"{TORCH_FASTEST} / limit", "ratios": ratios,
-            "met": all(value <= LIMIT_FACTOR for value in ratios.values()) if ratios else None, "inverted": False}
+    ratios = {(row.npix, row.nzern): row.over[TORCH_FASTEST] for row in limits if TORCH_FASTEST in row.over}
+    return TargetRow(f"torch's fastest path within {LIMIT_FACTOR:g}x of the algorithmic limit at every point",
+                     f"{TORCH_FASTEST} / limit", ratios,
+                     all(value <= LIMIT_FACTOR for value in ratios.values()) if ratios else None, False)
 
 
 def per_evaluation_s(record):
@@ -131,12 +190,12 @@ def per_evaluation_s(record):
     return statistics.median(ended_repeats(record, "fit_s")) / record.outcome.nfev
 
 
-def peers(series, floors=None):
+def peers(series, floors=None) -> Peers:
     """The peers table: per point with npix >= PEER_MIN_NPIX measured in at least two ways, each way's time to
     solution, its ratio to the fastest, its evaluations and their cost; plus the peer targets, and where floors
     ({npix: ms}, the fastest FFT floor of the run's bench) are given, the algorithmic limits."""
     if not any(name in series for name in PEER_SERIES):
-        return {"names": [], "rows": [], "targets": [], "readings": [], "limits": []}
+        return Peers()
     limits = algorithmic_limits(series, floors or {})
     present = [(name, what) for name, what in PEERS if name in series]
     keys = sorted({key for name, _ in present for key, record in series[name].items()
@@ -150,15 +209,14 @@ def peers(series, floors=None):
         if len(cells) < 2:
             continue
         fastest = min(cells, key=lambda name: seconds(cells[name]))
-        rows.append({"npix": key[0], "nzern": key[1], "fastest": fastest, "cells": {
-            name: {"s": seconds(record), "ratio": peer_ratio(record, cells[fastest]), "solution": is_solution(record),
-                   "nfev": record.outcome.nfev, "nit": record.outcome.nit,
-                   "eval_ms": 1e3 * per_evaluation_s(record)} for name, record in cells.items()}})
-    return {"names": [(name, what) for name, what in present if any(name in row["cells"] for row in rows)],
-            "rows": rows, "targets": peer_targets(series) + ([limit_target(limits)] if limits else []),
-            "limits": limits,
-            "readings": [text for other, what in AGAINST_SCIPY for text in [against_scipy(series, other, what)] if text]
-            + peer_readings(rows)}
+        rows.append(PeerRow(key[0], key[1], fastest, {
+            name: PeerCell(seconds(record), peer_ratio(record, cells[fastest]), is_solution(record),
+                           record.outcome.nfev, record.outcome.nit, 1e3 * per_evaluation_s(record))
+            for name, record in cells.items()}))
+    return Peers(names=[(name, what) for name, what in present if any(name in row.cells for row in rows)],
+                 rows=rows, targets=peer_targets(series) + ([limit_target(limits)] if limits else []), limits=limits,
+                 readings=[text for other, what in AGAINST_SCIPY for text in [against_scipy(series, other, what)]
+                           if text] + peer_readings(rows))
 
 
 def against_scipy(series, other, what):
@@ -196,8 +254,8 @@ def peer_targets(series):
         ratios = speedups(series, target.slow, target.fast)
         chosen = {key: value for key, value in ratios.items()
                   if any(key[0] == npix and nzern in (None, key[1]) for npix, nzern in target.points)}
-        targets.append({"target": target.text, "pair": f"{target.slow} / {target.fast}", "ratios": chosen,
-                        "met": target.judged(chosen), "inverted": target.limit < 1})
+        targets.append(TargetRow(target.text, f"{target.slow} / {target.fast}", chosen, target.judged(chosen),
+                                 target.limit < 1))
     return targets
 
 
@@ -206,30 +264,21 @@ def peer_readings(rows):
     (evaluations made against the cost of each)."""
     readings = []
     for row in rows:
-        cells, fastest = row["cells"], row["fastest"]
+        cells, fastest = row.cells, row.fastest
         if not any(name in cells for name in PEER_SERIES):
             continue
-        text = f"npix {row['npix']}, n = {row['nzern']}: fastest {fastest} ({cells[fastest]['s']:.3g} s)"
-        if TORCH_CPU in cells and JAX in cells:
-            torch_cell, jax_cell = cells[TORCH_CPU], cells[JAX]
-            text += (f"; torch autograd took {torch_cell['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
-                     f"{torch_cell['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
-                     f"{torch_cell['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
-        if TORCH_ADJOINT in cells and JAX in cells:
-            adjoint, jax_cell = cells[TORCH_ADJOINT], cells[JAX]
-            text += (f"; torch's exact adjoint took {adjoint['ratio'] / jax_cell['ratio']:.2f}x JAX's time with "
-                     f"{adjoint['nfev']} evaluations to JAX's {jax_cell['nfev']}, each costing "
-                     f"{adjoint['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
-        if TORCH_FASTEST in cells and JAX_GRID_SEEDED in cells:
-            fastest_path, jax_cell = cells[TORCH_FASTEST], cells[JAX_GRID_SEEDED]
-            text += (f"; from the same per-grid matrix, torch's exact adjoint took "
-                     f"{fastest_path['ratio'] / jax_cell['ratio']:.2f}x JAX's time with {fastest_path['nfev']} "
-                     f"evaluations to JAX's {jax_cell['nfev']}, each costing "
-                     f"{fastest_path['eval_ms'] / jax_cell['eval_ms']:.2f}x as much")
+        text = f"npix {row.npix}, n = {row.nzern}: fastest {fastest} ({cells[fastest].s:.3g} s)"
+        for series, other, words in ((TORCH_CPU, JAX, "torch autograd took"),
+                                     (TORCH_ADJOINT, JAX, "torch's exact adjoint took"),
+                                     (TORCH_FASTEST, JAX_GRID_SEEDED,
+                                      "from the same per-grid matrix, torch's exact adjoint took")):
+            if series in cells and other in cells:
+                ours, theirs = cells[series], cells[other]
+                text += (f"; {words} {ours.ratio / theirs.ratio:.2f}x JAX's time with {ours.nfev} evaluations to "
+                         f"JAX's {theirs.nfev}, each costing {ours.eval_ms / theirs.eval_ms:.2f}x as much")
         if TORCH_ON_DEVICE in cells and TORCH_CPU in cells:
             device, host = cells[TORCH_ON_DEVICE], cells[TORCH_CPU]
-            text += (f"; on-device BFGS took {device['nit']} iterations ({device['nfev']} evaluations) to scipy's "
-                     f"{host['nit']} ({host['nfev']}), each evaluation costing "
-                     f"{device['eval_ms'] / host['eval_ms']:.2f}x scipy's")
+            text += (f"; on-device BFGS took {device.nit} iterations ({device.nfev} evaluations) to scipy's "
+                     f"{host.nit} ({host.nfev}), each evaluation costing {device.eval_ms / host.eval_ms:.2f}x scipy's")
         readings.append(text + ".")
     return readings

@@ -31,7 +31,7 @@ def terms_line(short, effect, record):
     if "defocus_scale" in values:
         parts.append(f"feed offset x {1 + values['defocus_scale'][0]:.3f}")
     if "pointing" in values:
-        radius = record.config["dish"]["radius"] if record.config else None
+        radius = record.telescope.radius if record.config else None
         if radius:
             arcsec = [t * record.wavelength / (2 * math.pi * radius) * ARCSEC for t in values["pointing"]]
             parts.append("pointing (x, y) " + "; ".join(f"{a:+.2g}, {b:+.2g}" for a, b in
@@ -146,3 +146,13 @@ def budget_line(short, record):
     return (f"{short}: the surface's error budget (um rms over the dish): statistical "
             f"{number(record.uncertainty_median_um, 2)} (median 1 sigma); " + "; ".join(parts)
             + " (each the move of the surface when that choice is made the other way).")
+
+
+def additions_line(short, effect) -> str:
+    """What the model's additions (support legs, each map's own noise, the whitening along the scans) do to a
+    source's surface, in one sentence: its rms with them and without (the fit refitted without them from its
+    optimum, on the same dish pixels) and how far it moves."""
+    return (f"{short}: with the model's additions ({', '.join(effect.additions)}) the surface is "
+            f"{number(effect.with_rms_um, 3)} um rms; refitted without them from that optimum, "
+            f"{number(effect.without_rms_um, 3)} um rms (it moves {number(effect.surface_difference_rms_um, 3)} um "
+            "rms).")

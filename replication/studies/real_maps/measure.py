@@ -44,14 +44,14 @@ from replication.core.reduction.truncation import higher_orders
 from replication.core.results import RunError, append_record, atomic_stream, read_records
 from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
-from replication.studies.real_maps.budget import other_objective, other_weighting, terms_effect
+from replication.studies.real_maps.budget import additions_effect, other_objective, other_weighting, terms_effect
 from replication.studies.real_maps.order_figures import draw_orders
 from replication.studies.real_maps.records import (
     STARTS_FILE,
     check_real_source,
     check_real_stage,
     check_real_taper,
-    read_real_maps_records,
+    read_real_maps,
     read_real_starts,
 )
 from replication.studies.real_maps.whitened import whitened_optimum
@@ -233,12 +233,12 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
     measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE),
                                before={"whiten": "no", "orientation": "ours"})
     check_configs_recorded(folder, observations)
-    stages, summaries, tapers = read_real_maps_records(folder, repair=True)
-    tapers = {r["source"]: r["sigma"] for r in tapers}
-    done = {(r["source"], r["order"]): r for r in stages}
+    stages, summaries, tapers = read_real_maps(folder, repair=True)
+    tapers = {r.source: r.sigma for r in tapers}
+    done = {(r.source, r.order): r for r in stages}
     count = sum(repeats * len(SERIES) for o in observations for order in orders if (o.source.name, order) not in done)
-    missing = {o.source.name for o in observations} - {r["source"] for r in summaries}
-    begun = [r["source"] for r in read_real_starts(folder, repair=True)]
+    missing = {o.source.name for o in observations} - {r.source for r in summaries}
+    begun = [r.source for r in read_real_starts(folder, repair=True)]
     count += sum(max(0, starts - begun.count(name)) for name in missing)
     if not count and not missing:
         print(f"{folder / STAGES_FILE}: every stage of {', '.join(o.source.name for o in observations)} is done; "
@@ -262,8 +262,8 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar,
     if starts:
         plain = observation.whitened(False)  # the starts search the timed ladder's own objective
         ends = multistart.run_starts(folder, plain, order, npix, starts, stamp, bar)
-        found = multistart.basins(ends, plain, order, npix, last["optimum"], threads)
-    write_source(folder, observation, last["optimum"], order, npix, stamp, found, orientation)
+        found = multistart.basins(ends, plain, order, npix, last.optimum, threads)
+    write_source(folder, observation, last.optimum, order, npix, stamp, found, orientation)
 
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
@@ -304,7 +304,7 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar
     for order in orders:
         bar.set_postfix_str(f"{name} n={order}")
         if (name, order) in done:
-            previous = done[(name, order)]["optimum"]["x"]
+            previous = done[(name, order)].optimum.x
             continue
         staged = observation.at_stage(order, orders[-1])
         setup = setup_for(impls[1], staged, order, npix)
@@ -317,9 +317,9 @@ def fit_source(folder, observation, orders, npix, repeats, tol, done, stamp, bar
 
 
 def read_stage(folder, observation, order):
-    """A source's stage record as written."""
-    stages, _, _ = read_real_maps_records(folder)
-    return next(s for s in stages if (s["source"], s["order"]) == (observation.source.name, order))
+    """A source's stage record."""
+    stages, _, _ = read_real_maps(folder)
+    return next(s for s in stages if (s.source, s.order) == (observation.source.name, order))
 
 
 def write_source(folder, observation, optimum_found, order, npix, stamp, found=None, orientation="ours"):
@@ -329,11 +329,11 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
     whitening = None
     if observation.scan is not None:
         optimum_found, whitening = whitened_optimum(observation, optimum_found, order, npix)
-    x = optimum_found["x"]
+    x = optimum_found.x
     residual = residual_maps(observation, x, order, npix)
     write_residuals(folder / f"residuals-{observation.source.name}.npz", residual)
-    draw_orders(folder, observation, [stage for stage in read_real_maps_records(folder)[0]
-                                      if stage["source"] == observation.source.name], npix)
+    draw_orders(folder, observation, [stage for stage in read_real_maps(folder)[0]
+                                      if stage.source == observation.source.name], npix)
     surface = write_surface_files(folder, observation, x, order, npix, residual, orientation)
     path = folder / SOURCES_FILE
     record = source_record(observation, x, order, npix, residual)
@@ -341,7 +341,8 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
                                          "other_objective": other_objective(observation, x, order, npix),
                                          "terms_effect": terms_effect(observation, optimum_found, order, npix),
                                          "higher_orders": higher_orders(observation, x, order, npix),
-                                         "other_weighting": other_weighting(observation, x, order, npix)}
+                                         "other_weighting": other_weighting(observation, x, order, npix),
+                                         "additions": additions_effect(observation, x, order, npix)}
     record["whitening"] = whitening
     if found is not None:
         record["multistart"] = found

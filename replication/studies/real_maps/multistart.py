@@ -27,7 +27,7 @@ from replication.core.reduction.sources import (
 )
 from replication.core.registry import ADJOINT, GAUSS_NEWTON_START
 from replication.core.results import append_record
-from replication.studies.real_maps.records import STARTS_FILE, check_real_start, read_real_starts
+from replication.studies.real_maps.records import STARTS_FILE, RealStart, check_real_start, read_real_starts
 
 STARTS = 200
 """Random starts per source by default (the real-maps command's --starts)."""
@@ -69,11 +69,11 @@ def fit_start(observation: Observation, order: int, p0: np.ndarray, npix: int, t
 
 
 def run_starts(folder, observation: Observation, order: int, npix: int, count: int, stamp: dict, bar=None,
-               scale: float = SCALE) -> list[dict]:
+               scale: float = SCALE) -> list[RealStart]:
     """Starts 0..count-1 of a source's last order not yet written, each written as it ends; every start's
     record."""
     name = observation.source.name
-    done = {r["index"] for r in read_real_starts(folder, repair=True) if r["source"] == name}
+    done = {r.index for r in read_real_starts(folder, repair=True) if r.source == name}
     setup = setup_for(reference_numpy, observation, order, npix)
     path = folder / STARTS_FILE
     for index in range(count):
@@ -88,7 +88,7 @@ def run_starts(folder, observation: Observation, order: int, npix: int, count: i
         append_record(path, as_written(path, 0, stamp | record, check_real_start))
         if bar is not None:
             bar.update()
-    return [r for r in read_real_starts(folder) if r["source"] == name and r["index"] < count]
+    return [r for r in read_real_starts(folder) if r.source == name and r.index < count]
 
 
 def surface_distance(a, b, setup, wavelength) -> float:
@@ -97,17 +97,23 @@ def surface_distance(a, b, setup, wavelength) -> float:
 
 
 def distinct_minima(ends, setup, wavelength, same_um: float = SAME_UM):
-    """The ends (records with fun and x, finite ones only) grouped into minima, lowest objective first: each end
+    """The ends (random starts' records, finite ones only) grouped into minima, lowest objective first: each end
     joins the first minimum whose surface lies within same_um of its own, else starts one; [(fun, x, count)]."""
     minima = []
-    for end in sorted(ends, key=lambda e: e["fun"]):
+    for end in sorted(ends, key=lambda e: e.fun):
         for minimum in minima:
-            if surface_distance(end["x"], minimum[1], setup, wavelength) < same_um:
+            if surface_distance(end.x, minimum[1], setup, wavelength) < same_um:
                 minimum[2] += 1
                 break
         else:
-            minima.append([end["fun"], end["x"], 1])
+            minima.append([end.fun, end.x, 1])
     return minima
+
+
+def ended_finite(end) -> bool:
+    """Whether a fit (a record with fun and x) ended somewhere finite (a non-finite value is recorded as null and
+    read back as NaN)."""
+    return end.fun is not None and bool(np.all(np.isfinite(np.asarray(end.x, dtype=np.float64))))
 
 
 def basins(records, observation: Observation, order: int, npix: int, ladder, threads: int) -> dict | None:
@@ -116,21 +122,20 @@ def basins(records, observation: Observation, order: int, npix: int, ladder, thr
     starts read as disjoint groups of GROUP; None where no start ended anywhere finite."""
     setup = setup_for(reference_numpy, observation, order, npix)
     wavelength = observation.source.wavelength
-    records = sorted(records, key=lambda r: r["index"])
-    finite = [r for r in records if r["fun"] is not None and None not in r["x"]]
+    records = sorted(records, key=lambda r: r.index)
+    finite = [r for r in records if ended_finite(r)]
     minima = distinct_minima(finite, setup, wavelength)
     if not minima:
         return None
     best_fun, best_x, _ = minima[0]
-    at_best = [r["fun"] is not None and None not in r["x"] and
-               surface_distance(r["x"], best_x, setup, wavelength) < SAME_UM for r in records]
+    at_best = [ended_finite(r) and surface_distance(r.x, best_x, setup, wavelength) < SAME_UM for r in records]
     groups = [range(k, k + GROUP) for k in range(0, len(records) - GROUP + 1, GROUP)]
-    ladder_ok = ladder["fun"] is not None and None not in ladder["x"]
-    return {"starts": len(records), "scale": records[0]["scale"], "same_um": SAME_UM, "best_fun": best_fun,
+    ladder_ok = ended_finite(ladder)
+    return {"starts": len(records), "scale": records[0].scale, "same_um": SAME_UM, "best_fun": best_fun,
             "best_x": best_x, "reached_best": sum(at_best),
             "basins": [{"fun": fun, "count": count, "from_best_um": surface_distance(x, best_x, setup, wavelength)}
                        for fun, x, count in minima],
-            "ladder_fun": ladder["fun"],
-            "ladder_from_best_um": surface_distance(ladder["x"], best_x, setup, wavelength) if ladder_ok else None,
+            "ladder_fun": ladder.fun,
+            "ladder_from_best_um": surface_distance(ladder.x, best_x, setup, wavelength) if ladder_ok else None,
             "group": GROUP, "groups": len(groups), "groups_reaching": sum(any(at_best[k] for k in g) for g in groups),
-            "group_seconds": [sum(records[k]["seconds"] for k in g) for g in groups], "threads": threads}
+            "group_seconds": [sum(records[k].seconds for k in g) for g in groups], "threads": threads}

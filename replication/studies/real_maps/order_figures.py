@@ -11,6 +11,7 @@ import numpy as np
 import reference_numpy
 from replication.core.plotting import save, subplots
 from replication.core.reduction.sources import Observation, map_region, setup_for
+from replication.studies.real_maps.records import RealStage
 
 MAP_TITLES = ("in focus", "-dz", "+dz")
 RESIDUAL_LIMIT = 5.0
@@ -51,14 +52,14 @@ def order_figure(observation: Observation, x, order: int, npix: int, folder: pat
     return save(figure, folder, f"n{order}")
 
 
-def draw_orders(folder: pathlib.Path, observation: Observation, stages: list[dict], npix: int) -> list[pathlib.Path]:
+def draw_orders(folder: pathlib.Path, observation: Observation, stages: list[RealStage],
+                npix: int) -> list[pathlib.Path]:
     """Every order's figure of one source (its stage records, each with its optimum), under
     folder/orders-<source>/; each order's model as its stage fitted it (Observation.at_stage: the per-map terms only
     at the last order)."""
     into = folder / f"orders-{observation.source.name}"
-    last = max((stage["order"] for stage in stages), default=0)
+    last = max((stage.order for stage in stages), default=0)
     paths = []
-    for stage in sorted(stages, key=lambda stage: stage["order"]):
-        order = stage["order"]
-        paths += order_figure(observation.at_stage(order, last), stage["optimum"]["x"], order, npix, into)
+    for stage in sorted(stages, key=lambda stage: stage.order):
+        paths += order_figure(observation.at_stage(stage.order, last), stage.optimum.x, stage.order, npix, into)
     return paths

@@ -14,9 +14,8 @@ import numpy as np
 
 from replication.core.records import as_written
 from replication.core.reduction import sources as real_sources
-from replication.core.reduction.pyoof_fit import exit_status, fit_with_pyoof, options_file, peer_parser
+from replication.core.reduction.pyoof_fit import check_pyoof_fit, exit_status, fit_with_pyoof, options_file, peer_parser
 from replication.core.results import RunError, append_record, atomic_stream
-from replication.studies.real_maps.records import check_pyoof_fit
 
 
 def run(maps, folder: pathlib.Path, max_order: int):
@@ -30,14 +29,15 @@ def run(maps, folder: pathlib.Path, max_order: int):
         for source in real_sources.SOURCES:
             observation = real_sources.read_observation(source, maps)
             records = fit_with_pyoof(observation, max_order, pathlib.Path(scratch), options_file(maps))
-            phases = np.stack([record.pop("phase") for record in records])
+            phases = np.stack([record.phase for record in records])
             with atomic_stream(folder / f"pyoof-phase-{source.name}.npz") as stream:
                 np.savez_compressed(stream, phase=phases.astype(np.float32))
             for record in records:
                 path = folder / "pyoof.jsonl"
-                append_record(path, as_written(path, 0, record | {"pyoof": pyoof.__version__}, check_pyoof_fit))
+                append_record(path, as_written(path, 0, record.record() | {"pyoof": pyoof.__version__},
+                                               check_pyoof_fit))
             print(f"{source.name}: pyoof fitted n = 1..{max_order} in "
-                  f"{sum(r['seconds'] for r in records):.1f} s", flush=True)
+                  f"{sum(r.seconds for r in records):.1f} s", flush=True)
 
 
 def main(argv=None):

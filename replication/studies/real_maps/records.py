@@ -27,7 +27,7 @@ from replication.core.records import (
     as_typed,
     check_typed,
     check_vectors,
-    read_keyed,
+    read_typed,
 )
 from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
@@ -121,6 +121,18 @@ class HigherOrders(Record):
     significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
 
 
+class Additions(Record):
+    """The source's last fit refitted without the model's additions (budget.additions_effect): which additions its
+    fits make, the surface's rms with them and without (micrometres, on the same dish pixels), how far it moves, how
+    the refit ended."""
+
+    additions: list[str]
+    with_rms_um: Number
+    without_rms_um: Number
+    surface_difference_rms_um: Number
+    message: str
+
+
 class OtherWeighting(Record):
     """The source's last fit refitted under the other noise weighting (budget.other_weighting): whether the refit
     weighted each map by its own noise, how far its surface moved (micrometres rms), how it ended."""
@@ -160,11 +172,12 @@ class RealSource(Record):
     higher_orders: HigherOrders | None = None
     optics: Optics | None = None
     other_weighting: OtherWeighting | None = None
+    additions: Additions | None = None
     objective: str | None = None
     short: str | None = None
     noise_along: Vector | None = None
     other_objective: OtherObjective | None = None
-    config: dict | None = None
+    config: SourceConfig | None = None
     dropped: Count = 0
     scale: Number | None = None
     per_map_noise: bool = False
@@ -178,8 +191,8 @@ class RealSource(Record):
         sources only) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
         if self.config is None:
             return dataclasses.replace(source_named(self.source).telescope, blockage=LEGACY_BLOCKAGE)
-        return reference_numpy.Telescope(**self.config["dish"], wavelength=SPEED_OF_LIGHT / self.config["frequency"],
-                                         dz=self.config["dz"])
+        return reference_numpy.Telescope(**self.config.dish, wavelength=SPEED_OF_LIGHT / self.config.frequency,
+                                         dz=self.config.dz)
 
     @property
     def short_name(self) -> str:
@@ -189,6 +202,16 @@ class RealSource(Record):
             return self.short
         shipped = next((source for source in SOURCES if source.name == self.source), None)
         return shipped.short if shipped is not None and shipped.title == self.title else self.title
+
+
+class SourceConfig(Record):
+    """The configuration a source's fits were made with (measure.config_record): the dish (telescope.Telescope's
+    fields), the frequency (Hz) and the feed's offset dz (metres); the rest of the record (the telescope's name, the
+    files, the per-map terms, the observation's date) is kept and not read here."""
+
+    dish: dict
+    frequency: Number
+    dz: Number
 
 
 class OtherObjective(Record):
@@ -256,45 +279,44 @@ def check_stamp(path, number, record):
             raise RunError(f"{path}: line {number}, key '{key}': expected str, got {json.dumps(record[key])[:80]}")
 
 
-def check_real_stage(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a real-maps stage record as read: an error names the file, the line and the key."""
-    check_typed(path, number, record, RealStage)
+def check_real_stage(path: pathlib.Path, number: int, record: dict) -> RealStage:
+    """A real-maps stage record as read, typed and validated: an error names the file, the line and the key."""
+    stage = as_typed(path, number, record, RealStage)
     check_stamp(path, number, record)
-    size = len(record["optimum"]["x"])
-    check_vectors(path, number, {"start": record["start"], "optimum.x": record["optimum"]["x"],
-                                 "optimum.stderr": record["optimum"]["stderr"]}, size)
-    for place, fit in enumerate(record["fits"]):
+    size = len(stage.optimum.x)
+    check_vectors(path, number, {"start": stage.start, "optimum.x": stage.optimum.x,
+                                 "optimum.stderr": stage.optimum.stderr}, size)
+    for place, fit in enumerate(stage.fits):
         series_of(path, number, fit)
-        check_vectors(path, number, {f"fits[{place}].outcome.x": fit["outcome"]["x"]}, size)
-        if fit["target_s"] is not None and not fit["target_s"] <= fit["total_s"]:
+        check_vectors(path, number, {f"fits[{place}].outcome.x": fit.outcome.x}, size)
+        if fit.target_s is not None and not fit.target_s <= fit.total_s:
             raise RunError(f"{path}: line {number}, key 'fits[{place}].target_s': the time to the target must lie in "
-                           f"(0, total_s = {fit['total_s']}], got {fit['target_s']}")
-    for minimum in record["minima"]:
-        series_of(path, number, minimum)
-    for pair in record["pairs"]:
-        series_of(path, number, pair["a"])
-        series_of(path, number, pair["b"])
+                           f"(0, total_s = {fit.total_s}], got {fit.target_s}")
+    for named in (*stage.minima, *(side for pair in stage.pairs for side in (pair.a, pair.b))):
+        series_of(path, number, named)
+    return stage
 
 
-def check_real_source(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a real-maps source record as read."""
-    check_typed(path, number, record, RealSource)
+def check_real_source(path: pathlib.Path, number: int, record: dict) -> RealSource:
+    """A real-maps source record as read, typed and validated."""
+    source = as_typed(path, number, record, RealSource)
     check_stamp(path, number, record)
-    check_vectors(path, number, {"noise": record["noise"], "residual_rms": record["residual_rms"]}, 3)
-    least = len(zernike_indices(record["order"])) - 1 + N_ILLUMINATION + N_MAPS
-    if len(record["x"]) < least or None in record["x"]:
-        raise RunError(f"{path}: line {number}, key 'x': expected at least {least} numbers (order {record['order']}'s "
-                       f"Zernike terms, the illumination, the three maps' offsets), got {len(record['x'])} values"
-                       + (" with nulls" if None in record["x"] else ""))
-    higher = record.get("higher_orders")
+    least = len(zernike_indices(source.order)) - 1 + N_ILLUMINATION + N_MAPS
+    if len(source.x) < least or None in source.x:
+        raise RunError(f"{path}: line {number}, key 'x': expected at least {least} numbers (order {source.order}'s "
+                       f"Zernike terms, the illumination, the three maps' offsets), got {len(source.x)} values"
+                       + (" with nulls" if None in source.x else ""))
+    check_vectors(path, number, {"noise": source.noise, "residual_rms": source.residual_rms}, 3)
+    higher = source.higher_orders
     if higher:
         for key in ("parameters", "lower_by", "p_value", "moved_um"):
-            if len(higher[key]) != len(higher["orders"]):
+            if len(getattr(higher, key)) != len(higher.orders):
                 raise RunError(f"{path}: line {number}, key 'higher_orders.{key}': expected one value per order "
-                               f"({len(higher['orders'])}), got {len(higher[key])}")
-        if higher["chosen"] not in (record["order"], *higher["orders"]):
+                               f"({len(higher.orders)}), got {len(getattr(higher, key))}")
+        if higher.chosen not in (source.order, *higher.orders):
             raise RunError(f"{path}: line {number}, key 'higher_orders.chosen': expected one of the orders fitted, got "
-                           f"{higher['chosen']}")
+                           f"{higher.chosen}")
+    return source
 
 
 class RealTaper(Record):
@@ -306,30 +328,26 @@ class RealTaper(Record):
     profile: list[tuple[Number, MaybeNumber]]
 
 
-def check_real_taper(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a real-maps taper record as read."""
-    check_typed(path, number, record, RealTaper)
+def check_real_taper(path: pathlib.Path, number: int, record: dict) -> RealTaper:
+    """A real-maps taper record as read, typed and validated."""
     check_stamp(path, number, record)
+    return as_typed(path, number, record, RealTaper)
 
 
-def read_real_maps(folder: pathlib.Path, strict: bool = False) -> tuple[list[RealStage], list[RealSource],
-                                                                         list[RealTaper]]:
-    """(stages, sources, tapers) of a real-maps folder for the read side: read_real_maps_records', typed."""
-    stages, sources, tapers = read_real_maps_records(folder, strict=strict)
-    return ([as_typed(folder / "stages.jsonl", number, r, RealStage) for number, r in enumerate(stages, 1)],
-            [as_typed(folder / "sources.jsonl", number, r, RealSource) for number, r in enumerate(sources, 1)],
-            [as_typed(folder / "tapers.jsonl", number, r, RealTaper) for number, r in enumerate(tapers, 1)])
+def source_and_order(record) -> tuple[str, int]:
+    """The key of a record of one order of one source."""
+    return record.source, record.order
 
 
-def read_real_maps_records(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> tuple[list, list,
-                                                                                                       list]:
-    """(stage records, source records, taper records) of a real-maps folder as written, validated, one of each
-    stage, source and taper: what the writer resumes from."""
-    stages = read_keyed(folder / "stages.jsonl", check_real_stage, lambda r: (r["source"], r["order"]),
-                        "source and order", repair, strict)
-    sources = read_keyed(folder / "sources.jsonl", check_real_source, lambda r: (r["source"],), "source", repair,
+def read_real_maps(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> tuple[
+        list[RealStage], list[RealSource], list[RealTaper]]:
+    """(stages, sources, tapers) of a real-maps folder, validated and typed, one of each stage, source and taper:
+    what the report reads and the writer resumes from."""
+    stages = read_typed(folder / "stages.jsonl", check_real_stage, source_and_order, "source and order", repair,
+                        strict)
+    sources = read_typed(folder / "sources.jsonl", check_real_source, lambda r: (r.source,), "source", repair,
                          strict)
-    tapers = read_keyed(folder / "tapers.jsonl", check_real_taper, lambda r: (r["source"],), "source's taper", repair,
+    tapers = read_typed(folder / "tapers.jsonl", check_real_taper, lambda r: (r.source,), "source's taper", repair,
                         strict)
     return stages, sources, tapers
 
@@ -351,42 +369,15 @@ class RealStart(FitEnd):
     seconds: Seconds
 
 
-def check_real_start(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a random start's record as read."""
-    check_typed(path, number, record, RealStart)
+def check_real_start(path: pathlib.Path, number: int, record: dict) -> RealStart:
+    """A random start's record as read, typed and validated."""
+    start = as_typed(path, number, record, RealStart)
     check_stamp(path, number, record)
-    check_vectors(path, number, {"start": record["start"], "x": record["x"]}, len(record["start"]))
+    check_vectors(path, number, {"start": start.start, "x": start.x}, len(start.start))
+    return start
 
 
-def read_real_starts(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> list[dict]:
-    """The random starts of a real-maps folder, validated, one per source and index."""
-    return read_keyed(folder / STARTS_FILE, check_real_start, lambda r: (r["source"], r["index"]),
-                      "source and start", repair, strict)
-
-
-class PyoofFit(Record):
-    """One order of pyoof's fits of one source of real maps (replication.studies.real_maps.pyoof_peer)."""
-
-    source: str
-    order: Order
-    seconds: Seconds
-    nfev: Count
-    status: int
-    success: bool
-    message: str
-    cost: Number
-    params: Vector
-    pyoof: str
-
-
-def check_pyoof_fit(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a pyoof fit record as read."""
-    check_typed(path, number, record, PyoofFit)
-    check_vectors(path, number, {"params": record["params"]}, len(record["params"]))
-
-
-def read_pyoof(path: pathlib.Path, strict: bool = False) -> list[PyoofFit]:
-    """pyoof's fits of the real maps, one per source and order, validated and typed."""
-    records = read_keyed(path, check_pyoof_fit, lambda r: (r["source"], r["order"]), "source and order", False,
-                         strict)
-    return [as_typed(path, number, record, PyoofFit) for number, record in enumerate(records, 1)]
+def read_real_starts(folder: pathlib.Path, repair: bool = False, strict: bool = False) -> list[RealStart]:
+    """The random starts of a real-maps folder, validated and typed, one per source and index."""
+    return read_typed(folder / STARTS_FILE, check_real_start, lambda r: (r.source, r.index), "source and start",
+                      repair, strict)

@@ -19,6 +19,13 @@ from replication.core.records import MaybeNumber, Record, Vector
 from replication.core.reduction.sources import Observation, rms, setup_for, surface_error
 
 
+class Found(Record):
+    """A minimum found: its parameters and the objective there."""
+
+    x: Vector
+    fun: MaybeNumber
+
+
 class Whitening(Record):
     """The whitened refit a source's surface is (whitened.whitened_optimum): the scans' axis and correlation, the
     border band's along both axes, how the refit ended, its surface's move from the unwhitened one (um rms)."""
@@ -31,14 +38,15 @@ class Whitening(Record):
     moved_um: MaybeNumber
 
 
-def whitened_optimum(observation: Observation, found: dict, order: int, npix: int, tol: float = TOL):
+def whitened_optimum(observation: Observation, found, order: int, npix: int, tol: float = TOL):
     """The last order refitted whitened (observation.scan; torch's exact adjoint) from the ladder's optimum found
-    ({x, fun}) and polished: (the whitened optimum as {x, fun}, the source record's whitening: the scans' axis and
-    correlation, the refit's end, its surface's move from the unwhitened optimum in micrometres rms)."""
+    (a Found, or a stage's optimum) and polished: (the whitened optimum as a Found, the source record's whitening:
+    the scans' axis and correlation, the refit's end, its surface's move from the unwhitened optimum in micrometres
+    rms)."""
     impl = of(series.TORCH_ADJOINT)
     setup = setup_for(impl, observation, order, npix)
     data = observation.prepared(impl.package, setup)
-    start = np.asarray(found["x"], dtype=np.float64)
+    start = np.asarray(found.x, dtype=np.float64)
     result = impl.package.fit(setup, data, start, tol=tol, gamma=observation.gamma,
                               objective=observation.objective, gradient=impl.gradient_name)
     best = optimum.polish(impl.package, result.x, setup, data, observation.gamma, observation.objective)
@@ -47,4 +55,4 @@ def whitened_optimum(observation: Observation, found: dict, order: int, npix: in
     record = {"axis": observation.scan.axis, "correlation": observation.scan.correlation,
               "noise_correlation": list(observation.noise_correlation), "message": str(result.message),
               "success": bool(result.success), "moved_um": finite_or_none(rms(moved))}
-    return {"x": [float(v) for v in best.x], "fun": float(best.fun)}, record
+    return Found(x=[float(v) for v in best.x], fun=float(best.fun)), record

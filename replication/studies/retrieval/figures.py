@@ -22,21 +22,21 @@ def retrieval(run, folder):
     the median phase error left (all fits) beside the truth-started fits' phase standard error."""
     name, records = run.retrieval_shown
     success, points = success_table(records), point_table(records)
-    largest = max((row["npix"], row["nzern"]) for row in points)
+    largest = max((row.npix, row.nzern) for row in points)
     figure, axes = subplots(1, 3, figsize=(12, 3.6))
-    methods = sorted({method for row in success for method in row["cells"]}, key=lambda m: (m[0].sort_key(), m[1]))
+    methods = sorted({method for row in success for method in row.cells}, key=lambda m: (m[0].sort_key(), m[1]))
     for index, (series, start) in enumerate(methods):  # markers of decreasing size: coinciding lines stay visible
         style = {"color": series_colour(series), "linestyle": METHOD_STYLES.get(start, "-"),
                  "marker": "osD^v"[index % 5], "markersize": 7 - index, "markerfacecolor": "none",
                  "linewidth": 2.5 - 0.4 * index, "alpha": 0.85, "label": method_label(series, start)}
-        shares = [(row["rms"], row["cells"][(series, start)]) for row in success if (series, start) in row["cells"]]
-        axes[0].plot([r for r, _ in shares], [c["global"] / c["made"] for _, c in shares], **style)
-        timed = [(row["rms"], row["cells"][(series, start)]["s"]) for row in points
-                 if (row["npix"], row["nzern"]) == largest and (series, start) in row["cells"]]
+        shares = [(row.rms, row.cells[(series, start)]) for row in success if (series, start) in row.cells]
+        axes[0].plot([r for r, _ in shares], [c.at_optimum / c.made for _, c in shares], **style)
+        timed = [(row.rms, row.cells[(series, start)].s) for row in points
+                 if (row.npix, row.nzern) == largest and (series, start) in row.cells]
         timed = [(r, s) for r, s in timed if s is not None]
         axes[1].plot([r for r, _ in timed], [s for _, s in timed], **style)
-        axes[2].plot([r for r, _ in shares], [c["error"] for _, c in shares], **style)
-    axes[2].plot([row["rms"] for row in success], [max(c["judge_error"] for c in row["cells"].values())
+        axes[2].plot([r for r, _ in shares], [c.error for _, c in shares], **style)
+    axes[2].plot([row.rms for row in success], [max(c.judge_error for c in row.cells.values())
                                                    for row in success],
                  color="grey", linestyle=":", marker="x", label="fits from the truth")
     axes[0].set(xscale="log", xlabel="true aberration (rad rms over the dish)", ylabel="share at the global optimum",
@@ -46,7 +46,7 @@ def retrieval(run, folder):
                 title=f"time to solution, npix {largest[0]}, n = {largest[1]}")
     axes[2].set(xscale="log", yscale="log", xlabel="true aberration (rad rms over the dish)",
                 ylabel="rad rms over the dish (median)", title="phase error left")
-    sizes = sorted({row["rms"] for row in success})
+    sizes = sorted({row.rms for row in success})
     labelled = spaced(sizes, 1.3)
     for axis in axes:
         axis.set_xticks(sizes, [f"{size:g}" if size in labelled else "" for size in sizes])

@@ -28,7 +28,7 @@ from replication.studies.retrieval.records import (
 IDENTITY = ("profile", "tol", "threads", "hostname", "cpu", *registry.version_keys())
 """What a retrieval folder's fits are measured under: its settings, the host and the trees' versions."""
 STAMPED = ("profile", "tol", "threads")
-"""The settings every fit's record carries (since 2026-12-03): a folder whose settings.json and runs.jsonl were lost
+"""The settings every fit's record carries: a folder whose settings.json and runs.jsonl were lost
 still refuses to resume under others."""
 FIRST_STAGE = 2
 """The Zernike order a staged fit starts from (defocus and astigmatism, the largest terms of a real dish)."""

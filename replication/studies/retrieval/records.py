@@ -8,9 +8,9 @@ from typing import Annotated
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from replication.core.fit_records import Account, HeldOptimum, NamedSeries, check_optimum, series_of
-from replication.core.objectives import DEFAULT
+from replication.core.fit_records import Account, HeldOptimum, NamedSeries, check_held, series_of
 from replication.core.records import (
+    RECORD_SCHEMA,
     FitEnd,
     GridSize,
     MaybeNumber,
@@ -20,12 +20,13 @@ from replication.core.records import (
     Seconds,
     Seed,
     Vector,
+    as_typed,
+    check_schema,
     check_typed,
     check_vectors,
-    read_keyed,
+    read_typed,
 )
 from replication.core.results import RunError
-from replication.core.series import Series
 
 FROM_TRUTH, PLAIN, STAGED = "from the truth", "cold start", "cold start, orders raised"
 """How a fit starts: at the truth (the judge of the others), at zero aberration, or at zero aberration fitting the
@@ -42,8 +43,8 @@ class RetrievalOutcome(FitEnd):
 
 class RetrievalRecord(NamedSeries, kw_only=True):
     """One fit of the retrieval: its truth (npix, nzern, rms, seed), series and start, its time and how it ended;
-    the truth-started one also holds phase_stderr_rms, the cold starts (since 2026-12-02) their distance from the
-    judge's optimum and time to it, every record since 2026-12-03 its run's settings (STAMPED)."""
+    the truth-started one also holds phase_stderr_rms, the cold starts of runs that judge by distance their distance
+    from the judge's optimum and time to it, and records of runs that stamp them their run's settings (STAMPED)."""
 
     npix: GridSize
     nzern: Order
@@ -62,29 +63,32 @@ class RetrievalRecord(NamedSeries, kw_only=True):
     threads: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
-def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a retrieval record as read: an error names the file, the line and the key."""
+def check_retrieval_record(path: pathlib.Path, number: int, record: dict) -> RetrievalFit:
+    """A retrieval record as read, typed and validated: an error names the file, the line and the key; a record of an
+    older version is refused, naming the migration (core.records.migrated_fit)."""
     check_typed(path, number, record, RetrievalFit)
-    if record["start"] not in STARTS:
-        raise RunError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {record['start']!r}")
+    check_schema(path, number, record.get("schema", 1), RECORD_SCHEMA)
     series_of(path, number, record)
-    outcome = record["outcome"]
-    vectors = {"truth": record.get("truth"), "outcome.x": outcome["x"], "outcome.stderr": outcome.get("stderr")}
-    if outcome.get("convergence") is not None:
-        vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
-                    for key in ("stderr", "stderr_sandwich")}
-    check_vectors(path, number, vectors, len(outcome["x"]))
-    if record["start"] == FROM_TRUTH:
+    fit = as_typed(path, number, record, RetrievalFit)
+    if fit.start not in STARTS:
+        raise RunError(f"{path}: line {number}, key 'start': one of {', '.join(STARTS)}, got {fit.start!r}")
+    outcome = fit.outcome
+    vectors = {"truth": fit.truth, "outcome.x": outcome.x, "outcome.stderr": outcome.stderr}
+    if outcome.convergence is not None:
+        vectors |= {"outcome.convergence.stderr": outcome.convergence.stderr,
+                    "outcome.convergence.stderr_sandwich": outcome.convergence.stderr_sandwich}
+    check_vectors(path, number, vectors, len(outcome.x))
+    if fit.start == FROM_TRUTH:
         check_typed(path, number, record, TruthStarted)
-        if "optimum" in record:  # fits since 2026-12-02: the optimum the truth's cold starts are judged against
+        if fit.optimum:  # the optimum the truth's cold starts are judged against (runs that judge by distance)
             check_typed(path, number, record, Judge)
-            check_optimum(path, number, record["optimum"] | {key: record[key] for key in ("npix", "nzern")}
-                          | {"objective": DEFAULT, "data_sha256": record["data_sha256"]})
-    elif "distance" in record:  # cold starts since 2026-12-02: distance from the judge's optimum, time to it
+            check_held(path, number, fit.optimum, "optimum.")
+    elif fit.judged_by_distance:
         check_typed(path, number, record, Judged)
-        if record["target_s"] is not None and not record["target_s"] <= record["total_s"]:
+        if fit.target_s is not None and not fit.target_s <= fit.total_s:
             raise RunError(f"{path}: line {number}, key 'target_s': the time to the target must lie in (0, total_s = "
-                           f"{record['total_s']}], got {record['target_s']}")
+                           f"{fit.total_s}], got {fit.target_s}")
+    return fit
 
 
 class TruthStarted(Record):
@@ -97,19 +101,20 @@ class Judge(Record):
     """What a fit from the truth holding the optimum its cold starts are judged against also holds."""
 
     data_sha256: str
-    optimum: dict
+    optimum: HeldOptimum
 
 
 class Judged(Record):
-    """What a cold start judged against the judge's optimum also holds (since 2026-12-02)."""
+    """What a cold start judged against the judge's optimum also holds."""
 
     distance: MaybeNumber
     target_s: Seconds | None
 
 
 class RetrievalFit(RetrievalRecord, kw_only=True):
-    """A retrieval record as read, in today's schema (its gradient's name today's, its minimizer named); the judge's
-    optimum typed where it holds one; distance and target_s UNSET in cold starts made before 2026-12-02."""
+    """A retrieval record as read, in today's schema; the judge's
+    optimum typed where it holds one; distance and target_s UNSET in cold starts of runs judged by the objective
+    (the older rule: SAME_OPTIMUM_NLL)."""
 
     data_sha256: str | None = None
     optimum: HeldOptimum | UnsetType = UNSET
@@ -126,28 +131,11 @@ class RetrievalFit(RetrievalRecord, kw_only=True):
 
     @property
     def judged_by_distance(self) -> bool:
-        """Whether a cold start records its distance from the judge's optimum (runs since 2026-12-02)."""
+        """Whether a cold start records its distance from the judge's optimum (else it is judged by the older rule)."""
         return self.distance is not UNSET
 
 
 def read_retrieval(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[RetrievalFit]:
     """The records of a retrieval run's points.jsonl, validated and typed in today's schema; two different fits of
     one truth, series and start are refused (identical ones too where strict)."""
-    records = read_keyed(path, check_retrieval_record, record_key, "truth, series and start", repair, strict)
-    return [as_retrieval_fit(record) for record in records]
-
-
-def as_retrieval_fit(record: dict) -> RetrievalFit:
-    """A validated retrieval record in today's schema: the older gradient names renamed."""
-    series = Series.of(record)
-    return msgspec.convert(record | {"gradient": series.gradient, "minimizer": series.minimizer}, RetrievalFit)
-
-
-def truth_key(record: dict) -> tuple:
-    """The truth a record as written fitted: (npix, nzern, rms, seed)."""
-    return record["npix"], record["nzern"], record["rms"], record["seed"]
-
-
-def record_key(record: dict) -> tuple:
-    """What identifies a record as written: its truth, series and start (RetrievalFit.key)."""
-    return (*truth_key(record), Series.of(record), record["start"])
+    return read_typed(path, check_retrieval_record, lambda fit: fit.key, "truth, series and start", repair, strict)

@@ -4,8 +4,8 @@ sweep's optima alone, and compared with what the sweep recorded.
 A time to target is the setup's seconds plus the seconds of a fit's first evaluation within optimum.TARGET standard
 errors (Mahalanobis, the optimum's sandwich covariance) of the point's optimum, and its evaluations to target that
 evaluation's count (where the point recorded them); the end distance is the first
-repeat's end point's distance from it (the repeat run to its end). Points recorded before trajectories were kept
-(2026-12-03) are counted as not auditable, never as agreeing.
+repeat's end point's distance from it (the repeat run to its end). Points that kept no trajectories (runs made before
+they were kept) are counted as not auditable, never as agreeing.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def audit_point(folder: pathlib.Path, record: MeasuredPoint, best: optimum.Optim
         if not same(recorded, recomputed):
             audit.differences.append(f"{where}: repeat {r + 1}: time to target recorded {recorded}, recomputed "
                                      f"{recomputed}")
-        if record.target.evaluations:  # recorded since 2026-12-05
+        if record.target.evaluations:  # where the point recorded them
             counted = optimum.evaluations_to_target(trajectory, best)
             audit.checked += 1
             if record.target.evaluations[r] != counted:

@@ -130,7 +130,7 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
 
 def plan(profile, impls, done, objective: Objective):
     """Points still to run, smallest first; at each point the NumPy reference last. done: the keys of the points
-    measured (an estimate, made by sweeps before 2026-12-02 for points predicted over the budget, is measured and
+    measured (an estimate, made by older sweeps for points predicted over the budget, is measured and
     replaced)."""
     ordered = sorted(impls, key=lambda impl: impl.registration.reference)
     return [(impl, npix, nzern) for npix in profile.npix for nzern in profile.orders(objective) for impl in ordered

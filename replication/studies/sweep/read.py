@@ -7,6 +7,7 @@ import numpy as np
 
 from replication.core import runs
 from replication.core.fit_records import record_objective
+from replication.core.judging import Pair
 from replication.core.objectives import of_sweep_folder
 from replication.core.optimum import ended_at_target, mahalanobis
 from replication.core.point_times import (
@@ -68,7 +69,7 @@ def sweep_objective(name):
 
 def off_yardstick_points(series, optima):
     """Remove from series (in place) the points timed to a target whose optimum's covariance is not the sandwich
-    (optima recorded before 2026-12-03 above npix 512 used the inverse Hessian): no rule judges a time or a distance
+    (older optima above npix 512 used the inverse Hessian): no rule judges a time or a distance
     on another yardstick. Returns how many were removed."""
     removed = 0
     for points in series.values():
@@ -107,13 +108,13 @@ def left_out(series):
 
 
 def timed_to_targets(series):
-    """Whether a sweep's measured points record times to target (runs since 2026-12-02), so that its verdicts rest
+    """Whether a sweep's measured points record times to target (runs that time to a target), so that its verdicts rest
     on times to solution rather than on the optimiser's stop."""
     return any(timed_to_target(record) for points in series.values() for record in points.values())
 
 
 TIME_TO_SOLUTION, TIME_TO_STOP = "time to solution", "time to the optimiser's stop"
-"""What a sweep's times measure: to the first evaluation within the target of the optimum (runs since 2026-12-02),
+"""What a sweep's times measure: to the first evaluation within the target of the optimum (runs that time to a target),
 or to the optimiser's stop (older runs)."""
 
 
@@ -129,11 +130,11 @@ def exact_stderr(outcome):
 
 
 def fit_differences(series, reference=NUMPY, optima=None):
-    """How far apart the float64 fits of each point ended. With the point's optimum (optima, runs since 2026-12-02):
-    every pair of series, as the Mahalanobis distance between their ends under the optimum's covariance (standard
-    errors), every pair compared whether or not its fits reached the optimum. Older runs: each series against the
-    reference, largest |x - x_reference| / stderr (exact standard errors of the reference fit where recorded, else
-    the BFGS estimate of the other), comparable where both fits are solutions."""
+    """How far apart the float64 fits of each point ended. With the point's optimum (optima, runs that time to a
+    target): every pair of series, as the Mahalanobis distance between their ends under the optimum's covariance
+    (standard errors), every pair compared whether or not its fits reached the optimum. Runs without optima: each
+    series against the reference, largest |x - x_reference| / stderr (exact standard errors of the reference fit
+    where recorded, else the BFGS estimate of the other), comparable where both fits are solutions."""
     if optima:
         return mahalanobis_differences(series, optima)
     rows = []
@@ -149,9 +150,8 @@ def fit_differences(series, reference=NUMPY, optima=None):
             stderr = exact if exact is not None else np.array(b.outcome.stderr, dtype=float)
             shift = np.abs(np.array(b.outcome.x) - np.array(a.outcome.x)) / stderr
             basis = "BFGS" if exact is None else "sandwich" if a.outcome.convergence.stderr_sandwich else "exact"
-            rows.append({"series": name, "against": reference, "npix": key[0], "nzern": key[1],
-                         "max_stderr": float(shift.max()), "basis": basis,
-                         "comparable": is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))})
+            rows.append(Pair(name, reference, key[0], key[1], float(shift.max()), basis,
+                             is_solution(a) and is_solution(b) and bool(np.all(np.isfinite(stderr)))))
     return rows
 
 
@@ -171,9 +171,8 @@ def mahalanobis_differences(series, optima):
                 found = optima.get(optimum_key(a))
                 if not found or not found.polished:
                     continue
-                rows.append({"series": second, "against": first, "npix": key[0], "nzern": key[1],
-                             "max_stderr": mahalanobis(b.outcome.x, a.outcome.x, found.covariance),
-                             "basis": "Mahalanobis", "comparable": not (stopped_at_limit(a) or stopped_at_limit(b))})
+                rows.append(Pair(second, first, key[0], key[1], mahalanobis(b.outcome.x, a.outcome.x, found.covariance),
+                                 "Mahalanobis", not (stopped_at_limit(a) or stopped_at_limit(b))))
     return rows
 
 

@@ -13,6 +13,7 @@ from msgspec import UNSET, UnsetType
 from replication.core.fit_records import Account, Load, NamedSeries, OptimumRecord, check_optimum, series_of
 from replication.core.objectives import DEFAULT
 from replication.core.records import (
+    RECORD_SCHEMA,
     Count,
     FitEnd,
     GridSize,
@@ -25,13 +26,15 @@ from replication.core.records import (
     Vector,
     as_typed,
     check_machine_text,
+    check_schema,
     check_typed,
     check_vectors,
     latest_of_each,
-    read_keyed,
+    migrated_fit,
+    read_typed,
 )
 from replication.core.results import NUMBER, RunError, dumps, is_a, read_records
-from replication.core.series import RENAMED, Series
+from replication.core.series import Series
 
 
 class Times(Record):
@@ -84,9 +87,9 @@ class Trajectories(Record):
 
 
 class Point(NamedSeries, kw_only=True):
-    """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint. Read in
-    today's schema (migrated): its series' names today's, its objective named (records before objectives were
-    recorded fitted the default); node: the node that measured it, in a sharded sweep (set as it is read)."""
+    """What every point record holds (an estimated point: no more); a measured one is a MeasuredPoint, in today's
+    schema (older records are migrated once: migrated_point); node: the node that measured it, in a sharded sweep
+    (set as it is read)."""
 
     npix: GridSize
     nzern: Order
@@ -110,8 +113,9 @@ class Point(NamedSeries, kw_only=True):
 
 
 class MeasuredPoint(Point, kw_only=True):
-    """A measured point: its times, its tolerance, how its last repeat's fit ended; since 2026-12-02 its times to
-    the target and its time limit, since 2026-12-03 its trajectories and the machine's load, and for a series
+    """A measured point: its times, its tolerance, how its last repeat's fit ended; its times to the target and its
+    time limit, its trajectories and the machine's load (each absent in points of runs made before it was
+    recorded: the history runs time to the optimiser's stop), and for a series
     started from a matrix made per grid, the seconds that matrix took once (grid_start_s, on no fit's clock). Each
     of these is absent where the point predates it, never null: the writer never writes null there."""
 
@@ -131,63 +135,61 @@ class MeasuredPoint(Point, kw_only=True):
         return self.target.end_distance if self.target else None
 
 
-def check_point(path: pathlib.Path, number: int, record: dict) -> None:
-    """Validate a point record as read, to what the report uses: an error names the file, the line and the key."""
+def check_point(path: pathlib.Path, number: int, record: dict) -> Point:
+    """A point record as read, typed and validated to what the report uses: an error names the file, the line and
+    the key; a record of an older version is refused, naming the migration (migrated_point)."""
     check_typed(path, number, record, Point)
+    check_schema(path, number, record.get("schema", 1), RECORD_SCHEMA)
     series_of(path, number, record)
-    if record["estimated"]:
-        return
-    check_typed(path, number, record, MeasuredPoint)
-    outcome = record["outcome"]
-    vectors = {"outcome.x": outcome["x"], "outcome.stderr": outcome["stderr"]}
-    if outcome.get("convergence") is not None:
-        vectors |= {f"outcome.convergence.{key}": outcome["convergence"].get(key)
-                    for key in ("stderr", "stderr_sandwich")}
-    check_vectors(path, number, vectors, record["nparams"])
-    if record.get("target") is not None:  # points measured since 2026-12-02
-        check_target_record(path, number, record)
-    if record.get("trajectories") is not None:  # points measured since 2026-12-03
-        check_trajectories_entry(path, number, record)
-    if (record.get("time_limit_s") is None) != (record.get("stopped_at_limit") is None):
+    point = as_typed(path, number, record, Point if record["estimated"] else MeasuredPoint)
+    if point.estimated:
+        return point
+    outcome = point.outcome
+    vectors = {"outcome.x": outcome.x, "outcome.stderr": outcome.stderr}
+    if outcome.convergence:
+        vectors |= {"outcome.convergence.stderr": outcome.convergence.stderr,
+                    "outcome.convergence.stderr_sandwich": outcome.convergence.stderr_sandwich}
+    check_vectors(path, number, vectors, point.nparams)
+    if point.target:
+        check_target_record(path, number, point)
+    if point.trajectories and point.trajectories.repeats != len(point.total_s.all or []):
+        raise RunError(f"{path}: line {number}, key 'trajectories.repeats': one trajectory per repeat "
+                       f"({len(point.total_s.all or [])}), got {point.trajectories.repeats}")
+    if (point.time_limit_s is UNSET) != (point.stopped_at_limit is UNSET):
         raise RunError(f"{path}: line {number}, key 'stopped_at_limit': a point run to a time limit says whether its "
                        "fit was stopped there, and only such a point")
+    return point
 
 
-def check_target_record(path, number, record):
+def check_target_record(path, number, point: MeasuredPoint):
     """A point's target record: one time or null per repeat, each positive and at most that repeat's total time."""
-    times, totals = record["target"]["times"], record["total_s"].get("all") or []
-    if len(times) != len(totals) or record["target"]["reached"] != sum(t is not None for t in times):
+    target, totals = point.target, point.total_s.all or []
+    times = target.times
+    if len(times) != len(totals) or target.reached != sum(t is not None for t in times):
         raise RunError(f"{path}: line {number}, key 'target.times': one time or null per repeat ({len(totals)}), "
-                       f"reached = the times given; got {json.dumps(record['target'])[:80]}")
+                       f"reached = the times given; got {dumps(msgspec.to_builtins(target))[:80]}")
     for time, total in zip(times, totals, strict=True):
         if time is not None and not (is_a(time, NUMBER) and 0 < time <= total * (1 + 1e-9)):
             raise RunError(f"{path}: line {number}, key 'target.times': a time to the optimum lies in (0, that "
                            f"repeat's total {total}], got {time}")
-    evaluations = record["target"].get("evaluations")
-    if evaluations is not None and (len(evaluations) != len(times) or any(
+    evaluations = target.evaluations
+    if evaluations is not UNSET and (len(evaluations) != len(times) or any(
             (e is None) != (t is None) for e, t in zip(evaluations, times, strict=True))):
         raise RunError(f"{path}: line {number}, key 'target.evaluations': one count per repeat ({len(times)}), null "
                        f"exactly where its time to the optimum is; got {evaluations}")
-    stopped = record["target"].get("stopped")
-    if stopped is not None and (len(stopped) != len(times) or stopped[0]
-                                or any(s and t is None for s, t in zip(stopped, times, strict=True))):
+    stopped = target.stopped
+    if stopped is not UNSET and (len(stopped) != len(times) or stopped[0]
+                    or any(s and t is None for s, t in zip(stopped, times, strict=True))):
         raise RunError(f"{path}: line {number}, key 'target.stopped': one flag per repeat ({len(times)}), the first "
                        f"run to its end (false), a repeat stopped at the target with a time to it; got {stopped}")
-
-
-def check_trajectories_entry(path, number, record):
-    """A point's trajectories entry: a file, its SHA-256, one trajectory per repeat timed."""
-    repeats, totals = record["trajectories"]["repeats"], record["total_s"].get("all") or []
-    if repeats != len(totals):
-        raise RunError(f"{path}: line {number}, key 'trajectories.repeats': one trajectory per repeat "
-                       f"({len(totals)}), got {repeats}")
 
 
 SweepSession = msgspec.defstruct(
     "SweepSession", [("profile", str), ("tol", Annotated[float, msgspec.Meta(gt=0)]), ("unavailable", list[str], []),
                      ("objective", str | None, None)], bases=(RunRecord,), kw_only=True, module=__name__)
 """A sweep's session in its runs.jsonl: the environment, and what the sweep measured under (its profile, tol and
-objective; the objective is missing from sessions before 2026-11-30) and what this machine could not run."""
+objective, None in sessions that did not record it: the sweep folder's name says it) and what this machine could not
+run."""
 
 
 def check_sweep_session(path: pathlib.Path, number: int, record: dict) -> None:
@@ -204,26 +206,25 @@ def read_sweep_sessions(path: pathlib.Path) -> list[SweepSession]:
 def read_points(path: pathlib.Path, repair: bool = False, strict: bool = False) -> list[Point]:
     """The point records of a sweep's points.jsonl, validated and in today's schema (MeasuredPoint where measured);
     two different records of one point and series are refused (identical ones too where strict: a contributed run),
-    except an estimate followed by the point's measurement, which replaces it (sweeps before 2026-12-02 estimated the
+    except an estimate followed by the point's measurement, which replaces it (older sweeps estimated the
     points over their budget; a resumed sweep measures them, to a time limit)."""
-    records = read_keyed(path, check_point, recorded_key, "point and series", repair, strict,
-                         replaces=measures_estimate)
-    return [as_point(record) for record in latest_of_each(records, recorded_key)]
+    points = read_typed(path, check_point, point_key, "point and series", repair, strict, replaces=measures_estimate)
+    return latest_of_each(points, point_key)
 
 
-def as_point(record: dict) -> Point:
-    """A validated point record in today's schema (Point, or MeasuredPoint where measured): the older schema's
-    gradient names renamed, an unnamed minimizer scipy's, an unnamed objective the default."""
-    gradient = record.get("gradient", "")
-    record = record | {"gradient": RENAMED.get(gradient, gradient), "objective": record.get("objective", DEFAULT)}
-    return msgspec.convert(record, type=Point if record["estimated"] else MeasuredPoint)
+def migrated_point(record: dict) -> dict:
+    """A point record of version 1 in today's schema: its series in today's names (migrated_fit) and the default
+    objective where it names none (records made before objectives were recorded fitted the default); a record of
+    today's schema as it is."""
+    if "schema" in record:
+        return record
+    return migrated_fit(record) | {"objective": record.get("objective", DEFAULT)}
 
 
 def as_read(record: dict) -> Point:
-    """A point record as its reader reads it back: through its JSON, validated, in today's schema."""
-    written = json.loads(dumps(record))
-    check_point(pathlib.Path("points.jsonl"), 1, written)
-    return as_point(written)
+    """A point record as its reader reads it back: through its JSON, validated, stamped with today's schema as
+    as_written stamps it (where it is not already)."""
+    return check_point(pathlib.Path("points.jsonl"), 1, json.loads(dumps({"schema": RECORD_SCHEMA} | record)))
 
 
 def measured_keys(points: list[Point]) -> set:
@@ -232,9 +233,9 @@ def measured_keys(points: list[Point]) -> set:
     return {point_key(point) for point in points if not point.estimated}
 
 
-def measures_estimate(earlier: dict, record: dict) -> bool:
-    """Whether record may replace an earlier record of its point and series: a measurement of an estimated point."""
-    return earlier["estimated"] and not record["estimated"]
+def measures_estimate(earlier: Point, point: Point) -> bool:
+    """Whether a point may replace an earlier one of its point and series: a measurement of an estimated point."""
+    return earlier.estimated and not point.estimated
 
 
 def key_of(series: Series, npix: int, nzern: int) -> tuple:
@@ -247,11 +248,6 @@ def point_key(point: Point) -> tuple:
     return key_of(point.series, point.npix, point.nzern)
 
 
-def recorded_key(record: dict) -> tuple:
-    """A point record's key as read (its Series, older names read as today's)."""
-    return key_of(Series.of(record), record["npix"], record["nzern"])
-
-
 def optimum_key(record: OptimumRecord | Point) -> tuple:
     """What identifies an optimum: the point, the objective and the data."""
     return record.npix, record.nzern, record.objective, record.data_sha256
@@ -259,9 +255,5 @@ def optimum_key(record: OptimumRecord | Point) -> tuple:
 
 def read_optima(path: pathlib.Path, repair: bool = False, strict: bool = False) -> dict[tuple, OptimumRecord]:
     """{optimum_key: record} of a sweep's optima.jsonl, validated ({} where absent)."""
-    records = read_keyed(path, check_optimum, recorded_optimum_key, "optimum", repair, strict)
-    return {optimum_key(optimum): optimum for optimum in (msgspec.convert(r, type=OptimumRecord) for r in records)}
-
-
-def recorded_optimum_key(record: dict) -> tuple:
-    return record["npix"], record["nzern"], record["objective"], record["data_sha256"]
+    optima = read_typed(path, check_optimum, optimum_key, "optimum", repair, strict)
+    return {optimum_key(optimum): optimum for optimum in optima}
