@@ -157,10 +157,14 @@ def test_the_audit_agrees_with_the_recomputation_by_hand(smoke_run):
     assert record.target.evaluations[0] == (near[0] + 1 if near.size else None)  # one kept step per evaluation
 
 
-def test_points_without_trajectories_are_not_auditable_never_agreeing():
-    from replication.core.paths import REFERENCE
+def test_points_without_trajectories_are_not_auditable_never_agreeing(smoke_run, tmp_path):
+    """A point whose record names no kept trajectories (as runs made before they were kept) is counted as not
+    auditable, and none of its values as recomputed."""
+    def change(records, folder):
+        for record in records:
+            record.pop("trajectories")
 
-    found = audit.audit_run(REFERENCE / "2026-12-02_vm_amd-epyc-2c-1thread_paper-profile")
+    found = audit.audit_run(altered_copy(smoke_run, tmp_path, change))
     assert found.checked == 0
     assert found.not_auditable > 0
 

@@ -9,6 +9,7 @@ import pytest
 
 import reference_numpy
 from oof_common.scans import ScanNoise
+from replication.core.reduction.configs import About
 from replication.core.reduction.sources import TILTS, source_named, surface_error, surface_grid
 from replication.core.reduction.surface import (
     fits_available,
@@ -83,9 +84,9 @@ def test_fits_is_written_only_where_astropy_is_installed():
                                                    (None, "not stated")])
 def test_the_fits_header_says_the_observation_and_the_sign_and_holds_the_parameters(srt, tmp_path, plus_dz, positive):
     setup, source = srt
-    about = {"date": "2019-04-26", "elevation": 45.0} | ({"plus_dz": plus_dz} if plus_dz else {})
-    source = dataclasses.replace(source, about=about, dish=source.dish | {
-        "legs": 4, "leg_width": 1.0, "leg_angle": 45.0, "leg_start": 3.953, "leg_end": 17.5})
+    about = About(date="2019-04-26", elevation=45.0, plus_dz=plus_dz)
+    source = dataclasses.replace(source, about=about, dish=dataclasses.replace(
+        source.dish, legs=4, leg_width=1.0, leg_angle=45.0, leg_start=3.953, leg_end=17.5))
     observation = types.SimpleNamespace(source=source, scan=ScanNoise(0.79, 0))
     terms = {"pointing": False, "defocus_scale": False, "gains": False}
     names = parameter_names(setup, terms)

@@ -65,7 +65,7 @@ SECOND_CPU = Protocol("a second CPU model", "the quick profile on another CPU mo
 DESIGN = (
     Reference(QUICK, "2026-12-05_vm_amd-epyc-2c-3"),
     Reference(ONE_THREAD, "2026-12-05_vm_amd-epyc-2c-4"),
-    Reference(PAPER_GRID, "2026-12-02_vm_amd-epyc-2c-1thread_paper-profile"),
+    Reference(PAPER_GRID, "2026-12-05_vm_amd-epyc-2c-1thread_paper-profile"),
     Reference(BENCH, "2026-12-05_vm_amd-epyc-2c-5"),
     Reference(REAL_MAPS, "2026-12-03_vm_amd-epyc-2c-2_real-maps"),
     Reference(CLOSURE, "2026-12-03_vm_amd-epyc-2c-1thread-3_closure"),

@@ -5,16 +5,18 @@ default-allocator run). The environment record says which a run had."""
 
 import reference_numpy
 
-_STATE = {"kept": False}
+_kept = False
+"""Whether this process has the setting (set once, by keep_freed_memory)."""
 
 
 def keep_freed_memory() -> bool:
     """Apply the setting to this process (once; later calls only report it): whether it is set."""
-    if not _STATE["kept"]:
-        _STATE["kept"] = reference_numpy.keep_freed_memory()
-    return _STATE["kept"]
+    global _kept
+    if not _kept:
+        _kept = reference_numpy.keep_freed_memory()
+    return _kept
 
 
 def freed_memory_kept() -> bool:
     """Whether this process has the setting (keep_freed_memory was called and glibc took it)."""
-    return _STATE["kept"]
+    return _kept

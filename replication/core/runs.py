@@ -169,18 +169,18 @@ def check_run_name(folder):
                        f"(got {folder.name!r})")
 
 
-def same_machine(a, b):
-    """Whether machine record a is the machine b describes (on the keys of MACHINE_KEYS that b holds: a host
-    record holds no GPU)."""
-    return all(a.get(key) == b.get(key) for key in MACHINE_KEYS if key in b)
+def same_machine(a: Machine, b: dict) -> bool:
+    """Whether a run's machine a is the machine record b describes (on the keys of MACHINE_KEYS that b holds: a
+    host record holds no GPU)."""
+    return all(getattr(a, key) == b.get(key) for key in MACHINE_KEYS if key in b)
 
 
 def runs_in(base):
     """The run folders directly under base, oldest first (by creation date, then name)."""
     base = pathlib.Path(base)
-    found = [(info["created"], folder.name, folder) for folder in sorted(base.iterdir())
+    found = [(info.created, folder.name, folder) for folder in sorted(base.iterdir())
              if folder.is_dir() and not folder.name.startswith(".")
-             for info in [read_run(folder)] if info] if base.is_dir() else []
+             for info in [read_run_info(folder)] if info] if base.is_dir() else []
     return [folder for _, _, folder in sorted(found)]
 
 
@@ -188,7 +188,7 @@ def latest_run(machine=None, base=None):
     """The newest of this machine's runs under base (results/runs/ by default), or None; machine: a machine or host
     record (default: this host's)."""
     machine = machine or host_record()
-    mine = [folder for folder in runs_in(base or paths.RUNS) if same_machine(read_run(folder)["machine"], machine)]
+    mine = [folder for folder in runs_in(base or paths.RUNS) if same_machine(read_run_info(folder).machine, machine)]
     return mine[-1] if mine else None
 
 

@@ -3,6 +3,7 @@ and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."
 
 import dataclasses
 import functools
+import itertools
 import pathlib
 import re
 import textwrap
@@ -30,10 +31,18 @@ from replication.core.simulation import (
 from replication.report import load
 from replication.report.cells import CLAIMS, RULES, run_code
 from replication.report.figures import GPU_HISTORY, gpu_history, paper_figures_run
-from replication.report.first_screen import claim_table, first_screen_legend, history_rows, mechanism
+from replication.report.first_screen import claim_table, history_rows, mechanism
 from replication.report.retire import read_retired
 from replication.report.screen import design_rows, first_screen, plain_title
-from replication.report.sections import JAX_POINTS, ReportContext, against_jax, against_scipy_bfgs, run_sections, shown
+from replication.report.sections import (
+    JAX_POINTS,
+    ReportContext,
+    ShownFigure,
+    against_jax,
+    against_scipy_bfgs,
+    run_sections,
+    shown,
+)
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
 from replication.studies.closure.read import closure_summary
@@ -85,7 +94,7 @@ def main_figures(all_runs, figures, output):
 def shown_figure(figure, figures, output, *shown):
     """A figure as the report shows it: its path from output and its caption (unnumbered: number_figures numbers
     the main report's in order), from what it draws."""
-    return {"path": relative(figure.path(figures), output), "caption": figure.caption(*shown)}
+    return ShownFigure(relative(figure.path(figures), output), figure.caption(*shown))
 
 
 def mirror_commit(all_runs, codes):
@@ -131,7 +140,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
     return number_figures(ReportContext(
-        first_screen=first_screen(judged, codes) | {"legend": first_screen_legend()},
+        first_screen=first_screen(judged, codes),
         older_rule=history_rows(tables[0], judged, sections), design=design_rows(all_runs),
         retired=read_retired(pathlib.Path(reference or paths.REFERENCE).parent / "retired.jsonl"),
         mechanism=mechanism(decomposed, shown_run),
@@ -157,12 +166,17 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
 def number_figures(values: ReportContext) -> ReportContext:
     """Number the main report's figures in the order a reader meets them (the answer's, the paper's figures, the
     cold starts', the real maps'): each caption's 'Figure N: ' written here, whatever file it comes from."""
-    shown = [values.answer_figure, *values.figures, values.retrieval_figure,
-             *(values.real_maps.figures if values.real_maps else [])]
-    for index, figure in enumerate((figure for figure in shown if figure), 1):
-        caption = figure["caption"]  # "Figure 2 (the paper's figure): ..." where a caption opens with a parenthesis
-        figure["caption"] = f"Figure {index}{'' if caption.startswith('(') else ':'} {caption}"
-    return values
+    counter = itertools.count(1)
+
+    def numbered(figure):
+        return figure and figure.numbered(next(counter))
+
+    answer, figures = numbered(values.answer_figure), [numbered(figure) for figure in values.figures]
+    retrieval = numbered(values.retrieval_figure)
+    real_maps = values.real_maps and dataclasses.replace(
+        values.real_maps, figures=[numbered(figure) for figure in values.real_maps.figures])
+    return dataclasses.replace(values, answer_figure=answer, figures=figures, retrieval_figure=retrieval,
+                               real_maps=real_maps)
 
 
 def real_maps_shown(all_runs, sections, figures, output):
@@ -222,7 +236,7 @@ def answer_figure_shown(all_runs, figures, output):
     if not any(run.series for run in all_runs):
         return None
     shown = shown_figure(ANSWER, figures, output, all_runs)
-    return shown["caption"] and shown | {"caption": shown["caption"].rstrip(".")}
+    return shown.caption and dataclasses.replace(shown, caption=shown.caption.rstrip("."))
 
 
 def retrieval_figure(all_runs, figures, output):
@@ -340,7 +354,7 @@ def your_runs_summary(values, output):
     each paper claim's value and verdict under each objective it measured, the load beside a timing verdict), then
     where the report is."""
     lines = []
-    for answer in values.first_screen["answers"]:
+    for answer in values.first_screen.answers:
         if not answer.run.own:
             continue
         machine = answer.run.machine

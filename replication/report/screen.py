@@ -11,7 +11,7 @@ from replication.claims.timed_words import cores_of
 from replication.core.judging import NOT_MEASURED, Verdict
 from replication.core.load import LOADED_CORES, measured_quiet
 from replication.core.objectives import CAUCHY, Objective
-from replication.report.first_screen import short_name
+from replication.report.first_screen import first_screen_legend, short_name
 from replication.studies.sweep import read as sweep_read
 
 PAPER_CLAIMS = tuple(claim for claim in claims.CLAIMS if claim.paper)
@@ -154,7 +154,23 @@ def lead(answer: RunAnswer, code: dict) -> str:
         + ", at the weakest grid size of npix >= 128 (the paper: ~10x).")
 
 
-def first_screen(all_runs, codes) -> dict:
+@dataclasses.dataclass(frozen=True)
+class FirstScreen:
+    """The first screen: the answers (yours first, then the reference's), a lead sentence and the objectives'
+    headers of each, the design's other runs judged beside them (a line each), the history runs (a line each), and
+    the paper's claims no run of the design measured (their ids), and the words under the table (each bar, what a
+    slope and a bound are: first_screen.first_screen_legend)."""
+
+    answers: list[RunAnswer]
+    leads: list[str]
+    headers: list[list[str]]
+    beside: list[str]
+    history: list[str]
+    unmeasured: list[str]
+    legend: str = dataclasses.field(default_factory=first_screen_legend)
+
+
+def first_screen(all_runs, codes) -> FirstScreen:
     """The first screen: the answers (yours first, then the reference's), the design's other runs beside them, the
     history, and which claims no run of the design measured (codes: {run folder: cells.run_code})."""
     shown = design.answering(all_runs)
@@ -162,12 +178,13 @@ def first_screen(all_runs, codes) -> dict:
     shown_runs = [shown] + ([reference] if reference is not shown else [])
     answers = [run_answer(run, codes[run.folder]) for run in shown_runs if run is not None]
     checks, history = design.beside(all_runs, reference)
-    return {"answers": answers, "leads": [lead(answer, codes[answer.run.folder]) for answer in answers],
-            "headers": [[header(objective) for objective in answer.objectives] for answer in answers],
-            "beside": [line for run, ref in checks if (line := beside_line(run, ref))],
-            "history": [history_line(run, ref, codes[run.folder]) for run, ref in history],
-            "unmeasured": [claim.id for claim in PAPER_CLAIMS
-                           if not any(j.measured for answer in answers for j in answer.judged(claim))]}
+    return FirstScreen(
+        answers=answers, leads=[lead(answer, codes[answer.run.folder]) for answer in answers],
+        headers=[[header(objective) for objective in answer.objectives] for answer in answers],
+        beside=[line for run, ref in checks if (line := beside_line(run, ref))],
+        history=[history_line(run, ref, codes[run.folder]) for run, ref in history],
+        unmeasured=[claim.id for claim in PAPER_CLAIMS
+                    if not any(j.measured for answer in answers for j in answer.judged(claim))])
 
 
 def design_rows(all_runs) -> list[dict]:

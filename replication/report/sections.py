@@ -280,18 +280,32 @@ def against_jax(run, code=None):
             "code": f"model code of commit {commits}" if commits else "model code not recorded"} if ranges else None
 
 
+@dataclasses.dataclass(frozen=True)
+class ShownFigure:
+    """A figure as a page shows it: its path from the page and its caption (None where it draws nothing)."""
+
+    path: str
+    caption: str | None
+
+    def numbered(self, index: int) -> "ShownFigure":
+        """The caption opened with 'Figure N: ' ('Figure N (the paper's figure): ...' where it opens with a
+        parenthesis)."""
+        joint = "" if self.caption.startswith("(") else ":"
+        return dataclasses.replace(self, caption=f"Figure {index}{joint} {self.caption}")
+
+
 @dataclasses.dataclass
 class ReportContext:
     """Everything the report's pages show (each template reads these names), read from the run folders."""
 
-    first_screen: dict
+    first_screen: object  # screen.FirstScreen (screen imports this module)
     older_rule: list
     design: list
     retired: list
     mechanism: str | None
     environments: list
     mirror_commit: str | None
-    answer_figure: dict | None
+    answer_figure: ShownFigure | None
     claim_tables: list
     claims: tuple
     rules: object
@@ -321,5 +335,5 @@ class ReportContext:
     closure: object
     srt_noise: float
     jax_points: tuple
-    retrieval_figure: dict | None
+    retrieval_figure: ShownFigure | None
     real_maps: object

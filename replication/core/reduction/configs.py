@@ -63,12 +63,54 @@ SPEED_OF_LIGHT = 299_792_458.0
 
 
 @dataclasses.dataclass(frozen=True)
+class Dish:
+    """The dish as a configuration's [telescope] table gives it, in metres (telescope.Telescope's fields without the
+    observation's wavelength and dz): the primary's radius, focal length and central blockage, the system's
+    effective focal length (None: prime focus), the support legs (legs = 0: none; LEGS)."""
+
+    radius: float
+    focal_length: float
+    blockage: float
+    effective_focal_length: float | None = None
+    legs: int = 0
+    leg_width: float = 0.0
+    leg_angle: float = 0.0
+    leg_start: float = 0.0
+    leg_end: float | None = None
+
+    def given(self) -> dict:
+        """The dish as records hold it: the primary and the effective focal length, the legs' keys only where the
+        dish has legs (a legless dish's records are as before legs were modelled)."""
+        values = dataclasses.asdict(self)
+        primary = {key: values[key] for key in ("radius", "focal_length", "blockage", "effective_focal_length")}
+        legs = {key: values[key] for key in LEGS} | ({} if self.leg_end is None else {"leg_end": self.leg_end})
+        return primary | (legs if self.legs else {})
+
+    def without_legs(self) -> Dish:
+        return dataclasses.replace(self, legs=0, leg_width=0.0, leg_angle=0.0, leg_start=0.0, leg_end=None)
+
+
+@dataclasses.dataclass(frozen=True)
+class About:
+    """What an observation's configuration may also say (OBSERVATION_OPTIONAL), for the surface's FITS header: the
+    date (YYYY-MM-DD), the mean elevation (degrees), how the +dz map's offset changes the path (PLUS_DZ); None where
+    not said."""
+
+    date: str | None = None
+    elevation: float | None = None
+    plus_dz: str | None = None
+
+    def given(self) -> dict:
+        """The keys said, as records hold them."""
+        return {key: value for key, value in dataclasses.asdict(self).items() if value is not None}
+
+
+@dataclasses.dataclass(frozen=True)
 class Source:
     """One set of three maps, as its configuration describes them: name (used in records), title and short (for
     people), folder (under the maps folder), files (in focus, -dz, +dz), reader ("srt" text or "ticra" grid),
-    frequency (Hz), dz (metres), dish ({radius, focal_length, effective_focal_length or None, blockage}, metres:
-    telescope.Telescope's fields), the telescope's name and terms (the per-map terms fitted: make_setup's pointing,
-    defocus_scale and gains switches)."""
+    frequency (Hz), dz (metres), dish (Dish), the telescope's name, terms (the per-map terms fitted: make_setup's
+    pointing, defocus_scale and gains switches) and what else the configuration says of the observation (About)."""
 
     name: str
     title: str
@@ -78,10 +120,10 @@ class Source:
     reader: str
     frequency: float
     dz: float
-    dish: dict = dataclasses.field(hash=False, compare=False)
+    dish: Dish = dataclasses.field(hash=False, compare=False)
     telescope_name: str = ""
     terms: dict = dataclasses.field(default_factory=lambda: dict(MAP_TERMS), hash=False, compare=False)
-    about: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
+    about: About = dataclasses.field(default_factory=About, hash=False, compare=False)
 
     @property
     def wavelength(self) -> float:
@@ -90,12 +132,11 @@ class Source:
     @property
     def telescope(self) -> reference_numpy.Telescope:
         """The dish and the observation as the model takes them."""
-        return reference_numpy.Telescope(**self.dish, wavelength=self.wavelength, dz=self.dz)
+        return reference_numpy.Telescope(**dataclasses.asdict(self.dish), wavelength=self.wavelength, dz=self.dz)
 
     def without_legs(self) -> Source:
         """The same source on a dish without support legs (as pyoof fits the SRT: its block_srt_wo_legs)."""
-        return dataclasses.replace(self, dish={key: value for key, value in self.dish.items()
-                                               if key not in (*LEGS, *LEGS_OPTIONAL)})
+        return dataclasses.replace(self, dish=self.dish.without_legs())
 
 
 def config_text(path: pathlib.Path) -> str:
@@ -184,63 +225,80 @@ def read_config(path):
         raise RunError(f"--config {path}: table [{extra[0]}] is not known; a configuration has [telescope], "
                        "[observation] and, optionally, [fit]")
     terms = MAP_TERMS | (checked_table(path, content, "fit", {}, FIT) if "fit" in content else {})
-    dish = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS | LEGS_OPTIONAL)
-    observation = checked_table(path, content, "observation", OBSERVATION, OBSERVATION_OPTIONAL)
-    about = checked_about(path, observation)
-    if dish["blockage"] >= dish["radius"]:
-        raise RunError(f"--config {path}: key 'telescope.blockage': the blockage's radius ({dish['blockage']:g} m) "
-                       f"must be smaller than the dish's ({dish['radius']:g} m)")
-    legs = checked_legs(path, dish)
-    if not NAME.fullmatch(observation["name"]):
+    table = checked_table(path, content, "telescope", TELESCOPE, TELESCOPE_OPTIONAL | LEGS | LEGS_OPTIONAL)
+    telescope_name = table.pop("name")
+    dish = checked_dish(path, table)
+    observation = checked_observation(path, checked_table(path, content, "observation", OBSERVATION,
+                                                          OBSERVATION_OPTIONAL))
+    return Source(name=observation.name, title=observation.title, short=observation.short, folder=observation.folder,
+                  files=observation.files, reader=observation.format, frequency=observation.frequency,
+                  dz=observation.dz, dish=dish, telescope_name=telescope_name, terms=terms, about=observation.about)
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservationTable:
+    """A configuration's [observation] table, checked (OBSERVATION, OBSERVATION_OPTIONAL)."""
+
+    name: str
+    title: str
+    short: str
+    frequency: float
+    dz: float
+    format: str
+    folder: str
+    files: tuple[str, str, str]
+    about: About
+
+
+def checked_observation(path, table: dict) -> ObservationTable:
+    """The [observation] table, typed: a name for files, a known format, three relative file names."""
+    about = checked_about(path, About(**{key: table.pop(key) for key in OBSERVATION_OPTIONAL if key in table}))
+    observation = ObservationTable(**table | {"files": tuple(table["files"])}, about=about)
+    if not NAME.fullmatch(observation.name):
         raise RunError(f"--config {path}: key 'observation.name': letters, digits, '.', '_' and '-' (at most 64), "
-                       f"got {observation['name']!r}"[:200])
-    if observation["format"] not in FORMATS:
+                       f"got {observation.name!r}"[:200])
+    if observation.format not in FORMATS:
         raise RunError(f"--config {path}: key 'observation.format': one of {', '.join(FORMATS)}, got "
-                       f"{observation['format']!r}"[:200])
-    files = observation["files"]
-    if len(files) != 3 or not all(isinstance(name, str) for name in files):
+                       f"{observation.format!r}"[:200])
+    if len(observation.files) != 3 or not all(isinstance(name, str) for name in observation.files):
         raise RunError(f"--config {path}: key 'observation.files': three file names (in focus, -dz, +dz), got "
-                       f"{files!r}"[:200])
-    return Source(name=observation["name"], title=observation["title"], short=observation["short"],
-                  folder=relative_path(path, "observation.folder", observation["folder"]),
-                  files=tuple(relative_path(path, "observation.files", name) for name in files),
-                  reader=observation["format"], frequency=observation["frequency"], dz=observation["dz"],
-                  dish={key: dish[key] for key in ("radius", "focal_length", "blockage")}
-                  | {"effective_focal_length": dish.get("effective_focal_length")} | legs, telescope_name=dish["name"],
-                  terms=terms, about=about)
+                       f"{list(observation.files)!r}"[:200])
+    return dataclasses.replace(
+        observation, folder=relative_path(path, "observation.folder", observation.folder),
+        files=tuple(relative_path(path, "observation.files", name) for name in observation.files))
 
 
-def checked_about(path, observation) -> dict:
-    """The optional keys of [observation] (OBSERVATION_OPTIONAL) that are given, checked."""
-    about = {key: observation[key] for key in OBSERVATION_OPTIONAL if key in observation}
-    if "date" in about and not DATE.fullmatch(about["date"]):
-        raise RunError(f"--config {path}: key 'observation.date': a date YYYY-MM-DD, got {about['date']!r}"[:200])
-    if "elevation" in about and not about["elevation"] <= 90:
-        raise RunError(f"--config {path}: key 'observation.elevation': degrees in (0, 90], got {about['elevation']!r}")
-    if "plus_dz" in about and about["plus_dz"] not in PLUS_DZ:
+def checked_about(path, about: About) -> About:
+    """The optional keys of [observation] (OBSERVATION_OPTIONAL), checked."""
+    if about.date is not None and not DATE.fullmatch(about.date):
+        raise RunError(f"--config {path}: key 'observation.date': a date YYYY-MM-DD, got {about.date!r}"[:200])
+    if about.elevation is not None and not about.elevation <= 90:
+        raise RunError(f"--config {path}: key 'observation.elevation': degrees in (0, 90], got {about.elevation!r}")
+    if about.plus_dz is not None and about.plus_dz not in PLUS_DZ:
         raise RunError(f"--config {path}: key 'observation.plus_dz': one of {', '.join(PLUS_DZ)}, got "
-                       f"{about['plus_dz']!r}"[:200])
+                       f"{about.plus_dz!r}"[:200])
     return about
 
 
-def checked_legs(path, dish) -> dict:
-    """The support legs' keys of [telescope] (LEGS), all four or none, checked as the model checks a telescope."""
-    given = [key for key in LEGS if key in dish]
-    if not given:
-        if "leg_end" in dish:
-            raise RunError(f"--config {path}: key 'telescope.leg_end' without legs; support legs take "
-                           f"{', '.join(LEGS)}")
-        return {}
-    missing = [key for key in LEGS if key not in dish]
-    if missing:
+def checked_dish(path, table: dict) -> Dish:
+    """The [telescope] table's dish: its blockage inside its rim, its support legs (LEGS) all four or none, checked as
+    the model checks a telescope."""
+    given = [key for key in LEGS if key in table]
+    if not given and "leg_end" in table:
+        raise RunError(f"--config {path}: key 'telescope.leg_end' without legs; support legs take {', '.join(LEGS)}")
+    missing = [key for key in LEGS if key not in table]
+    if given and missing:
         raise RunError(f"--config {path}: key 'telescope.{missing[0]}' is missing; support legs take "
                        f"{', '.join(LEGS)}")
-    legs = {key: dish[key] for key in LEGS} | {key: dish[key] for key in LEGS_OPTIONAL if key in dish}
+    dish = Dish(**table)
+    if dish.blockage >= dish.radius:
+        raise RunError(f"--config {path}: key 'telescope.blockage': the blockage's radius ({dish.blockage:g} m) "
+                       f"must be smaller than the dish's ({dish.radius:g} m)")
     try:
-        check_legs(legs | {"radius": dish["radius"]})
+        check_legs(dataclasses.asdict(dish))
     except ValueError as error:
         raise RunError(f"--config {path}: key 'telescope.{error}".replace(" must ", "': must ", 1)) from None
-    return legs
+    return dish
 
 
 def shipped_configs() -> list[pathlib.Path]:

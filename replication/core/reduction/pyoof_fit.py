@@ -146,9 +146,9 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
     pyoof_fits_file(observation, path)
     data_info, data_obs = extract_data_pyoof(str(path))
     dish = observation.source.dish
-    telescope = [telgeometry.block_manual(pr=dish["radius"], sr=dish["blockage"], a=0.0, L=0.0),
-                 telgeometry.opd_manual(Fp=dish["focal_length"], F=dish["effective_focal_length"]),
-                 float(dish["radius"]), "SRT"]
+    telescope = [telgeometry.block_manual(pr=dish.radius, sr=dish.blockage, a=0.0, L=0.0),
+                 telgeometry.opd_manual(Fp=dish.focal_length, F=dish.effective_focal_length),
+                 float(dish.radius), "SRT"]
     module.fit_beam(data_info=data_info, data_obs=data_obs, method="trf", order_max=max_order,
                     illum_func=getattr(aperture, PYOOF_ILLUMINATION), telescope=telescope, resolution=RESOLUTION,
                     box_factor=BOX_FACTOR, fit_previous=True,
@@ -159,7 +159,7 @@ def fit_with_pyoof(observation: real_sources.Observation, max_order: int, work: 
         table = ascii.read(str(output / f"fitpar_n{order}.csv"))
         params = np.array(table["parfit"], dtype=float)
         records.append(PyoofOrder(source=observation.source.name, order=order, **call,
-                                  params=[float(v) for v in params], phase=pyoof_phase(params[4:], dish["radius"])))
+                                  params=[float(v) for v in params], phase=pyoof_phase(params[4:], dish.radius)))
     return records
 
 

@@ -15,6 +15,7 @@ import torch_impl
 from reference_numpy.zernike import zernike_indices
 from replication.core import series
 from replication.core.implementations import of
+from replication.core.reduction.configs import About
 from replication.core.reduction.correlated import bandwidth, correlated_covariance
 from replication.core.reduction.optics import optics_terms, optics_words
 from replication.core.reduction.scan_noise import whitened_residual
@@ -96,11 +97,11 @@ POSITIVE = {"lengthens": ("below", "away from"), "shortens": ("above", "towards"
 changes the path (configs.PLUS_DZ)."""
 
 
-def sign_words(about: dict) -> str:
+def sign_words(about: About) -> str:
     """What a positive surface error is, from how the +dz map's feed offset changes the path (configs.PLUS_DZ): the
     model adds the fitted phase to the defocus screens, so a positive phase changes the path as the +dz map's offset
     does at the dish's centre; a longer path is a surface further from the focus."""
-    sense = about.get("plus_dz")
+    sense = about.plus_dz
     if sense is None:
         return ("positive: a path changed as the +dz map's feed offset changes it at the dish's centre (the "
                 "configuration's observation.plus_dz says which way)")
@@ -120,17 +121,17 @@ def observation_words(observation: Observation) -> dict:
     if observation.scan is not None:
         words |= {"WHITENED": (("rows", "columns")[observation.scan.axis], "excess whitened along the scans: axis"),
                   "SCANCORR": (observation.scan.correlation, "noise correlation along the scans")}
-    if "date" in about:
-        words["DATE-OBS"] = (about["date"], "date of the observation")
-    if "elevation" in about:
-        words["ELEVATIO"] = (about["elevation"], "mean elevation (degrees)")
+    if about.date is not None:
+        words |= {"DATE-OBS": (about.date, "date of the observation")}
+    if about.elevation is not None:
+        words |= {"ELEVATIO": (about.elevation, "mean elevation (degrees)")}
     if telescope.legs:
         words |= {"LEGS": (telescope.legs, "support legs"), "LEGWIDTH": (telescope.leg_width, "their width (m)"),
                   "LEGANGLE": (telescope.leg_angle, "the first's angle from x towards y (degrees)"),
                   "LEGSTART": (telescope.leg_start, "where their shadow starts (m from the centre)"),
                   "LEGEND": (telescope.leg_end if telescope.leg_end is not None else "rim",
                              "where their shadow ends (m from the centre)")}
-    sense = about.get("plus_dz")
+    sense = about.plus_dz
     words["POSITIVE"] = (f"{POSITIVE[sense][0]} design" if sense else "not stated",
                          "a positive surface error (COMMENT)")
     return words

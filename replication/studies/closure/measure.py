@@ -21,6 +21,7 @@ from replication.core.optimum import finite_or_none
 from replication.core.records import as_written
 from replication.core.reduction.correlated import bandwidth, correlated_covariance
 from replication.core.reduction.ladder import choose_taper, fit_ladder, residual_maps
+from replication.core.reduction.misfit import misfit
 from replication.core.reduction.scan_noise import WHITEN_DEFAULT, WHITEN_MODES, whitened_residual, whitens
 from replication.core.reduction.sources import (
     NPIX,
@@ -90,15 +91,17 @@ def reduce_seed(seed, npix=NPIX, orders=ORDERS, tol=TOL, noise=NOISE, truth_orde
 
 def covered(observation, found, order, npix, tol, errors, statistical) -> dict:
     """Whether the stated uncertainty covers a surface's error (micrometres on each dish pixel): the statistical
-    (the fit's covariance, correlated residuals respected) alone, and with the truncation systematic (the surface's
-    move to the order the order rule chooses, pixel by pixel) added in quadrature; the share of the dish where the
-    error is within 2 sigma of each, the order chosen and the systematic's rms."""
+    (the fit's covariance, correlated residuals respected) alone, and with the two systematics added in quadrature:
+    the order truncation (the surface's move to the order the order rule chooses, pixel by pixel) and the model's
+    misfit (misfit.misfit: the panel-scale surface the residuals' excess implies, the same on every pixel); the share
+    of the dish where the error is within 2 sigma of each, the order chosen and each systematic's rms."""
     found_orders, moves = higher_orders_and_moves(observation, found, order, npix, tol)
     chosen = found_orders["chosen"] if found_orders else order
     systematic = moves.get(chosen)
     systematic = np.zeros_like(errors) if systematic is None else systematic
-    total = np.sqrt(statistical**2 + systematic**2)
-    return {"chosen_order": chosen, "truncation_um": rms(systematic),
+    beyond = misfit(observation, found, order, residual_maps(observation, found, order, npix), npix)["misfit_um"]
+    total = np.sqrt(statistical**2 + systematic**2 + beyond**2)
+    return {"chosen_order": chosen, "truncation_um": rms(systematic), "misfit_um": beyond,
             "covered_statistical": float(np.mean(np.abs(errors) <= 2 * statistical)),
             "covered_total": float(np.mean(np.abs(errors) <= 2 * total))}
 

@@ -104,6 +104,7 @@ class ClosureSummary:
     panels_um: float | None = None
     chosen_orders: list[int] = dataclasses.field(default_factory=list)
     truncation_um: float | None = None
+    misfit_um: float | None = None
     covered_statistical: float | None = None
     covered_total: float | None = None
     title: str = ""
@@ -138,14 +139,15 @@ def closure_summary(folder) -> ClosureSummary | None:
 
 def coverage(records) -> dict:
     """Of the seeds whose truth went beyond the fitted orders (closure.covered): their truth's order, the orders the
-    rule chose, the median truncation systematic and the median shares of the dish within 2 sigma of the statistical
-    and of the total uncertainty (ClosureSummary's fields); {} where none."""
+    rule chose, the median truncation and misfit systematics and the median shares of the dish within 2 sigma of the
+    statistical and of the total uncertainty (ClosureSummary's fields); {} where none."""
     beyond = [r for r in records if r.covered_total is not None]
     if not beyond:
         return {}
     return dict(beyond=len(beyond), truth_order=beyond[0].truth_order, panels_um=beyond[0].panels_um,
                 chosen_orders=sorted({r.chosen_order for r in beyond}),
                 truncation_um=statistics.median(r.truncation_um or 0.0 for r in beyond),
+                misfit_um=statistics.median(r.misfit_um or 0.0 for r in beyond),
                 covered_statistical=statistics.median(r.covered_statistical for r in beyond),
                 covered_total=statistics.median(r.covered_total for r in beyond))
 
@@ -174,9 +176,10 @@ def summary_lines(found: ClosureSummary | None) -> list[str]:
         chosen = ", ".join(map(str, found.chosen_orders))
         panels = f" with panel pistons of {found.panels_um:g} um rms" if found.panels_um else ""
         lines.append(f"truth to n = {found.truth_order}{panels}, fitted to n = {found.orders[-1]}: the order rule "
-                     f"chose n = {chosen}; truncation systematic {found.truncation_um:.3g} um (median); error within "
-                     f"2 sigma over {found.covered_statistical:.0%} of the dish with the "
-                     f"statistical uncertainty alone, {found.covered_total:.0%} with the systematic (medians)")
+                     f"chose n = {chosen}; systematics: truncation {found.truncation_um:.3g} um, the model's misfit "
+                     f"{found.misfit_um:.3g} um (medians); error within 2 sigma over "
+                     f"{found.covered_statistical:.0%} of the dish with the statistical uncertainty alone, "
+                     f"{found.covered_total:.0%} with the systematics (medians)")
     lines.append(f"taper within {found.taper_match:g} of the truth in {found.taper_right} of {seeds}; "
                  f"whitened along the scans in {found.whitened} of {seeds}; "
                  f"{found.failed} reduction(s) with a stage scipy flags as failed; median "

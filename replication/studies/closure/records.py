@@ -100,6 +100,8 @@ class Closure(Record):
     truth_order: Order | None = None
     chosen_order: Order | None = None
     truncation_um: MaybeNumber = None
+    misfit_um: MaybeNumber = None
+    """The model's misfit as a surface (misfit.misfit), where coverage was measured (records before it: none)."""
     covered_statistical: Share | None = None
     covered_total: Share | None = None
     noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE

@@ -26,14 +26,14 @@ def terms_line(short, effect, record):
     values (pointing as the beam's offset on the sky, from the phase tilt t: t wavelength / (2 pi R))."""
     values = effect.values
     parts = []
-    if "gains" in values:
-        parts.append("gains " + ", ".join(f"{g:+.1%}" for g in values["gains"]) + " (-dz, +dz maps)")
-    if "defocus_scale" in values:
-        parts.append(f"feed offset x {1 + values['defocus_scale'][0]:.3f}")
-    if "pointing" in values:
+    if values.gains is not None:
+        parts.append("gains " + ", ".join(f"{g:+.1%}" for g in values.gains) + " (-dz, +dz maps)")
+    if values.defocus_scale is not None:
+        parts.append(f"feed offset x {1 + values.defocus_scale[0]:.3f}")
+    if values.pointing is not None:
         radius = record.telescope.radius if record.config else None
         if radius:
-            arcsec = [t * record.wavelength / (2 * math.pi * radius) * ARCSEC for t in values["pointing"]]
+            arcsec = [t * record.wavelength / (2 * math.pi * radius) * ARCSEC for t in values.pointing]
             parts.append("pointing (x, y) " + "; ".join(f"{a:+.2g}, {b:+.2g}" for a, b in
                                                       (arcsec[0:2], arcsec[2:4])) + " arcsec (-dz, +dz maps)")
     lower = effect.lower_by
@@ -122,8 +122,8 @@ def budget_line(short, record):
     """The surface's error budget in one sentence, each part that the source record holds (micrometres rms over the
     dish, the statistical part the median 1 sigma): statistical, the order truncation (the move to the order the
     rule chooses; none where it chooses the order fitted), the loss, the per-map terms, the noise weighting, the
-    whitening along the scans (the whitened refit's move); None where the record holds none but the statistical
-    part."""
+    whitening along the scans (the whitened refit's move), the model's misfit (misfit.misfit); None where the record
+    holds none but the statistical part."""
     parts = []
     higher = record.higher_orders
     if higher:
@@ -141,11 +141,15 @@ def budget_line(short, record):
     whitening = getattr(record, "whitening", None)
     if whitening is not None and whitening.moved_um is not None:
         parts.append(f"the whitening along the scans {number(whitening.moved_um, 3)}")
-    if not parts:
+    misfit = getattr(record, "misfit", None)
+    if not parts and misfit is None:
         return None
+    moves = "; ".join(parts) + " (each the move of the surface when that choice is made the other way)"
+    beyond = misfit and (f"the model's misfit {number(misfit.misfit_um, 3)} (the panel-scale surface the residuals' "
+                         "excess over the noise implies: the room they leave for a surface no order holds)")
     return (f"{short}: the surface's error budget (um rms over the dish): statistical "
-            f"{number(record.uncertainty_median_um, 2)} (median 1 sigma); " + "; ".join(parts)
-            + " (each the move of the surface when that choice is made the other way).")
+            f"{number(record.uncertainty_median_um, 2)} (median 1 sigma); "
+            + "; ".join(part for part in (parts and moves, beyond) if part) + ".")
 
 
 def additions_line(short, effect) -> str:

@@ -21,6 +21,7 @@ from replication.core.measurement import RUNS_FILE
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.reduction.ladder import choose_taper, outcome_of, residual_maps
+from replication.core.reduction.misfit import misfit
 from replication.core.reduction.sources import (
     NPIX,
     ORDERS,
@@ -192,9 +193,9 @@ def config_record(observation) -> dict:
     """What identifies a source's fits besides its maps: its configuration (dish, wavelength, defocus, files) and the
     per-map terms fitted."""
     source = observation.source
-    return {"dish": dict(source.dish), "telescope": source.telescope_name, "frequency": source.frequency,
+    return {"dish": source.dish.given(), "telescope": source.telescope_name, "frequency": source.frequency,
             "dz": source.dz, "format": source.reader, "folder": source.folder, "files": list(source.files),
-            "fit": observation.map_terms} | dict(source.about)
+            "fit": observation.map_terms} | source.about.given()
 
 
 def check_configs_recorded(folder, observations):
@@ -223,9 +224,8 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                                                       "objective": objective_of_all(observations),
                                                       "repeats": repeats, "tol": tol, "tapers": list(TAPERS),
                                                       "taper_tol": TAPER_TOL, "target": TARGET, "starts": starts}
-    environment["per_map_noise"] = any(o.per_map_noise for o in observations)  # folders before it hold no such key
-    environment["whiten"] = whiten
-    environment["orientation"] = oriented_as(orientation)
+    environment |= {"per_map_noise": any(o.per_map_noise for o in observations), "whiten": whiten,
+                    "orientation": oriented_as(orientation)}
     environment |= {f"maps_sha256_{o.source.name}": maps_sha256(o) for o in observations}
     environment |= {f"config_{o.source.name}": config_record(o) for o in observations}
     identity = {key: environment[key] for key in environment
@@ -342,10 +342,9 @@ def write_source(folder, observation, optimum_found, order, npix, stamp, found=N
                                          "terms_effect": terms_effect(observation, optimum_found, order, npix),
                                          "higher_orders": higher_orders(observation, x, order, npix),
                                          "other_weighting": other_weighting(observation, x, order, npix),
-                                         "additions": additions_effect(observation, x, order, npix)}
-    record["whitening"] = whitening
-    if found is not None:
-        record["multistart"] = found
+                                         "additions": additions_effect(observation, x, order, npix),
+                                         "misfit": misfit(observation, x, order, residual, npix),
+                                         "whitening": whitening} | ({} if found is None else {"multistart": found})
     append_record(path, as_written(path, 0, record, check_real_source))
 
 

@@ -33,6 +33,14 @@ from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
 from replication.core.reduction.sources import LEGACY_BLOCKAGE, SOURCES, source_named
 from replication.core.results import RunError
+from replication.studies.real_maps.budget_records import (
+    Additions,
+    HigherOrders,
+    Misfit,
+    OtherObjective,
+    OtherWeighting,
+    TermsEffect,
+)
 from replication.studies.real_maps.whitened import Whitening
 
 
@@ -96,52 +104,6 @@ class Lag(Record):
     v: Number
 
 
-class TermsEffect(Record):
-    """What a source's per-map terms did (budget.terms_effect): which were fitted, their parameter count, how much
-    lower the objective ends with them, how far the surface moves, and their fitted values by name."""
-
-    terms: list[str]
-    parameters: Count
-    lower_by: MaybeNumber
-    surface_difference_rms_um: Number
-    values: dict[str, Vector]
-
-
-class HigherOrders(Record):
-    """The source fitted beyond its last order (truncation.higher_orders): per higher order, the parameters it adds,
-    how much lower its objective ends, the chi-squared p-value of that, how far the surface moves (micrometres rms);
-    the order the rule chooses and its level."""
-
-    orders: Annotated[list[Order], msgspec.Meta(min_length=1)]
-    parameters: list[Count]
-    lower_by: list[MaybeNumber]
-    p_value: list[MaybeNumber]
-    moved_um: list[MaybeNumber]
-    chosen: Order
-    significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
-
-
-class Additions(Record):
-    """The source's last fit refitted without the model's additions (budget.additions_effect): which additions its
-    fits make, the surface's rms with them and without (micrometres, on the same dish pixels), how far it moves, how
-    the refit ended."""
-
-    additions: list[str]
-    with_rms_um: Number
-    without_rms_um: Number
-    surface_difference_rms_um: Number
-    message: str
-
-
-class OtherWeighting(Record):
-    """The source's last fit refitted under the other noise weighting (budget.other_weighting): whether the refit
-    weighted each map by its own noise, how far its surface moved (micrometres rms), how it ended."""
-
-    per_map_noise: bool
-    surface_difference_rms_um: Number
-    message: str
-
-
 class RealSource(Record):
     """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
     surface is the primary's displacement along its normal, None for records before, taken at normal incidence;
@@ -173,6 +135,7 @@ class RealSource(Record):
     optics: Optics | None = None
     other_weighting: OtherWeighting | None = None
     additions: Additions | None = None
+    misfit: Misfit | None = None
     objective: str | None = None
     short: str | None = None
     noise_along: Vector | None = None
@@ -212,15 +175,6 @@ class SourceConfig(Record):
     dish: dict
     frequency: Number
     dz: Number
-
-
-class OtherObjective(Record):
-    """The same ladder fitted under the other loss (budget.other_objective): the surface it moved (micrometres rms)
-    and, for the Cauchy likelihood at the residuals' scale, each stage's scale (noise units)."""
-
-    objective: str
-    surface_difference_rms_um: Number
-    widths: list[Number] | None = None
 
 
 class Basin(Record):

@@ -120,11 +120,11 @@ def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
                "outcome": fit_outcome(results[0], npix, nzern, data, objective),
                "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[0].status == TIMED_OUT}
     if impl.fit_options.get("start_hessian") == registry.PER_GRID:  # its grid's matrix: made once, off the clocks
-        record["grid_start_s"] = grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]
+        record |= {"grid_start_s": grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]}
     if best is not None:
-        record["target"] = target_record(setup_s, results, best)
-        record["trajectories"] = trajectories.write_trajectories(optima.path.parent, key_of(impl.series, npix, nzern),
-                                                                 [result.trajectory for result in results])
+        kept = trajectories.write_trajectories(optima.path.parent, key_of(impl.series, npix, nzern),
+                                               [result.trajectory for result in results])
+        record |= {"target": target_record(setup_s, results, best), "trajectories": kept}
     return record
 
 
