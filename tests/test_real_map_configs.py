@@ -6,7 +6,6 @@ import os
 import pathlib
 import re
 import shutil
-import types
 
 import pytest
 from conftest import real_maps_folder, run_command
@@ -159,19 +158,15 @@ def test_a_copied_config_reads_the_same_maps_as_the_shipped_source(tmp_path):
     assert pathlib.Path(copy).name == "edited.toml"
 
 
-def test_a_folder_of_fits_made_before_the_configurations_is_not_resumed(tmp_path):
-    from replication.core.results import append_record
-    from replication.studies.real_maps import measure
+def test_a_record_of_fits_made_before_the_configurations_is_refused_naming_what_to_do(tmp_path):
+    """Fits made before each record carried its telescope's configuration were of another model of the SRT (half
+    its blockage, the surface at normal incidence): their records are refused in one line, not read as today's."""
+    from replication.studies.real_maps.records import check_real_stage
 
-    observed = types.SimpleNamespace(source=sources.SOURCES[0], map_terms=dict(sources.SOURCES[0].terms))
-
-    append_record(tmp_path / "runs.jsonl", {"run_id": "old", "maps_sha256_srt-2019-04-26": "abc"})
-    with pytest.raises(RunError, match="blockage half its size"):
-        measure.check_configs_recorded(tmp_path, [observed])
-    (tmp_path / "fresh").mkdir()
-    append_record(tmp_path / "fresh" / "runs.jsonl", {"run_id": "new", "maps_sha256_srt-2019-04-26": "abc",
-                                                      "config_srt-2019-04-26": measure.config_record(observed)})
-    measure.check_configs_recorded(tmp_path / "fresh", [observed])
+    record = {"source": "srt-2019-04-26", "order": 1, "maps_sha256_srt-2019-04-26": "abc"}
+    with pytest.raises(RunError, match=r"stages.jsonl: line 3: written by older code \(no key "
+                                       r"'config_srt-2019-04-26'\).*make the run again \(real-maps --new-run\)"):
+        check_real_stage("stages.jsonl", 3, record)
 
 
 def test_a_resume_with_another_dish_is_refused_by_the_records_themselves_once_the_settings_are_lost(tmp_path):
@@ -202,7 +197,7 @@ def test_a_run_of_a_config_source_is_drawn_and_reported_under_its_own_names(tmp_
     """figures and the report read a source's title, short name, wavelength and dish from its records, so a source
     of a user's configuration (no shipped source of its name) is drawn and shown as its records say."""
     run = tmp_path / "runs" / "2026-12-09_lab"
-    shutil.copytree(REFERENCE / "2026-12-03_vm_amd-epyc-2c-2_real-maps", run)
+    shutil.copytree(REFERENCE / "2026-12-05_vm_amd-epyc-2c_real-maps", run)
     folder = run / "real-maps"
     renamed = {"srt-2019-04-26": "my-dish", "grasp-26ghz": "my-other-dish"}
     for name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl", "starts.jsonl"):

@@ -11,6 +11,7 @@ import pytest
 from conftest import real_maps_folder, run_command
 
 from replication.core import optimum as optima
+from replication.core.format import um
 from replication.core.optimum import TARGET
 from replication.core.reduction import sources as real_sources
 from replication.core.reduction.surface import fits_available, uncertainty_ratio
@@ -136,7 +137,7 @@ def test_a_small_run_on_the_grasp_maps_writes_checked_records_and_resumes(tmp_pa
         section = types.SimpleNamespace(sources=[types.SimpleNamespace(source=source, short="GRASP", stages=[],
                                                                        agreement=[])])
         said = next(line for line in real_read.findings(section) if "uncertainty" in line)
-        assert f"{source.uncertainty_median_um:.2g} um" in said
+        assert f"{um(source.uncertainty_median_um)} um" in said
         assert "surface-grasp-26ghz.fits" in said
     again = run_command(*arguments)
     assert again.returncode == 0

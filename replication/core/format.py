@@ -15,6 +15,14 @@ def number(value, digits=3):
     return f"{value:.{digits}g}"
 
 
+def um(value):
+    """Micrometres as a reader takes them: whole above 100 ("364", "1275"), three significant figures below ("64.3",
+    "8.15"); an em dash for nothing."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
 def times(value, interval=True):
     """A speed-up's cell: the value and its range over pairs of repeats ("9.5x (8.1-10)"), a bound marked as one
     (">= 12x"), or plain for a number without a range."""

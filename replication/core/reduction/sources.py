@@ -320,18 +320,16 @@ def lag_correlation(residual, axis, lag=1):
     return float(np.corrcoef(a[keep], b[keep])[0, 1]) if keep.sum() > 2 else 0.0
 
 
-def surface_error(x, setup, wavelength, focus=True, normal=True):
+def surface_error(x, setup, wavelength, focus=True):
     """The surface error implied by the aperture phase at x, tilts and piston removed (and the focus term where
     focus is False), on the dish pixels (micrometres): the primary's displacement along its normal, wavelength Phi /
-    (4 pi) sqrt(1 + (r / 2f)^2) (normal_factor); normal=False: at normal incidence, without the factor (the records
-    before 2026-12-03's model-tree change)."""
+    (4 pi) sqrt(1 + (r / 2f)^2) (normal_factor)."""
     coeffs = np.array(x, dtype=np.float64)[:setup.basis.shape[0]]
     if not focus and coeffs.size > FOCUS:
         coeffs[FOCUS] = 0.0
     phase = coeffs[TILTS:] @ np.asarray(setup.basis)[TILTS:]
     phase = phase - phase.mean()
-    path = 1e6 * wavelength * phase / (4 * math.pi)
-    return path * normal_factor(setup) if normal else path
+    return 1e6 * wavelength * phase / (4 * math.pi) * normal_factor(setup)
 
 
 def rms(values) -> float:
@@ -347,17 +345,12 @@ def normal_factor(setup) -> np.ndarray:
     return np.sqrt(1 + (r / (2 * setup.telescope.focal_length)) ** 2)
 
 
-LEGACY_BLOCKAGE = 3.953 / 2
-"""The SRT's blockage radius (metres) of the real-maps runs before 2026-12-03: half the subreflector's radius, an
-error (the configurations now give 3.953 m). Their records, which hold no configuration, are read with it."""
-
-
-def surface_grid(x, setup, wavelength, normal=True):
-    """The surface error (micrometres, tilts and piston removed; along the normal unless normal=False) on the dish's
+def surface_grid(x, setup, wavelength):
+    """The surface error (micrometres along the normal, tilts and piston removed) on the dish's
     block of the model grid, NaN off the dish, as (rows: the aperture's x, pairing with the maps' v; columns: its y,
     pairing with u), and the grid's pixel spacing on the dish (metres)."""
     image = np.full(setup.box[0] * setup.box[1], np.nan)
-    image[setup.index] = surface_error(x, setup, wavelength, normal=normal)
+    image[setup.index] = surface_error(x, setup, wavelength)
     spacing = 4 * setup.oversamp / (setup.npix - 1) * setup.telescope.radius
     return image.reshape(setup.box), spacing
 

@@ -18,14 +18,13 @@ RESIDUALS = Figure("fig10_real_maps_residuals",
 
 
 def surface_map(record):
-    """The surface error (micrometres, tilts and piston removed; along the normal where the record says so) of a
+    """The surface error (micrometres along the normal, tilts and piston removed) of a
     real-maps source record on the dish's block of the model grid (NaN off the dish), and the block's extent in
     metres."""
     telescope = record.telescope
     setup = reference_numpy.make_setup(record.npix, record.order, telescope=telescope, sigma=record.sigma,
                                        offsets=True, oversamp=telescope.oversamp_for_sky_step(record.npix, record.step))
-    image, spacing = real_sources.surface_grid(record.x, setup, record.wavelength,
-                                               normal=record.surface_displacement == "normal")
+    image, spacing = real_sources.surface_grid(record.x, setup, record.wavelength)
     rows, cols = (spacing * size / 2 for size in setup.box)
     return image, (-cols, cols, -rows, rows)
 
@@ -44,9 +43,7 @@ def real_maps_surface(run, sources, folder):
         axis.set(title=f"{record.title}\nn = {record.order}: {record.surface_rms_um:.0f} um rms",
                  xlabel="y (m), along the maps' u", ylabel="x (m), along the maps' v")
         axis.grid(False)
-        normal = record.surface_displacement == "normal"
-        figure.colorbar(shown, ax=axis, fraction=0.046,
-                        label="surface error along the normal (um)" if normal else "surface error (um)")
+        figure.colorbar(shown, ax=axis, fraction=0.046, label="surface error along the normal (um)")
     figure.suptitle(f"Surface error from the real maps (tilts and piston removed); {run.title}")
     figure.tight_layout()
     return save(figure, folder, SURFACE.stem)

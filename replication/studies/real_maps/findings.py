@@ -8,7 +8,7 @@ import statistics
 
 import scipy.stats
 
-from replication.core.format import number
+from replication.core.format import number, um
 
 
 def plural(count, noun):
@@ -82,8 +82,8 @@ def higher_orders_line(short, found, record):
     lines = (f"{short}, fitted beyond n = {order}: n = {', '.join(map(str, orders))} lower the objective by "
              f"{', '.join(number(v, 2) for v in found.lower_by)} (chi-squared {p_words}, for "
              f"{', '.join(map(str, found.parameters))} more parameters) and move the surface by "
-             f"{', '.join(number(v, 3) for v in found.moved_um)} um rms"
-             + (f", against its statistical uncertainty of {statistical:.2g} um (median)." if statistical is not None
+             f"{', '.join(um(v) for v in found.moved_um)} um rms"
+             + (f", against its statistical uncertainty of {um(statistical)} um (median)." if statistical is not None
                 else "."))
     rule = (f" The order rule (the lowest order beyond which no higher one lowers the objective past chi-squared's "
             f"{1 - found.significant_p:.1%} point for the parameters it adds) chooses n = {chosen}")
@@ -132,23 +132,23 @@ def budget_line(short, record):
             parts.append(f"order truncation none (the order rule keeps n = {chosen})")
         else:
             bound = "at least " if chosen == higher.orders[-1] else ""
-            parts.append(f"order truncation {bound}{number(higher.moved_um[higher.orders.index(chosen)], 3)} "
+            parts.append(f"order truncation {bound}{um(higher.moved_um[higher.orders.index(chosen)])} "
                          f"(to the rule's n = {chosen})")
     for key, words in (("other_objective", "the loss"), ("terms_effect", "the per-map terms"),
                        ("other_weighting", "the noise weighting")):
         if getattr(record, key):
-            parts.append(f"{words} {number(getattr(record, key).surface_difference_rms_um, 3)}")
+            parts.append(f"{words} {um(getattr(record, key).surface_difference_rms_um)}")
     whitening = getattr(record, "whitening", None)
     if whitening is not None and whitening.moved_um is not None:
-        parts.append(f"the whitening along the scans {number(whitening.moved_um, 3)}")
+        parts.append(f"the whitening along the scans {um(whitening.moved_um)}")
     misfit = getattr(record, "misfit", None)
     if not parts and misfit is None:
         return None
     moves = "; ".join(parts) + " (each the move of the surface when that choice is made the other way)"
-    beyond = misfit and (f"the model's misfit {number(misfit.misfit_um, 3)} (the panel-scale surface the residuals' "
+    beyond = misfit and (f"the model's misfit {um(misfit.misfit_um)} (the panel-scale surface the residuals' "
                          "excess over the noise implies: the room they leave for a surface no order holds)")
     return (f"{short}: the surface's error budget (um rms over the dish): statistical "
-            f"{number(record.uncertainty_median_um, 2)} (median 1 sigma); "
+            f"{um(record.uncertainty_median_um)} (median 1 sigma); "
             + "; ".join(part for part in (parts and moves, beyond) if part) + ".")
 
 
@@ -157,6 +157,6 @@ def additions_line(short, effect) -> str:
     source's surface, in one sentence: its rms with them and without (the fit refitted without them from its
     optimum, on the same dish pixels) and how far it moves."""
     return (f"{short}: with the model's additions ({', '.join(effect.additions)}) the surface is "
-            f"{number(effect.with_rms_um, 3)} um rms; refitted without them from that optimum, "
-            f"{number(effect.without_rms_um, 3)} um rms (it moves {number(effect.surface_difference_rms_um, 3)} um "
+            f"{um(effect.with_rms_um)} um rms; refitted without them from that optimum, "
+            f"{um(effect.without_rms_um)} um rms (it moves {um(effect.surface_difference_rms_um)} um "
             "rms).")

@@ -17,7 +17,6 @@ import torch_impl
 from replication.core import measurement, optimum, registry, series
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of
-from replication.core.measurement import RUNS_FILE
 from replication.core.optimum import TARGET, Optimum, finite_or_none, time_to_target
 from replication.core.records import as_written
 from replication.core.reduction.ladder import choose_taper, outcome_of, residual_maps
@@ -42,7 +41,7 @@ from replication.core.reduction.sources import (
 )
 from replication.core.reduction.surface import oriented_as, write_surface_files
 from replication.core.reduction.truncation import higher_orders
-from replication.core.results import RunError, append_record, atomic_stream, read_records
+from replication.core.results import RunError, append_record, atomic_stream
 from replication.core.watch import FitWatch
 from replication.studies.real_maps import multistart
 from replication.studies.real_maps.budget import additions_effect, other_objective, other_weighting, terms_effect
@@ -198,17 +197,6 @@ def config_record(observation) -> dict:
             "fit": observation.map_terms} | source.about.given()
 
 
-def check_configs_recorded(folder, observations):
-    """Refuse to resume a source whose earlier fits recorded no configuration (before 2026-12-03, when the SRT's
-    blockage was half its size): they were made with another telescope."""
-    for record in read_records(folder / RUNS_FILE, repair=True):
-        for observation in observations:
-            name = observation.source.name
-            if f"maps_sha256_{name}" in record and f"config_{name}" not in record:
-                raise RunError(f"{folder}: the fits of {name} there recorded no telescope configuration (made before "
-                               "2026-12-03, with the SRT's blockage half its size); start another run (--new-run)")
-
-
 def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_order: int = ORDERS[-1],
                   npix: int = NPIX, repeats: int = REPEATS, threads: int = 2, tol: float = TOL,
                   quiet: bool = False, starts: int = 0, whiten: str = "no", orientation: str = "ours") -> int:
@@ -232,7 +220,6 @@ def run_real_maps(folder: pathlib.Path, observations: list[Observation], max_ord
                 if key in IDENTITY or key.startswith(("maps_sha256_", "config_"))}
     measurement.check_identity(folder, identity, records=(STAGES_FILE, SOURCES_FILE, TAPERS_FILE, STARTS_FILE),
                                before={"whiten": "no", "orientation": "ours"})
-    check_configs_recorded(folder, observations)
     stages, summaries, tapers = read_real_maps(folder, repair=True)
     tapers = {r.source: r.sigma for r in tapers}
     done = {(r.source, r.order): r for r in stages}
@@ -268,9 +255,9 @@ def finish_source(folder, observation, order, npix, starts, threads, stamp, bar,
 
 STAMPED = ("npix", "orders", "objective", "repeats", "tol", "tapers", "taper_tol", "target", "starts", "per_map_noise",
            "whiten", "orientation")
-"""The settings every real-maps record carries beside its source's maps hash (since 2026-12-03) and its source's
-configuration (since 2026-12-04), so that a folder whose settings.json and runs.jsonl were lost still refuses to
-resume under other settings, on other maps or with another telescope configuration."""
+"""The settings every real-maps record carries beside its source's maps hash and configuration, so that a folder
+whose settings.json and runs.jsonl were lost still refuses to resume under other settings, on other maps or with
+another telescope configuration."""
 
 
 def stamp_of(identity: dict, name: str, run_id: str) -> dict:

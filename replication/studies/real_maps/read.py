@@ -9,6 +9,7 @@ import pathlib
 
 import numpy as np
 
+from replication.core.format import um
 from replication.core.optimum import TARGET
 from replication.core.records import load_array
 from replication.core.reduction import sources as real_sources
@@ -145,7 +146,7 @@ OBJECTIVE_WORDS = {"gaussian": "least squares in noise units", "cauchy": "the Ca
 
 
 def source_findings(short, record) -> list[str]:
-    """What one source's record shows, as sentences: its residuals, an older telescope, the loss, the uncertainty,
+    """What one source's record shows, as sentences: its residuals, the loss, the uncertainty,
     the order truncation, the optics, the budget, the random starts, the per-map terms, the model's additions, the
     noise and the dropped samples."""
     rms = ", ".join(f"{value:.2g}" for value in record.residual_rms)
@@ -153,11 +154,6 @@ def source_findings(short, record) -> list[str]:
     lines = [f"{short}: residual rms {rms} noise units (in focus, -dz, +dz; 1 for a perfect model), neighbouring "
              f"residuals correlated at {lag.u:.2f} along u and {lag.v:.2f} along v: structure the model does not "
              "hold, not noise."]
-    if record.config is None:
-        lines.append(f"{short}: fitted before 2026-12-03 with the SRT's central blockage at "
-                     f"{real_sources.LEGACY_BLOCKAGE:.4g} m radius, half the subreflector's (the configurations now "
-                     "give 3.953 m); its surface and residuals are those of that telescope, until the run is made "
-                     "again.")
     other = record.other_objective
     if other:
         words = OBJECTIVE_WORDS[other.objective]
@@ -275,7 +271,7 @@ def pyoof_lines(section):
 def uncertainty_line(short, record):
     """The sentence on a source's surface uncertainty; its ratio to independent pixels' only where recorded (a fit
     of n = 1 has no surface beyond the tilts and piston removed, so no ratio)."""
-    line = (f"{short}: the surface's uncertainty (1 sigma) is {record.uncertainty_median_um:.2g} um "
+    line = (f"{short}: the surface's uncertainty (1 sigma) is {um(record.uncertainty_median_um)} um "
             f"(median over the dish; its map in {record.surface_fits or 'no FITS file'})")
     if record.uncertainty_inflation is None:
         return line + "."

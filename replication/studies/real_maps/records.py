@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pathlib
 from typing import Annotated, Literal
@@ -31,7 +30,6 @@ from replication.core.records import (
 )
 from replication.core.reduction.configs import SPEED_OF_LIGHT
 from replication.core.reduction.optics import Optics
-from replication.core.reduction.sources import LEGACY_BLOCKAGE, SOURCES, source_named
 from replication.core.results import RunError
 from replication.studies.real_maps.budget_records import (
     Additions,
@@ -105,9 +103,9 @@ class Lag(Record):
 
 
 class RealSource(Record):
-    """What the report says of one source of real maps beside its fits (surface_displacement: "normal" where the
-    surface is the primary's displacement along its normal, None for records before, taken at normal incidence;
-    orientation: how its surface files lie, surface.ORIENTATIONS)."""
+    """What the report says of one source of real maps beside its fits (surface_displacement: "normal", the surface
+    being the primary's displacement along its normal; orientation: how its surface files lie,
+    surface.ORIENTATIONS)."""
 
     source: str
     title: str
@@ -124,23 +122,23 @@ class RealSource(Record):
     surface_rms_um: Number
     surface_rms_without_focus_um: Number
     x: Vector
+    short: str
+    config: SourceConfig
+    surface_displacement: Literal["normal"]
     surface_fits: str | None = None
     uncertainty_reach: Count | None = None
     uncertainty_median_um: MaybeNumber = None
     uncertainty_inflation: MaybeNumber = None
     multistart: MultiStart | None = None
     terms_effect: TermsEffect | None = None
-    surface_displacement: Literal["normal"] | None = None
     higher_orders: HigherOrders | None = None
     optics: Optics | None = None
     other_weighting: OtherWeighting | None = None
     additions: Additions | None = None
     misfit: Misfit | None = None
     objective: str | None = None
-    short: str | None = None
     noise_along: Vector | None = None
     other_objective: OtherObjective | None = None
-    config: SourceConfig | None = None
     dropped: Count = 0
     scale: Number | None = None
     per_map_noise: bool = False
@@ -150,21 +148,14 @@ class RealSource(Record):
 
     @property
     def telescope(self) -> reference_numpy.Telescope:
-        """The telescope it was fitted with: its recorded configuration, else (records before 2026-12-03, of shipped
-        sources only) its shipped source's with the blockage those runs used (LEGACY_BLOCKAGE)."""
-        if self.config is None:
-            return dataclasses.replace(source_named(self.source).telescope, blockage=LEGACY_BLOCKAGE)
+        """The telescope it was fitted with, as its configuration was recorded."""
         return reference_numpy.Telescope(**self.config.dish, wavelength=SPEED_OF_LIGHT / self.config.frequency,
                                          dz=self.config.dz)
 
     @property
     def short_name(self) -> str:
-        """Its short name as it recorded it (since 2026-12-04), else its shipped source's (older records are of
-        shipped sources only), else its title."""
-        if self.short:
-            return self.short
-        shipped = next((source for source in SOURCES if source.name == self.source), None)
-        return shipped.short if shipped is not None and shipped.title == self.title else self.title
+        """Its short name, as its configuration gave it."""
+        return self.short
 
 
 class SourceConfig(Record):
@@ -209,8 +200,8 @@ class MultiStart(Record):
 
 
 class Stamp(Record):
-    """The settings each real-maps record carries beside its maps' SHA-256 (key maps_sha256_<source>), since
-    2026-12-03: what a resume compares where settings.json and runs.jsonl are lost."""
+    """The settings each real-maps record carries beside its maps' SHA-256 (key maps_sha256_<source>) and its
+    configuration (config_<source>): what a resume compares where settings.json and runs.jsonl are lost."""
 
     npix: GridSize
     orders: Orders
@@ -225,18 +216,24 @@ class Stamp(Record):
 
 
 def check_stamp(path, number, record):
-    """A record's stamp (Stamp and its source's maps hash), where it carries one (records since 2026-12-03)."""
-    key = "maps_sha256_" + str(record.get("source"))
-    if key in record:
-        check_typed(path, number, record, Stamp)
-        if not isinstance(record[key], str):
-            raise RunError(f"{path}: line {number}, key '{key}': expected str, got {json.dumps(record[key])[:80]}")
+    """A record's stamp (Stamp, its source's maps hash and configuration); a record without them was written by
+    older code, which fitted the SRT with another blockage and took the surface at normal incidence: refused, naming
+    what to do."""
+    source = str(record.get("source"))
+    for key in (f"maps_sha256_{source}", f"config_{source}"):
+        if key not in record:
+            raise RunError(f"{path}: line {number}: written by older code (no key '{key}'); its fits are of another "
+                           "model of the telescope: make the run again (real-maps --new-run)")
+    check_typed(path, number, record, Stamp)
+    key = f"maps_sha256_{source}"
+    if not isinstance(record[key], str):
+        raise RunError(f"{path}: line {number}, key '{key}': expected str, got {json.dumps(record[key])[:80]}")
 
 
 def check_real_stage(path: pathlib.Path, number: int, record: dict) -> RealStage:
     """A real-maps stage record as read, typed and validated: an error names the file, the line and the key."""
-    stage = as_typed(path, number, record, RealStage)
     check_stamp(path, number, record)
+    stage = as_typed(path, number, record, RealStage)
     size = len(stage.optimum.x)
     check_vectors(path, number, {"start": stage.start, "optimum.x": stage.optimum.x,
                                  "optimum.stderr": stage.optimum.stderr}, size)
@@ -253,8 +250,8 @@ def check_real_stage(path: pathlib.Path, number: int, record: dict) -> RealStage
 
 def check_real_source(path: pathlib.Path, number: int, record: dict) -> RealSource:
     """A real-maps source record as read, typed and validated."""
-    source = as_typed(path, number, record, RealSource)
     check_stamp(path, number, record)
+    source = as_typed(path, number, record, RealSource)
     least = len(zernike_indices(source.order)) - 1 + N_ILLUMINATION + N_MAPS
     if len(source.x) < least or None in source.x:
         raise RunError(f"{path}: line {number}, key 'x': expected at least {least} numbers (order {source.order}'s "
