@@ -179,7 +179,8 @@ def closure(session):
     -- --seeds N, --npix, --noise F, --threads), into your run, then figures and report."""
     install_project(session)
     replication(session, "closure", *session.posargs)
-    replication(session, "closure", "--bound", *session.posargs)
+    same_run = [argument for argument in session.posargs if argument != "--new-run"]  # the run just made: the newest
+    replication(session, "closure", "--bound", *same_run)
     replication(session, "figures")
     replication(session, "report")
 

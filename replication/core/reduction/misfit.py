@@ -4,9 +4,8 @@ Zernike order holds (panels set askew: steps at every panel's edge); the residua
 random surfaces at the panels' scale, with every fitted Zernike term taken out of them (probes), change the maps by
 a known amount per pixel; the squared residuals regressed on that response (their level where the probes move
 nothing is the noise's) give the rms phase such structure would need to explain them (a quadratic estimator), stated
-in micrometres along the normal.
-Where the misfit has another cause (illumination, baselines, optics the model lacks), the same number is what the
-residuals leave room for: the reduction states it as a systematic beside the others."""
+in micrometres along the normal. Where the misfit has another cause (illumination, baselines, optics the model
+lacks), the same number is the room the residuals leave: the reduction states it as a systematic beside the others."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from replication.core.results import RunError
 from replication.studies.real_maps.records import read_real_maps
 
 SURFACE = Figure("fig9_real_maps_surface", lambda run: "the surface error each source's last fit implies (tilts and "
-                 "piston removed), oriented as figure 10 draws the maps (the aperture's x along their v, vertical; y "
-                 f"along u); {run.title}")
+                 "piston removed), oriented as the residuals' figure below draws the maps (the aperture's x along "
+                 f"their v, vertical; y along u); {run.title}")
 RESIDUALS = Figure("fig10_real_maps_residuals",
                    lambda run: f"residuals of the last fits, in units of each map's noise; {run.title}")
 
