@@ -157,9 +157,9 @@ def lead(answer: RunAnswer, code: dict) -> str:
 @dataclasses.dataclass(frozen=True)
 class FirstScreen:
     """The first screen: the answers (yours first, then the reference's), a lead sentence and the objectives'
-    headers of each, the design's other runs judged beside them (a line each), the history runs (a line each), and
-    the paper's claims no run of the design measured (their ids), and the words under the table (each bar, what a
-    slope and a bound are: first_screen.first_screen_legend)."""
+    headers of each, the design's other runs judged beside them (a line each), the history runs (a line each), the
+    paper's claims no run of the design measured (their ids) and the words under the table (each bar, what a slope
+    and a bound are: first_screen.first_screen_legend)."""
 
     answers: list[RunAnswer]
     leads: list[str]
