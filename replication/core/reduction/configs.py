@@ -87,7 +87,7 @@ class Dish:
         return primary | (legs if self.legs else {})
 
     def without_legs(self) -> Dish:
-        return dataclasses.replace(self, legs=0, leg_width=0.0, leg_angle=0.0, leg_start=0.0, leg_end=None)
+        return Dish(self.radius, self.focal_length, self.blockage, self.effective_focal_length)
 
 
 @dataclasses.dataclass(frozen=True)

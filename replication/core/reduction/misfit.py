@@ -54,12 +54,11 @@ def probe_surfaces(setup, count: int = PROBES, scale: float | None = None) -> np
     return np.array(probes)
 
 
-def map_response(observation: Observation, x, order: int, npix: int = NPIX) -> np.ndarray:
+def map_response(observation: Observation, x, setup) -> np.ndarray:
     """(3, rows, cols): the mean over the probes of each map pixel's squared change (noise units) per rad^2 of probe
-    phase, at the fit's optimum x (NaN at a dropped sample): central differences of the reference tree's beams, the
-    probe added as one more basis row (as the closure adds a known surface)."""
-    setup = setup_for(reference_numpy, observation, order, npix)
-    rows, cols = map_region(npix, observation.maps.shape[1:])
+    phase, at the fit's optimum x on its setup (the reference tree's; NaN at a dropped sample): central differences
+    of the reference tree's beams, the probe added as one more basis row (as the closure adds a known surface)."""
+    rows, cols = map_region(setup.npix, observation.maps.shape[1:])
     noise = np.array(observation.noise)[:, None, None]
     at = setup.basis.shape[0]
     total = np.zeros(observation.maps.shape)
@@ -80,7 +79,8 @@ def misfit(observation: Observation, x, order: int, residual: np.ndarray, npix: 
     implies, 0 where there is none), phase_rad (its rms phase), level (the squared residuals' level where nothing is
     implied, noise units squared), excess (the mean squared excess the misfit accounts for per sample), probes,
     probe_scale (dish radii)}."""
-    response = map_response(observation, x, order, npix)
+    setup = setup_for(reference_numpy, observation, order, npix)
+    response = map_response(observation, x, setup)
     compared = np.isfinite(residual) & np.isfinite(response)
     weight, squared = response[compared], residual[compared] ** 2
     spread = weight - weight.mean() if weight.size else weight
@@ -88,7 +88,6 @@ def misfit(observation: Observation, x, order: int, residual: np.ndarray, npix: 
         return {"misfit_um": 0.0, "phase_rad": 0.0, "level": float(squared.mean()) if squared.size else 1.0,
                 "excess": 0.0, "probes": PROBES, "probe_scale": PROBE_SCALE}
     phase_squared = max(float(np.sum(spread * (squared - squared.mean())) / np.sum(spread**2)), 0.0)
-    setup = setup_for(reference_numpy, observation, order, npix)
     to_um = 1e6 * observation.source.wavelength / (4 * math.pi) * math.sqrt(float(np.mean(normal_factor(setup) ** 2)))
     return {"misfit_um": math.sqrt(phase_squared) * to_um, "phase_rad": math.sqrt(phase_squared),
             "level": float(squared.mean() - phase_squared * weight.mean()),
