@@ -187,7 +187,7 @@ def test_a_deformation_put_in_along_x_is_written_along_the_rows_of_the_surface_g
     assert np.sqrt(np.mean(surface_error(truth, setup, SOURCES[0].wavelength) ** 2)) > 100
 
 
-REFERENCE_CLOSURE = REFERENCE / "2026-12-03_vm_amd-epyc-2c-1thread-3_closure" / "closure" / CLOSURE_FILE
+REFERENCE_CLOSURE = REFERENCE / "2026-12-05_vm_amd-epyc-2c-1thread_closure" / "closure" / CLOSURE_FILE
 
 
 def point_reflected(phase):
@@ -265,7 +265,7 @@ def test_a_pyoof_closure_resume_under_other_settings_is_refused_naming_the_file(
 def test_a_closure_run_says_which_model_code_made_it():
     """A reference run of the closure test alone records its commit (closure/runs.jsonl), read as any other run's."""
     run = next(run for run in load_runs([]) if run.folder.name == REFERENCE_CLOSURE.parents[1].name)
-    assert [environment.git_commit[:7] for environment in run_environments(run)] == ["26d7367"]
+    assert [environment.git_commit[:7] for environment in run_environments(run)] == ["faa3f6d"]
 
 
 def closure_run(folder, records, created, own=False):

@@ -9,7 +9,8 @@ import pytest
 from test_harness import cli
 
 import torch_impl
-from replication.core.timing import data_for
+from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.studies.bench import measure as bench
 
 needs_a_compiler = pytest.mark.skipif(bench.cpp_compiler() is None, reason="torch.compile's CPU backend needs a "
@@ -26,7 +27,8 @@ pytestmark = [
 @pytest.mark.parametrize("npix", [48, 64])
 def test_the_compiled_likelihood_and_its_gradient_equal_the_uncompiled_ones(npix):
     """Two grid sizes, one after the other: the second compiles for its own shapes (dynamic=False)."""
-    truth, data = data_for(npix, 3)
+    problem = Problem.simulated(npix, 3, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = torch_impl.make_setup(npix, 3)
     observed = torch_impl.prepare_data(data, setup)
     start = truth + 0.01  # off the truth, where the gradient is not small

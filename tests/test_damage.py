@@ -135,9 +135,9 @@ def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
 
 
 @pytest.mark.parametrize(("run", "relative", "key", "value", "words"), [
-    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "orders", [], "key 'orders'"),
-    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "truth", [], "key 'truth'"),
-    ("2026-12-03_vm_amd-epyc-2c-1thread-3_closure", "closure/closure.jsonl", "npix", 0, "key 'npix'"),
+    ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "orders", [], "key 'orders'"),
+    ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "truth", [], "key 'truth'"),
+    ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "npix", 0, "key 'npix'"),
     ("2026-12-05_vm_amd-epyc-2c_real-maps", "real-maps/sources.jsonl", "npix", 0, "key 'npix'"),
     ("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", "nzern", 99, "key 'nzern'")])
 def test_a_value_no_writer_makes_is_refused_by_its_model_naming_the_field(run, relative, key, value, words, tmp_path):

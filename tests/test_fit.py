@@ -8,8 +8,9 @@ import scipy.optimize
 
 import reference_numpy
 import torch_impl
+from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.core.simulation import aberrated_params, simulate_observation, true_params
-from replication.core.timing import data_for
 from replication.core.watch import TIMED_OUT, host_copy, watched_fit
 
 
@@ -105,7 +106,8 @@ def test_minimizer_is_checked_in_both_packages():
     (reference_numpy, "finite-differences", "scipy"), (reference_numpy, "adjoint", "scipy"),
     (torch_impl, "autograd", "scipy"), (torch_impl, "adjoint", "scipy"), (torch_impl, "autograd", "torchmin")])
 def test_the_trajectory_holds_every_evaluation_and_reproduces_the_fits_final_point(package, gradient, minimizer):
-    truth, data = data_for(32, 3)
+    problem = Problem.simulated(32, 3, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = package.make_setup(32, 3)
     start = time.perf_counter()
     result = watched_fit(package.fit, setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True)
@@ -124,7 +126,8 @@ def test_the_trajectory_holds_every_evaluation_and_reproduces_the_fits_final_poi
     (reference_numpy, "finite-differences", "scipy"), (torch_impl, "autograd", "scipy"),
     (torch_impl, "autograd", "torchmin")])
 def test_a_fit_past_its_time_limit_stops_after_that_iteration_and_says_so(package, gradient, minimizer):
-    truth, data = data_for(32, 3)
+    problem = Problem.simulated(32, 3, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = package.make_setup(32, 3)
     full = package.fit(setup, data, truth, gradient=gradient, minimizer=minimizer)
     stopped = watched_fit(package.fit, setup, data, truth, gradient=gradient, minimizer=minimizer, trajectory=True,
@@ -147,7 +150,8 @@ def test_a_fit_past_its_time_limit_stops_after_that_iteration_and_says_so(packag
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])
 @pytest.mark.parametrize("limit", [0, -1.0, float("nan"), True, "10", 10**400])
 def test_a_time_limit_that_is_not_a_positive_number_is_refused(package, limit):
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     with pytest.raises(ValueError, match="time_limit must be a finite positive number"):
         watched_fit(package.fit, package.make_setup(16, 2), data, truth, time_limit=limit)
 
@@ -155,7 +159,8 @@ def test_a_time_limit_that_is_not_a_positive_number_is_refused(package, limit):
 @pytest.mark.parametrize(("package", "minimizer"), [(reference_numpy, "scipy"), (torch_impl, "scipy"),
                                                     (torch_impl, "torchmin")])
 def test_the_models_hold_no_bookkeeping_of_the_harness_a_callback_sees_each_point_and_may_stop(package, minimizer):
-    truth, data = data_for(32, 3)
+    problem = Problem.simulated(32, 3, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = package.make_setup(32, 3)
     seen = []
 

@@ -16,6 +16,7 @@ from replication.core import judging, point_times, timing
 from replication.core.implementations import Implementation, select
 from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
+from replication.core.problem import Problem
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
 from replication.core.series import NUMPY, TORCH_CPU
@@ -211,7 +212,7 @@ def test_a_sweep_measures_as_many_repeats_as_the_budget_holds_and_stops_each_fit
     one more as long as the longest fit within the budget; a fit stopped at the limit is the point's only one."""
     seconds = iter([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 30.0, 30.0])
 
-    def fake_fit(impl, npix, nzern, data, p0, tol, objective, trajectory, time_limit, target):
+    def fake_fit(impl, problem, p0, tol, trajectory, time_limit, target):
         fit_s = next(seconds)
         stopped = fit_s > time_limit
         return 0.0, fit_s, types.SimpleNamespace(status=TIMED_OUT if stopped else 0, limit=time_limit,
@@ -219,12 +220,12 @@ def test_a_sweep_measures_as_many_repeats_as_the_budget_holds_and_stops_each_fit
 
     monkeypatch.setattr(timing, "timed_fit", fake_fit)
     monkeypatch.setattr(timing, "warm_up", lambda *args: None)
-    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, CAUCHY, time_limit=20.0, budget_s=12.0)
+    _, fit_s, results = timing.time_fit(None, None, None, 5, 1e-8, time_limit=20.0, budget_s=12.0)
     assert fit_s == [4.0, 4.0, 4.0]  # 8 + 4 <= 12, then 12 + 4 > 12
     assert all(result.limit == 20.0 for result in results)
-    _, fit_s, _ = timing.time_fit(None, 16, 2, None, None, 2, 1e-8, CAUCHY, time_limit=20.0, budget_s=100.0)
+    _, fit_s, _ = timing.time_fit(None, None, None, 2, 1e-8, time_limit=20.0, budget_s=100.0)
     assert fit_s == [4.0, 4.0]  # never more than the repeats
-    _, fit_s, results = timing.time_fit(None, 16, 2, None, None, 5, 1e-8, CAUCHY, time_limit=20.0, budget_s=1e9)
+    _, fit_s, results = timing.time_fit(None, None, None, 5, 1e-8, time_limit=20.0, budget_s=1e9)
     assert fit_s == [4.0, 30.0]  # stopped at the limit: no repeat after it
     assert results[-1].status == TIMED_OUT
 
@@ -260,10 +261,8 @@ def test_simulate_writes_the_shared_data(tmp_path):
     assert completed.returncode == 0, completed.stderr
     import numpy as np
 
-    from replication.core.timing import data_for
-
     with np.load(path) as saved:
-        np.testing.assert_array_equal(saved["data"], data_for(16, 2, seed=4)[1])
+        np.testing.assert_array_equal(saved["data"], Problem.simulated(16, 2, CAUCHY, seed=4).data)
 
 
 def test_unknown_implementations_are_value_errors():

@@ -18,10 +18,11 @@ import torch_impl
 from replication.claims import speed
 from replication.core import judging, runs
 from replication.core.environment import machine_record
+from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
+from replication.core.problem import Problem
 from replication.core.profiles import SweepSettings
 from replication.core.results import append_record, read_records
-from replication.core.timing import data_for
 from replication.report.render import render, render_all
 from replication.studies.bench import measure as bench
 from replication.studies.crosscheck import measure as crosscheck
@@ -134,7 +135,8 @@ def test_an_interrupted_crosscheck_keeps_its_points_and_resumes(tmp_path, monkey
 
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])
 def test_a_fit_whose_objective_overflows_fails_and_says_why(package):
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     data = data.copy()
     data[0, 3, 3] = 1e160
     with warnings.catch_warnings():
@@ -239,7 +241,7 @@ def test_simulate_writes_exactly_the_file_named(tmp_path):
     assert f"wrote {target}:" in completed.stdout
     assert sorted(p.name for p in target.parent.iterdir()) == ["noext"]
     with np.load(target) as saved:
-        np.testing.assert_array_equal(saved["data"], data_for(16, 2)[1])
+        np.testing.assert_array_equal(saved["data"], Problem.simulated(16, 2, CAUCHY).data)
 
 
 # Row 11: nothing available is said as such.
@@ -266,7 +268,8 @@ def test_a_cuda_only_sweep_without_cuda_says_nothing_was_measured(tmp_path):
 )
 def test_complex_and_boolean_arrays_are_refused(package, make, words):
     setup = package.make_setup(16, 2)
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     params, data = make(truth, data)
     with pytest.raises(ValueError, match="real numbers") as error:
         package.negative_log_likelihood(params, setup, data)
@@ -277,7 +280,8 @@ def test_complex_and_boolean_arrays_are_refused(package, make, words):
 @pytest.mark.parametrize("package", [reference_numpy, torch_impl])
 def test_tensors_that_require_grad_are_read_by_value(package):
     setup = package.make_setup(16, 2)
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     expected = package.negative_log_likelihood(truth, setup, data)
     params = torch.tensor(truth, requires_grad=True)
     observed = torch.tensor(data, requires_grad=True)
@@ -292,7 +296,8 @@ def test_tensors_that_require_grad_are_read_by_value(package):
 def test_a_setup_of_the_other_package_or_none_is_refused(package, setup):
     other = {"torch": torch_impl, "numpy": reference_numpy}
     setup = other[setup].make_setup(16, 2) if setup else None
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     for call in (lambda: package.fit(setup, data, truth), lambda: package.beam_maps(truth, setup),
                  lambda: package.negative_log_likelihood(truth, setup, data)):
         with pytest.raises(ValueError, match=f"setup must be made by {package.__name__}.make_setup"):

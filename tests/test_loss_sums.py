@@ -9,7 +9,8 @@ import torch
 
 import reference_numpy
 import torch_impl
-from replication.core.timing import data_for
+from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 
 TREES = {"numpy": (reference_numpy.losses, np.asarray), "torch": (torch_impl.losses, torch.as_tensor)}
 
@@ -61,7 +62,8 @@ def test_torch_float32_sums_in_float64_term_by_term(rng):
 def test_the_adjoint_objective_is_the_plain_objective_in_both_trees(objective, rng):
     """value_and_grad's value (the adjoint's sums) against negative_log_likelihood (the plain sums) and across the
     trees, to 1e-12."""
-    truth, data = data_for(64, 5)
+    problem = Problem.simulated(64, 5, CAUCHY)
+    truth, data = problem.truth, problem.data
     params = truth + 0.1 * rng.standard_normal(truth.size)
     values = []
     for package in (reference_numpy, torch_impl):

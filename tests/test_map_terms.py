@@ -177,11 +177,3 @@ def test_the_report_says_what_the_terms_did_from_the_numbers_it_is_given():
     assert "stays below" in small
     assert "not needed" in small
 
-
-def test_a_closure_seed_says_whether_its_truth_held_per_map_terms():
-    import types
-
-    from replication.studies.closure.read import truth_has_terms
-
-    assert not truth_has_terms(types.SimpleNamespace(orders=[1, 2], truth=[0.0] * (5 + 6)))
-    assert truth_has_terms(types.SimpleNamespace(orders=[1, 2], truth=[0.0] * (5 + 6 + 7)))

@@ -7,8 +7,8 @@ import torch
 import reference_numpy
 import torch_impl
 from replication.core.objectives import CAUCHY, LEAST_SQUARES
+from replication.core.problem import Problem
 from replication.core.simulation import convergence, simulate_observation, true_params
-from replication.core.timing import data_for
 from torch_impl.likelihood import prepared_nll
 
 OBJECTIVES = ("cauchy", "least-squares")
@@ -21,7 +21,8 @@ def package(request):
 
 def observation(npix, nzern, rng, scale=0.2):
     """Random parameters near the truth and the paper's simulated data."""
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     return truth + scale * rng.standard_normal(truth.size), data
 
 
@@ -37,7 +38,8 @@ def test_least_squares_is_the_sum_of_squared_residuals(package, npix, rng):
 
 def test_an_unknown_objective_is_refused_by_name(package):
     setup = package.make_setup(16, 2)
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     with pytest.raises(ValueError, match="objective must be one of 'cauchy', 'least-squares'"):
         package.fit(setup, data, truth, objective="huber")
 
@@ -83,10 +85,11 @@ def test_standard_errors_are_nan_away_from_a_minimum(package):
 
 def test_fits_of_the_two_trees_agree_under_least_squares():
     npix, nzern = 32, 3
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     fits = [package.fit(package.make_setup(npix, nzern), data, truth, objective="least-squares")
             for package in (reference_numpy, torch_impl)]
-    account = convergence(fits[0].x, npix, nzern, data, LEAST_SQUARES)
+    account = convergence(fits[0].x, problem.under(LEAST_SQUARES))
     np.testing.assert_array_less(np.abs(fits[0].x - fits[1].x) / account["stderr"], 0.1)
 
 
@@ -121,9 +124,10 @@ def test_the_cauchy_fits_end_in_precision_loss_at_the_optimum():
     the line search sees no change and scipy reports precision loss, with the Newton step left ~1e-7 of a
     standard error."""
     npix, nzern = 64, 4
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     result = torch_impl.fit(torch_impl.make_setup(npix, nzern), data, truth)
-    account = convergence(result.x, npix, nzern, data, CAUCHY)
+    account = convergence(result.x, problem)
     assert not result.success
     assert "precision loss" in result.message
     assert account["newton_stderr"] < 1e-4
@@ -135,9 +139,10 @@ def test_a_least_squares_fit_reports_success_before_the_optimum():
     """The unscaled sum of squares has gradients of ~1e-7 at the start: tol = 1e-8 stops BFGS after a
     hundredfold reduction, tenths of a standard error from the optimum. The account says so."""
     npix, nzern = 64, 4
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     result = torch_impl.fit(torch_impl.make_setup(npix, nzern), data, truth, objective="least-squares")
-    account = convergence(result.x, npix, nzern, data, LEAST_SQUARES)
+    account = convergence(result.x, problem.under(LEAST_SQUARES))
     assert result.success
     assert account["newton_stderr"] > 0.1
 
@@ -156,7 +161,7 @@ def test_prepared_objectives_differ_and_are_finite(rng):
 def test_simulated_data_is_shared_by_both_objectives():
     setup = reference_numpy.make_setup(32, 2)
     truth = true_params(setup.nparams)
-    np.testing.assert_array_equal(simulate_observation(setup, truth, 1), data_for(32, 2)[1])
+    np.testing.assert_array_equal(simulate_observation(setup, truth, 1), Problem.simulated(32, 2, CAUCHY).data)
 
 
 GRADIENTS = {reference_numpy: ("finite-differences", "adjoint"),
@@ -179,8 +184,9 @@ def test_every_gradient_of_both_packages_gives_the_same_gradient(objective, rng)
 
 def test_fits_with_every_gradient_reach_the_same_solution():
     npix, nzern = 32, 3
-    truth, data = data_for(npix, nzern)
-    stderr = np.array(convergence(truth, npix, nzern, data, CAUCHY)["stderr"])
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
+    stderr = np.array(convergence(truth, problem)["stderr"])
     fits = {(package.__name__, name): package.fit(package.make_setup(npix, nzern), data, truth, gradient=name)
             for package, names in GRADIENTS.items() for name in names}
     reference = fits[("torch_impl", "autograd")].x
@@ -192,7 +198,8 @@ def test_fits_with_every_gradient_reach_the_same_solution():
 @pytest.mark.parametrize(("package", "gradient"), [(reference_numpy, "autograd"), (torch_impl, "exact")])
 def test_an_unknown_gradient_is_refused_by_name(package, gradient):
     setup = package.make_setup(16, 2)
-    truth, data = data_for(16, 2)
+    problem = Problem.simulated(16, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     with pytest.raises(ValueError, match="gradient must be one of"):
         package.fit(setup, data, truth, gradient=gradient)
     with pytest.raises(ValueError, match="gradient must be one of"):
@@ -224,7 +231,8 @@ def test_sandwich_errors_cover_the_scatter_under_the_simulated_noise(package):
 @pytest.mark.parametrize("objective", ["cauchy", "least-squares"])
 def test_sandwich_errors_agree_between_the_trees(objective):
     npix, nzern = 64, 4
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     params = truth + 0.01 * np.random.default_rng(5).standard_normal(truth.size)
     errors = []
     for package in (reference_numpy, torch_impl):
@@ -239,7 +247,8 @@ def test_sandwich_errors_agree_between_the_trees(objective):
 def test_the_pixel_scores_sum_to_the_exact_gradient(package):
     """Forward mode (gradient.power_scores) against the adjoint: the per-pixel scores add up to the gradient."""
     npix, nzern = 32, 3
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = package.make_setup(npix, nzern)
     params = truth + 0.05 * np.random.default_rng(6).standard_normal(truth.size)
     scores = package.gradient.power_scores(package.backend.as_model_array(params, setup), setup,
@@ -255,7 +264,8 @@ def test_the_score_covariance_summed_by_blocks_is_the_full_one(package, objectiv
     """J summed over blocks of parameters (a memory limit of a few parameters' scores, so several blocks, the last
     one short) equals J from all scores at once, to 1e-12 of its largest element; blocks of one parameter too."""
     npix, nzern = 32, 3
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     setup = package.make_setup(npix, nzern)
     params = truth + 0.05 * np.random.default_rng(8).standard_normal(truth.size)
     full = package.score_covariance(params, setup, data, objective=objective)

@@ -16,8 +16,8 @@ from replication.core.paths import REFERENCE
 from replication.core.results import MANIFEST, keep_only_what_was_made, owned_files
 from replication.report import contribute as contributing
 
-TWO = ("2026-12-04_vm_amd-epyc-2c-1thread_closure-half-noise",
-       "2026-12-04_vm_amd-epyc-2c-1thread_closure-quarter-noise")
+TWO = ("2026-12-05_vm_amd-epyc-2c-1thread_closure-half-noise",
+       "2026-12-05_vm_amd-epyc-2c-1thread_closure")
 
 
 SWEEPS = ("2026-11-29_vm_xeon-16c_nvidia-h200", "2026-12-01_vm_xeon-2c")

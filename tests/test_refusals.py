@@ -7,8 +7,9 @@ import torch
 
 import reference_numpy
 import torch_impl
+from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.core.simulation import true_params
-from replication.core.timing import data_for
 
 PACKAGES = [reference_numpy, torch_impl]
 
@@ -27,7 +28,8 @@ def test_physical_settings_whose_screens_are_not_finite_are_refused(package):
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_a_start_with_zero_amplitude_is_refused(package):
-    truth, data = data_for(32, 2)
+    problem = Problem.simulated(32, 2, CAUCHY)
+    truth, data = problem.truth, problem.data
     start = truth.copy()
     start[-1] = 0.0
     with pytest.raises(ValueError, match=r"p0: the amplitude .* is 0"):
@@ -49,7 +51,7 @@ def test_standard_errors_check_their_inputs(package, hessian, scale, match):
 
 def test_a_tensor_on_the_meta_device_is_a_value_error():
     setup = torch_impl.make_setup(32, 3)
-    _, data = data_for(32, 3)
+    data = Problem.simulated(32, 3, CAUCHY).data
     with pytest.raises(ValueError, match=r"params must be .* got a tensor on meta"):
         torch_impl.negative_log_likelihood(torch.zeros(setup.nparams, device="meta"), setup, data)
 
@@ -59,7 +61,8 @@ def test_every_gradient_option_agrees_with_the_exact_gradient_in_each_precision(
     """Finite differences take the step of the setup's precision: a float64 step in float32 gave gradients
     wrong by tens of times their size. Tolerance relative to the largest component: float64 1e-5, float32 5e-2."""
     npix, nzern = 32, 3
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
+    truth, data = problem.truth, problem.data
     params = truth + 0.05 * np.random.default_rng(3).standard_normal(truth.size)
     exact = reference_numpy.value_and_grad(params, reference_numpy.make_setup(npix, nzern), data,
                                            gradient="adjoint")[1]

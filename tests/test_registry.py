@@ -15,6 +15,7 @@ from replication.core.environment import machine_record
 from replication.core.implementations import every, select
 from replication.core.objectives import CAUCHY
 from replication.core.paths import ROOT
+from replication.core.problem import Problem
 from replication.core.profiles import SweepSettings
 from replication.core.registry import ADJOINT, FINITE_DIFFERENCES, Registration
 from replication.core.series import Series
@@ -86,8 +87,8 @@ def test_a_registered_implementation_appears_in_the_report(twin_run, tmp_path):
 def test_a_registration_that_declares_no_hessian_is_not_asked_for_one(tmp_path):
     with registry.registered(NO_HESSIAN):
         impls = [impl for impl in every() if impl.name in ("numpy", NO_HESSIAN.name)]
-        _, data = crosscheck.data_for(16, 2)
-        checks = crosscheck.model_checks(impls, 16, 2, data, np.random.default_rng(1), (CAUCHY,))
+        problem = Problem.simulated(16, 2, CAUCHY)
+        checks = crosscheck.model_checks(impls, problem, np.random.default_rng(1), (CAUCHY,))
     names = {(check["check"], check["compare"].split(" ")[0]) for check in checks}
     assert ("gradient", NO_HESSIAN.name) in names
     assert ("hessian", NO_HESSIAN.name) not in names

@@ -19,6 +19,7 @@ from replication.core.environment import machine_record
 from replication.core.mirror import mirror_table
 from replication.core.objectives import CAUCHY
 from replication.core.paths import PAPER, REFERENCE
+from replication.core.problem import Problem
 from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_CUDA
 from replication.report import cells, load, sections
 from replication.report import render as report
@@ -147,6 +148,7 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes(reference_
 
     class Impl:
         package, gradient_name, minimizer, fit_options = Package(), "autograd", "scipy", {"minimizer": "scipy"}
+        name, dtype, device = "stand-in", "float64", "cpu"
 
         def make_setup(self, npix, nzern):
             return None
@@ -154,10 +156,10 @@ def test_the_warm_up_the_report_describes_is_the_one_the_timing_makes(reference_
         def synchronize(self):
             pass
 
-        def fit_keywords(self, npix, nzern, p0, gamma, objective):
+        def fit_keywords(self, problem, p0):
             return self.fit_options
 
-    timing.time_fit(Impl(), 16, 2, None, None, repeats=2, tol=1e-8, objective=CAUCHY)
+    timing.time_fit(Impl(), Problem.simulated(16, 2, CAUCHY), None, repeats=2, tol=1e-8)
     assert calls == ["value_and_grad", "fit", "fit"]
     text = both(reference_texts)
     assert "after one untimed value and\n  gradient with the fit's own gradient" in text

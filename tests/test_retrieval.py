@@ -10,6 +10,7 @@ import pytest
 
 import reference_numpy
 from replication.core import judging
+from replication.core.problem import Problem
 from replication.core.series import NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_ON_DEVICE
 from replication.core.simulation import simulate_observation, true_params
 from replication.studies.retrieval import measure as retrieval
@@ -150,7 +151,7 @@ def test_a_cold_start_is_judged_by_its_distance_from_the_polished_optimum_with_a
     truth = retrieval.aberrated_truth(setup, rms=0.5, seed=3)
     data = simulate_observation(setup, truth, 3)
     warm = reference_numpy.fit(setup, data, truth, gradient="adjoint", tol=1e-10)
-    best = retrieval.judge_optimum(setup, data, warm.x)
+    best = retrieval.judge_optimum(Problem.on(setup, retrieval.OBJECTIVE, truth, data), warm.x)
     assert best.polished
     mirrored = best.x.copy()
     mirrored[setup.amp_index] *= -1

@@ -12,7 +12,7 @@ from replication.core.implementations import Implementation
 from replication.core.objectives import CAUCHY, GAUSSIAN
 from replication.core.paths import REFERENCE
 from replication.core.profiles import PROFILES
-from replication.core.registry import TORCH_CPU
+from replication.core.registry import NUMPY, TORCH_CPU
 from replication.studies.sweep import measure as sweep
 from replication.studies.sweep.records import as_read, check_point
 
@@ -249,3 +249,33 @@ def test_the_on_device_bfgs_on_a_gpu_is_never_stopped_at_the_target():
     assert stops_on_host(Implementation("torch-cpu", minimizer="torchmin"))
     assert stops_on_host(Implementation("torch-cuda"))
     assert not stops_on_host(Implementation("torch-cuda", minimizer="torchmin"))
+
+
+def test_a_point_builds_its_untimed_setups_once_and_each_timed_fit_its_own(tmp_path, monkeypatch):
+    """One sweep point makes its problem once (problem.Problem): the NumPy reference's setup (the maps, the optimum's
+    check, the exact account of the fit's end) and the implementation's (evaluation time, warm-up, the per-grid
+    start) once each, the optimum's torch setup once; every timed repeat builds its own setup on its clock, as a
+    user's script does."""
+    import reference_numpy
+    import torch_impl
+
+    built = []
+
+    def counting(module, name):
+        make = module.make_setup
+
+        def make_setup(npix, nzern, **options):
+            built.append(name)
+            return make(npix, nzern, **options)
+        monkeypatch.setattr(module, "make_setup", make_setup)
+
+    counting(reference_numpy, "numpy")
+    counting(torch_impl, "torch")
+    repeats = 3
+    optima = sweep.PointOptima(tmp_path / sweep.OPTIMA_FILE)
+    record = as_read(sweep.measure_point(Implementation(NUMPY.name, gradient="adjoint"), 32, 2,
+                                         dataclasses.replace(PROFILE, repeats=repeats), 1e-8, "t", CAUCHY, optima))
+    timed = len(record.total_s.all)
+    assert timed == repeats
+    assert built.count("torch") == 1  # the point's optimum (found once, untimed)
+    assert built.count("numpy") == 2 + timed  # the problem's reference, the implementation's own, one per timed fit

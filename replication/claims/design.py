@@ -68,9 +68,9 @@ DESIGN = (
     Reference(PAPER_GRID, "2026-12-05_vm_amd-epyc-2c-1thread_paper-profile"),
     Reference(BENCH, "2026-12-05_vm_amd-epyc-2c-5"),
     Reference(REAL_MAPS, "2026-12-05_vm_amd-epyc-2c_real-maps"),
-    Reference(CLOSURE, "2026-12-03_vm_amd-epyc-2c-1thread-3_closure"),
-    Reference(CLOSURE, "2026-12-04_vm_amd-epyc-2c-1thread_closure-half-noise"),
-    Reference(CLOSURE, "2026-12-04_vm_amd-epyc-2c-1thread_closure-quarter-noise"),
+    Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure"),
+    Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-half-noise"),
+    Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-quarter-noise"),
     Reference(GPU, "2026-11-29_vm_xeon-16c_nvidia-h200", history=True),
     Reference(SECOND_CPU, "2026-12-01_vm_xeon-2c", history=True),
 )

@@ -8,7 +8,7 @@ import importlib
 import time
 
 from replication.core import registry
-from replication.core.objectives import Objective
+from replication.core.problem import Problem
 from replication.core.registry import ADJOINT, FIT_OPTIONS, GAUSS_NEWTON_GRID, PER_GRID, SCIPY, Registration
 from replication.core.results import RunError
 from replication.core.series import Series
@@ -48,12 +48,12 @@ class Implementation:
         """The keyword arguments of the package's fit that its minimizer stands for (registry.FIT_OPTIONS)."""
         return dict(FIT_OPTIONS[self.minimizer])
 
-    def fit_keywords(self, npix: int, nzern: int, p0, gamma: float, objective: Objective) -> dict:
-        """fit's keyword arguments for a fit of this grid from p0: fit_options, where they ask for a start matrix
+    def fit_keywords(self, problem: Problem, p0) -> dict:
+        """fit's keyword arguments for a fit of the problem from p0: fit_options, where they ask for a start matrix
         per grid (registry.PER_GRID) with the grid's matrix (grid_start: made on first use, off any fit's clock)."""
         options = self.fit_options
         if options.get("start_hessian") == PER_GRID:
-            options["start_hessian"] = grid_start(self, npix, nzern, p0, gamma, objective)[0]
+            options["start_hessian"] = grid_start(self, problem, p0)[0]
         return options
 
     @property
@@ -127,14 +127,15 @@ GRID_STARTS: dict = {}
 gamma, illumination): (matrix, seconds it took)}."""
 
 
-def grid_start(impl: Implementation, npix: int, nzern: int, p0, gamma: float, objective: Objective) -> tuple:
+def grid_start(impl: Implementation, problem: Problem, p0) -> tuple:
     """(the Gauss-Newton matrix of a grid, the seconds it took to make): at p0's illumination with every Zernike term
     0 and no residual (the model's own beams as the data: the Cauchy weights at a perfect fit), so that it depends on
     the grid, the objective and gamma only, never on the maps; made once per process and grid."""
-    setup = impl.make_setup(npix, nzern)
+    setup, gamma, objective = problem.setup_for(impl), problem.gamma, problem.objective
     nominal = [float(v) for v in p0]
     nominal[:setup.basis.shape[0]] = [0.0] * setup.basis.shape[0]
-    key = (impl.name, impl.dtype, npix, nzern, objective, float(gamma), tuple(nominal[setup.basis.shape[0]:]))
+    key = (impl.name, impl.dtype, problem.npix, problem.nzern, objective, float(gamma),
+           tuple(nominal[setup.basis.shape[0]:]))
     if key not in GRID_STARTS:
         impl.synchronize()
         start = time.perf_counter()

@@ -229,6 +229,6 @@ class Pair:
     @property
     def comparison(self) -> tuple:
         """What the pair compares: its two series and its point. The cross-check and the sweep fit the same data at a
-        point (timing.data_for's), so their fits of one pair of series there are refits of one comparison."""
+        point (problem.Problem.simulated), so their fits of one pair of series there are refits of one comparison."""
         return frozenset((self.series, self.against)), self.npix, self.nzern
 

@@ -6,7 +6,6 @@ import numpy as np
 
 import reference_numpy
 from oof_common.validation import NotIdentifiable
-from replication.core.objectives import Objective
 
 MULTIPLICATIVE_NOISE = 0.01
 """Standard deviation of the multiplicative noise, a fraction of each pixel's beam power."""
@@ -72,8 +71,9 @@ exact account of a fit's end and in a point's optimum (optimum.covariance_at): a
 summed by blocks of parameters. Accounts recorded by older code may hold no sandwich errors above npix 1024."""
 
 
-def convergence(x, npix, nzern, data, objective: Objective):
-    """Where a fit ended, judged with the exact gradient and Hessian (the NumPy adjoint, float64).
+def convergence(x, problem):
+    """Where a fit of problem (problem.Problem) ended, judged with the exact gradient and Hessian (the NumPy adjoint,
+    float64, on the problem's reference setup).
 
     stderr: the inverse Hessian's standard errors (the likelihood's own: right only for its own noise);
     stderr_sandwich: the sandwich errors sqrt(diag(H^-1 J H^-1)) from the per-pixel scores, right whatever the
@@ -81,8 +81,7 @@ def convergence(x, npix, nzern, data, objective: Objective):
     step to the optimum in each; expected_decrease: the objective's decrease that step promises, against
     rounding (eps |objective|), the smallest change a line search can see.
     """
-    setup = reference_numpy.make_setup(npix, nzern)
-    gamma = objective.gamma(data)
+    setup, data, gamma, objective = problem.reference, problem.data, problem.gamma, problem.objective
     value, grad = reference_numpy.value_and_grad(x, setup, data, gamma, objective=objective, gradient="adjoint")
     hessian = reference_numpy.hessian(x, setup, data, gamma, objective=objective)
     stderr = reference_numpy.standard_errors(hessian, objective.covariance_scale(value, data.size, len(x)))

@@ -1,37 +1,19 @@
 """Time-to-solution of one point: building the setup and the BFGS fit, timed separately, repeated."""
 
-import hashlib
 import statistics
 import time
 
 import numpy as np
 
-import reference_numpy
-from replication.core.objectives import Objective
 from replication.core.optimum import Optimum, time_to_target
-from replication.core.simulation import bfgs_standard_errors, convergence, simulate_observation, true_params
+from replication.core.problem import Problem
+from replication.core.simulation import bfgs_standard_errors, convergence
 from replication.core.watch import TIMED_OUT, watch_for
 
-SEED = 1
-"""Seed of the simulated observation shared by every implementation at a point."""
 
-
-def data_for(npix, nzern, seed=SEED):
-    """The paper's scenario at (npix, nzern): the truth and its noisy maps, made with NumPy."""
-    setup = reference_numpy.make_setup(npix, nzern)
-    truth = true_params(setup.nparams)
-    return truth, simulate_observation(setup, truth, seed)
-
-
-def fingerprint(data):
-    """A short hash of the data's bytes: every implementation at a point must show the same one."""
-    return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
-
-
-def time_evaluation(impl, npix, nzern, data, p0, objective: Objective, repeats=3):
-    """Median seconds of one objective evaluation (no gradient), after one warm-up call."""
-    setup = impl.make_setup(npix, nzern)
-    gamma = objective.gamma(data)
+def time_evaluation(impl, problem: Problem, p0, repeats=3):
+    """Median seconds of one objective evaluation (no gradient) at p0, after one warm-up call."""
+    setup, data, gamma, objective = problem.setup_for(impl), problem.data, problem.gamma, problem.objective
     impl.package.negative_log_likelihood(p0, setup, data, gamma, objective)
     times = []
     for _ in range(repeats):
@@ -43,35 +25,35 @@ def time_evaluation(impl, npix, nzern, data, p0, objective: Objective, repeats=3
     return statistics.median(times)
 
 
-def timed_fit(impl, npix, nzern, data, p0, tol, objective: Objective, trajectory=False, time_limit=None,
-              target=None):
+def timed_fit(impl, problem: Problem, p0, tol, trajectory=False, time_limit=None, target=None):
     """One fit as a user makes it, timed: (seconds to build the setup, seconds to fit, scipy's result, with its
     trajectory where asked; stopped at the end of its first iteration past time_limit seconds where given, or at the
     end of the iteration of its first evaluation within target where given, a test of a point: watch.FitWatch). The
-    one place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading."""
-    gamma = objective.gamma(data)
-    options = impl.fit_keywords(npix, nzern, p0, gamma, objective)  # a start matrix per grid: before the clock
+    one place a fit is timed (the sweep, retrieval); device work is waited for before each clock reading. The setup
+    is built on the clock, as a user's script builds it (the problem's own setups are for untimed work)."""
+    gamma, objective = problem.gamma, problem.objective
+    options = impl.fit_keywords(problem, p0)  # a start matrix per grid: before the clock
     impl.synchronize()
     start = time.perf_counter()
-    setup = impl.make_setup(npix, nzern)
+    setup = impl.make_setup(problem.npix, problem.nzern)
     impl.synchronize()
     built = time.perf_counter()
     watch = watch_for(trajectory, time_limit, target)
-    result = impl.package.fit(setup, data, p0, tol=tol, gamma=gamma, objective=objective,
+    result = impl.package.fit(setup, problem.data, p0, tol=tol, gamma=gamma, objective=objective,
                               gradient=impl.gradient_name, **options, **({"callback": watch} if watch else {}))
     impl.synchronize()
     fitted = time.perf_counter()
     return built - start, fitted - built, watch.finish(result, setup.nparams) if watch else result
 
 
-def warm_up(impl, npix, nzern, data, p0, objective: Objective):
+def warm_up(impl, problem: Problem, p0):
     """One value-and-gradient call of what a fit calls (CUDA context, FFT plans, JAX's compilation), untimed."""
-    impl.package.value_and_grad(p0, impl.make_setup(npix, nzern), data, objective.gamma(data),
-                                objective=objective, gradient=impl.gradient_name)
+    impl.package.value_and_grad(p0, problem.setup_for(impl), problem.data, problem.gamma,
+                                objective=problem.objective, gradient=impl.gradient_name)
 
 
-def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective: Objective, trajectory=False, time_limit=None,
-             budget_s=None, best: Optimum | None = None):
+def time_fit(impl, problem: Problem, p0, repeats, tol, trajectory=False, time_limit=None, budget_s=None,
+             best: Optimum | None = None):
     """Run up to `repeats` timed fits (setup + fit) after a warm-up call: (setup seconds, fit seconds, results), one
     each per repeat; each fit stopped past time_limit seconds where given (timed_fit), and none after a fit stopped
     there. Where budget_s is given, after the first fit another is started only where another_repeat_fits.
@@ -81,7 +63,7 @@ def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective: Objective, tr
     best, every later repeat is stopped at the end of the iteration that gets there (result.stopped_at_target): a
     later repeat measures the time to the target, which is all it adds, and its time to stop is not its own (not
     where the fit's points stay on a GPU: stops_on_host)."""
-    warm_up(impl, npix, nzern, data, p0, objective)
+    warm_up(impl, problem, p0)
     setup_s, fit_s, results = [], [], []
     target = None
     while len(results) < repeats:
@@ -90,8 +72,8 @@ def time_fit(impl, npix, nzern, data, p0, repeats, tol, objective: Objective, tr
         if results and budget_s is not None and not another_repeat_fits(
                 [a + b for a, b in zip(setup_s, fit_s, strict=True)], budget_s):
             break
-        built_s, fitted_s, result = timed_fit(impl, npix, nzern, data, p0, tol, objective,
-                                              trajectory or best is not None, time_limit, target)
+        built_s, fitted_s, result = timed_fit(impl, problem, p0, tol, trajectory or best is not None, time_limit,
+                                              target)
         setup_s.append(built_s)
         fit_s.append(fitted_s)
         results.append(result)
@@ -119,7 +101,7 @@ def summary(seconds):
     return {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds), "all": seconds}
 
 
-def fit_outcome(result, npix, nzern, data, objective: Objective):
+def fit_outcome(result, problem: Problem):
     """The JSON-ready outcome of a fit: counts, how it ended, objective, parameters, and the exact account of
     where it ended (gradient, Newton step and standard errors from the exact Hessian; not timed)."""
     return {
@@ -132,5 +114,5 @@ def fit_outcome(result, npix, nzern, data, objective: Objective):
         "grad_norm": float(np.linalg.norm(result.jac)),
         "x": [float(v) for v in result.x],
         "stderr": [float(v) for v in bfgs_standard_errors(result)],
-        "convergence": convergence(result.x, npix, nzern, data, objective) if np.isfinite(result.fun) else None,
+        "convergence": convergence(result.x, problem) if np.isfinite(result.fun) else None,
     }

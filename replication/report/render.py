@@ -1,6 +1,7 @@
 """The report rendered from the runs: the context every template reads, the figures it shows and their numbers,
 and the files written (REPORT.md, DETAILS.md, the appendices, the mirror page)."""
 
+import collections
 import dataclasses
 import functools
 import itertools
@@ -204,15 +205,11 @@ def real_maps_shown(all_runs, sections, figures, output):
 
 
 def machine_kinds(all_runs):
-    """The kinds of machine (CPU model, cores, GPU) that more than one run was measured on: [{kind, count,
-    titles}], most runs first."""
-    groups = {}
-    for run in all_runs:
-        machine = run.machine
-        kind = f"{machine.cpu}, {machine.cpu_count} cores, GPU {machine.gpu or 'none'}"
-        groups.setdefault(kind, []).append(run.title)
-    return [{"kind": kind, "count": len(titles), "titles": titles}
-            for kind, titles in sorted(groups.items(), key=lambda item: -len(item[1])) if len(titles) > 1]
+    """The kinds of machine (CPU model, cores, GPU) that more than one run was measured on: [{kind, count}], most
+    runs first."""
+    counts = collections.Counter(
+        f"{run.machine.cpu}, {run.machine.cpu_count} cores, GPU {run.machine.gpu or 'none'}" for run in all_runs)
+    return [{"kind": kind, "count": count} for kind, count in counts.most_common() if count > 1]
 
 
 def closure_shown(all_runs):

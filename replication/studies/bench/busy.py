@@ -20,8 +20,9 @@ from replication.core import measurement
 from replication.core.environment import thread_limits
 from replication.core.implementations import Implementation
 from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.core.registry import TORCH_CPU
-from replication.core.timing import data_for, timed_fit, warm_up
+from replication.core.timing import timed_fit, warm_up
 
 SPINNER = "while True:\n    pass"
 """Another process keeping one core busy."""
@@ -40,21 +41,22 @@ def spinning():
         time.sleep(0.5)
 
 
-def fit_seconds(impl, npix, nzern, data, truth, threads) -> float:
-    """Setup plus fit, seconds, of one fit with these threads (after one untimed call, as a sweep point)."""
+def fit_seconds(impl, problem: Problem, threads) -> float:
+    """Setup plus fit, seconds, of one fit of the problem from its truth with these threads (after one untimed
+    call, as a sweep point)."""
     with thread_limits(threads):
-        warm_up(impl, npix, nzern, data, truth, CAUCHY)
-        built, fitted, _ = timed_fit(impl, npix, nzern, data, truth, TOL, CAUCHY)
+        warm_up(impl, problem, problem.truth)
+        built, fitted, _ = timed_fit(impl, problem, problem.truth, TOL)
     return built + fitted
 
 
 def busy_machine(npix: int, nzern: int, repeats: int) -> dict:
     """{case: (seconds of each repeat, threads of each)} for "quiet, chosen", "busy, chosen", "busy, 2 threads"."""
-    impl, (truth, data) = Implementation(TORCH_CPU.name), data_for(npix, nzern)
+    impl, problem = Implementation(TORCH_CPU.name), Problem.simulated(npix, nzern, CAUCHY)
     found = {case: ([], []) for case in ("quiet, chosen", "busy, chosen", "busy, 2 threads")}
 
     def measure(case, threads):
-        found[case][0].append(fit_seconds(impl, npix, nzern, data, truth, threads))
+        found[case][0].append(fit_seconds(impl, problem, threads))
         found[case][1].append(int(threads))
 
     for _ in range(repeats):

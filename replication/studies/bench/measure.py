@@ -22,10 +22,10 @@ from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation
 from replication.core.load import watching_load
 from replication.core.objectives import CAUCHY, Objective
+from replication.core.problem import Problem
 from replication.core.profiles import BENCH_NPIX, BENCH_NZERN
 from replication.core.registry import floor_step
 from replication.core.results import write_json
-from replication.core.timing import data_for
 from replication.studies.bench.records import AUTOGRAD_PARTS, read_bench_record
 
 THREADS = (1, 2)
@@ -99,8 +99,9 @@ def step_profile(walks, repeats):
 
 def profiles(npix, nzern, repeats, objective: Objective = CAUCHY):
     """Where one value-and-gradient spends its time: the adjoint's steps in both trees, autograd's two passes."""
-    truth, data = data_for(npix, nzern)
-    setup_np, setup_t = reference_numpy.make_setup(npix, nzern), torch_impl.make_setup(npix, nzern)
+    problem = Problem.simulated(npix, nzern, objective)
+    truth, data = problem.truth, problem.data
+    setup_np, setup_t = problem.reference, torch_impl.make_setup(npix, nzern)
     data_np = reference_numpy.prepare_data(data, setup_np)
     data_t = torch_impl.prepare_data(data, setup_t)
     truth_t = torch.as_tensor(truth)
@@ -272,8 +273,9 @@ def bench_steps(registration):
 def timed_steps(npix, nzern, compile_torch=False, objective: Objective = CAUCHY, peers=False):
     """The timed callables of one point, {name: function}, of every registered implementation with bench steps
     that this machine can run (the peers' only with peers), all on the same data and objective."""
-    truth, data = data_for(npix, nzern)
-    point = BenchPoint(npix, nzern, truth, data, objective, compile_torch)
+    problem = Problem.simulated(npix, nzern, objective)
+    truth = problem.truth
+    point = BenchPoint(npix, nzern, truth, problem.data, objective, compile_torch)
     steps = {}
     for registration in registry.registrations():
         if registration.bench is not None and (peers or not registration.peer) and registration.available():

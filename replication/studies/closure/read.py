@@ -90,7 +90,6 @@ class ClosureSummary:
     noise: float
     orders: list[int]
     truth_um: float
-    map_terms: bool
     whitened: int
     pyoof: PyoofBeside | None
     bound: FisherBound | None
@@ -131,7 +130,6 @@ def closure_summary(folder) -> ClosureSummary | None:
         median_s=statistics.median(r.seconds for r in records), failed=sum(not r.success for r in records),
         npix=records[0].npix, noise=records[0].noise, orders=records[0].orders,
         truth_um=statistics.median(r.truth_surface_um for r in records),
-        map_terms=any(truth_has_terms(r) for r in records),
         whitened=sum(r.whitened_along is not None for r in records),
         pyoof=pyoof_closure(pathlib.Path(folder) / "pyoof", records),
         bound=fisher_bound(pathlib.Path(folder) / BOUND_FILE, records), **certification(records), **coverage(records))
@@ -200,13 +198,6 @@ def closure_noise(folder) -> float | None:
     except (OSError, ValueError, AttributeError):
         return None
     return noise if isinstance(noise, (int, float)) and not isinstance(noise, bool) else None
-
-
-def truth_has_terms(record) -> bool:
-    """Whether a seed's truth holds per-map terms: more numbers than the Zernike terms of its last order, the
-    illumination and the three offsets (maps.known_truth since 2026-12-03's evening)."""
-    order = record.orders[-1]
-    return len(record.truth) > (order + 1) * (order + 2) // 2 - 1 + 6
 
 
 def certification(records):

@@ -4,7 +4,7 @@ per kind, each checked as it is read and before it is written, and the read side
 from __future__ import annotations
 
 import pathlib
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -23,14 +23,17 @@ from replication.core.records import (
     check_vectors,
     read_typed,
 )
+from replication.core.reduction.scan_noise import WHITEN_MODES
 from replication.core.results import RunError, read_records
-from replication.studies.closure.maps import NOISE
+
+Noise = Annotated[float, msgspec.Meta(gt=0)]
+"""The maps' noise: a fraction of the in-focus peak."""
 
 PYOOF_CLOSURE_FILE = "pyoof-closure.jsonl"
 """pyoof's fits of the closure test's maps: one line per seed as it ends (pyoof_peer --closure-seeds)."""
 
 
-class PyoofClosureFit(Record):
+class PyoofClosureFit(Record, kw_only=True):
     """pyoof's reduction of one closure seed's maps (closure.maps.simulated_maps at npix), orders 1..max_order each
     from the last: its time to stop and evaluations over the orders, the orders stopped by its evaluation limit
     (status 0), whether every order succeeded, and the last order's parameters (its phase beside it, .npz)."""
@@ -44,8 +47,7 @@ class PyoofClosureFit(Record):
     success: bool
     params: Vector
     pyoof: str
-    noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
-    """The maps' noise (a fraction of the in-focus peak); records before 2026-12-04 were all made at NOISE."""
+    noise: Noise
 
 
 def check_pyoof_closure(path: pathlib.Path, number: int, record: dict) -> PyoofClosureFit:
@@ -74,13 +76,13 @@ Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
 """A share of the dish or of the seeds, in [0, 1]."""
 
 
-class Closure(Record):
+class Closure(Record, kw_only=True):
     """One seed of the closure test: the surface found against the known one (micrometres rms), the time the
-    reduction took, the taper chosen against the one the maps were made with; since 2026-12-03 (later), the optimum a
-    start at the truth reaches: the reduction's distance from it, how much lower its objective is, its own surface
-    error, and the error the fit's covariance predicts (closure.certified); where the truth went beyond the fitted
-    orders (truth_order), the order the rule chose, the truncation systematic and the share of the dish where the
-    error is within 2 sigma of the statistical and of the total uncertainty (closure.covered)."""
+    reduction took, the taper chosen against the one the maps were made with; the optimum a start at the truth
+    reaches: the reduction's distance from it, how much lower its objective is, its own surface error, and the error
+    the fit's covariance predicts (closure.certified); where the truth went beyond the fitted orders (truth_order),
+    the order the rule chose, the truncation systematic and the share of the dish where the error is within 2 sigma
+    of the statistical and of the total uncertainty (closure.covered)."""
 
     seed: Seed
     npix: GridSize
@@ -93,27 +95,26 @@ class Closure(Record):
     truth_surface_um: Number
     x: Annotated[list[float], msgspec.Meta(min_length=1)]  # the writer writes numbers only: never a null here
     truth: Annotated[list[float], msgspec.Meta(min_length=1)]
-    optimum_distance_se: MaybeNumber = None
-    optimum_lower_by: MaybeNumber = None
-    truth_start_error_um: MaybeNumber = None
-    predicted_error_um: MaybeNumber = None
+    optimum_distance_se: MaybeNumber
+    optimum_lower_by: MaybeNumber
+    truth_start_error_um: MaybeNumber
+    predicted_error_um: MaybeNumber
     truth_order: Order | None = None
     chosen_order: Order | None = None
     truncation_um: MaybeNumber = None
     misfit_um: MaybeNumber = None
-    """The model's misfit as a surface (misfit.misfit), where coverage was measured (records before it: none)."""
+    """The model's misfit as a surface (misfit.misfit), where coverage was measured."""
     covered_statistical: Share | None = None
     covered_total: Share | None = None
-    noise: Annotated[float, msgspec.Meta(gt=0)] = NOISE
-    """The maps' noise (a fraction of the in-focus peak); records before it was recorded were made at NOISE."""
+    noise: Noise
     panels_um: Annotated[float, msgspec.Meta(gt=0)] | None = None
     """The panel pistons' rms added to the known surface (micrometres), where the seed had them."""
-    whiten: str = "no"
+    whiten: Literal[WHITEN_MODES]
     """Whether the seed's fits whiten the excess along the scans: yes, no or auto (where the border band's noise is
-    that of scans, scan_noise.scans_whitened); folders before the setting did not."""
-    noise_correlation: Vector | None = None
+    that of scans, scan_noise.scans_whitened)."""
+    noise_correlation: Vector
     """The border band's correlation of neighbouring noise samples along the maps' axis 0 and 1, as estimated."""
-    whitened_along: Annotated[int, msgspec.Meta(ge=0, le=1)] | None = None
+    whitened_along: Annotated[int, msgspec.Meta(ge=0, le=1)] | None
     """The maps' axis the fits whitened along, None where they did not."""
 
 

@@ -13,6 +13,7 @@ from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import Implementation, every
 from replication.core.objectives import CAUCHY, LEAST_SQUARES, Objective
 from replication.core.optimum import mahalanobis
+from replication.core.problem import Problem
 from replication.core.results import atomic_stream, write_json
 from replication.core.series import Series
 from replication.core.simulation import (
@@ -22,7 +23,6 @@ from replication.core.simulation import (
     simulate_observation,
     true_params,
 )
-from replication.core.timing import data_for
 from replication.core.watch import FitWatch
 from replication.studies.crosscheck.records import CROSSCHECK_SCHEMA, read_crosscheck_record
 
@@ -98,11 +98,12 @@ def exact_gradient(impl):
     return registry.ADJOINT if registry.ADJOINT in impl.registration.gradients else None
 
 
-def model_checks(impls, npix, nzern, data, rng, objectives):
+def model_checks(impls, problem: Problem, rng, objectives):
     """Beams, objective, gradients and Hessian of every implementation against the NumPy reference (the Hessian
-    of those whose registration declares one)."""
+    of those whose registration declares one), at random parameters, on the problem's maps."""
     reference = Implementation(registry.reference().name)
-    setup_np = reference.make_setup(npix, nzern)
+    npix, nzern, data = problem.npix, problem.nzern, problem.data
+    setup_np = problem.setup_for(reference)
     params = random_params(rng, setup_np.nparams)
     beams_np = reference.package.beam_maps(params, setup_np)
     checks = []
@@ -115,7 +116,7 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
         checks.append(check("gradient", npix, nzern, f"{reference.label} adjoint vs central differences", error,
                             "gradient", objective))
         for impl in model_variants(impls):
-            setup = impl.make_setup(npix, nzern)
+            setup = problem.setup_for(impl)
             suffix = "" if impl.dtype == "float64" else "_float32"
             nll = impl.package.negative_log_likelihood(params, setup, data, objective=objective)
             compare = f"{impl.label} vs {reference.label}"
@@ -133,7 +134,7 @@ def model_checks(impls, npix, nzern, data, rng, objectives):
                                         "differences of adjoint", relative(hessian_np, hessian), "hessian", objective))
     for impl in model_variants(impls):
         suffix = "" if impl.dtype == "float64" else "_float32"
-        beams = to_numpy(impl.package.beam_maps(params, impl.make_setup(npix, nzern)))
+        beams = to_numpy(impl.package.beam_maps(params, problem.setup_for(impl)))
         checks.append(check("beams", npix, nzern, f"{impl.label} vs {reference.label}", relative(beams, beams_np),
                             "beams" + suffix))
     return checks
@@ -143,40 +144,40 @@ FIT_TOL = TOL
 """BFGS tolerance of the cross-check's fits, in log-likelihood units (see fit_tolerance)."""
 
 
-def fit_tolerance(truth, npix, nzern, data, objective: Objective):
+def fit_tolerance(problem: Problem):
     """The gradient tolerance that stops a fit at the optimum: FIT_TOL for the Cauchy likelihood; for least
     squares FIT_TOL x 2 S / (pixels - parameters) at the truth, i.e. FIT_TOL on the gradient of the Gaussian
     likelihood with the residual variance. The sweep's tol of 1e-8 on the unscaled sum of squares (S ~ 1e-6)
     stops BFGS 0.1-0.6 standard errors short of it, and two minimizers then stop at different places."""
+    objective, truth = problem.objective, problem.truth
     if objective.likelihood:  # Cauchy, or least squares in noise units
         return FIT_TOL
-    value = reference_numpy.negative_log_likelihood(truth, reference_numpy.make_setup(npix, nzern), data,
-                                                    objective=objective)
-    return FIT_TOL * objective.covariance_scale(value, data.size, len(truth))
+    value = reference_numpy.negative_log_likelihood(truth, problem.reference, problem.data, objective=objective)
+    return FIT_TOL * objective.covariance_scale(value, problem.data.size, len(truth))
 
 
-def point_optimum(npix, nzern, data, x, objective: Objective):
+def point_optimum(problem: Problem, x):
     """The optimum the point's fits are compared at (untimed): the NumPy fit's end polished by exact Newton steps,
     with its sandwich covariance (optimum.polish)."""
-    setup = reference_numpy.make_setup(npix, nzern)
-    observed = reference_numpy.prepare_data(data, setup)
-    return optimum.polish(reference_numpy, x, setup, observed, objective.gamma(data), objective)
+    observed = reference_numpy.prepare_data(problem.data, problem.reference)
+    return optimum.polish(reference_numpy, x, problem.reference, observed, problem.gamma, problem.objective)
 
 
-def fit_checks(impls, npix, nzern, truth, data, objectives):
+def fit_checks(impls, simulated: Problem, objectives):
     """Fit with every float64 implementation from the truth, each with its own gradient and minimizer, and
     record each fit once under the label of what ran, with its distance from the point's optimum (the NumPy fit
     polished, untimed; standard errors, Mahalanobis) and its time to within optimum.TARGET of it from its trajectory;
     compare each with the NumPy fit by the Mahalanobis distance under the optimum's covariance, and record how
     each fit ended."""
     fits, checks = [], []
+    npix, nzern, truth, data = simulated.npix, simulated.nzern, simulated.truth, simulated.data
     for objective in objectives:
-        tolerance = fit_tolerance(truth, npix, nzern, data, objective)
-        fitted = [(impl, *timed_fit(impl, npix, nzern, truth, data, objective, tolerance))
-                  for impl in impls if impl.dtype == "float64"]
+        problem = simulated.under(objective)
+        tolerance = fit_tolerance(problem)
+        fitted = [(impl, *timed_fit(impl, problem, tolerance)) for impl in impls if impl.dtype == "float64"]
         reference = next(result for impl, result, _ in fitted if impl.series == Series(registry.reference().name))
         scale = objective.covariance_scale(float(reference.fun), data.size, len(truth))
-        best = point_optimum(npix, nzern, data, reference.x, objective)
+        best = point_optimum(problem, reference.x)
         for impl, result, seconds in fitted:
             fits.append({"impl": impl.name, "dtype": impl.dtype, "variant": impl.gradient,
                          "minimizer": impl.minimizer, "gradient": impl.gradient_name,
@@ -184,7 +185,7 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
                          "x": result.x.tolist(), "stderr_bfgs": bfgs_standard_errors(result).tolist(),
                          "fun": float(result.fun), "nit": int(result.nit), "nfev": int(result.nfev),
                          "success": bool(result.success), "message": str(result.message), "fit_s": seconds,
-                         "convergence": convergence(result.x, npix, nzern, data, objective)}
+                         "convergence": convergence(result.x, problem)}
                         | ({"optimum": best.record()} if result is reference else {})
                         | {"distance": optimum.finite_or_none(best.distances(np.array(result.x))[0]),
                            "target_s": optimum.time_to_target(0.0, result.trajectory, best)})
@@ -198,14 +199,14 @@ def fit_checks(impls, npix, nzern, truth, data, objectives):
     return checks, fits
 
 
-def timed_fit(impl, npix, nzern, truth, data, objective: Objective, tolerance):
-    """One implementation's fit of the point from the truth, timed, with its trajectory: (result, seconds)."""
-    setup = impl.make_setup(npix, nzern)
-    gamma = objective.gamma(data)
-    options = impl.fit_keywords(npix, nzern, truth, gamma, objective)
+def timed_fit(impl, problem: Problem, tolerance):
+    """One implementation's fit of the problem from its truth, timed (the fit alone: its setup made before), with
+    its trajectory: (result, seconds)."""
+    setup, gamma, objective = problem.setup_for(impl), problem.gamma, problem.objective
+    options = impl.fit_keywords(problem, problem.truth)
     watch = FitWatch(trajectory=True)
     start = time.perf_counter()
-    result = impl.package.fit(setup, data, truth, tol=tolerance, gamma=gamma, objective=objective,
+    result = impl.package.fit(setup, problem.data, problem.truth, tol=tolerance, gamma=gamma, objective=objective,
                               gradient=impl.gradient_name, **options, callback=watch)
     impl.synchronize()
     seconds = time.perf_counter() - start
@@ -250,10 +251,10 @@ def run_crosscheck(results_dir, points="default", threads=2, seed=7, objectives=
         for npix, nzern in POINTS[points]:
             if [npix, nzern] in content["done"]:
                 continue
-            truth, data = data_for(npix, nzern)
+            problem = Problem.simulated(npix, nzern, objectives[0])
             rng = np.random.default_rng([seed, npix, nzern])
-            content["checks"] += model_checks(impls, npix, nzern, data, rng, objectives)
-            more_checks, more_fits = fit_checks(impls, npix, nzern, truth, data, objectives)
+            content["checks"] += model_checks(impls, problem, rng, objectives)
+            more_checks, more_fits = fit_checks(impls, problem, objectives)
             content["checks"] += more_checks
             content["fits"] += more_fits
             content["done"].append([npix, nzern])

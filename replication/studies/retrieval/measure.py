@@ -13,10 +13,11 @@ from replication.core import measurement, optimum, registry, timing
 from replication.core.environment import environment_record, thread_limits
 from replication.core.implementations import of as implementation
 from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.core.records import as_written
 from replication.core.results import append_record
 from replication.core.simulation import simulate_observation, true_params
-from replication.core.timing import fingerprint, fit_outcome
+from replication.core.timing import fit_outcome
 from replication.studies.retrieval.profiles import JUDGE, METHODS, RETRIEVAL_PROFILES
 from replication.studies.retrieval.records import (
     FROM_TRUTH,
@@ -72,22 +73,23 @@ def staged_start(previous, nparams):
     return start
 
 
-def timed_fit(impl, npix, nzern, data, p0, tol):
+def timed_fit(impl, problem: Problem, p0, tol):
     """(seconds for setup + fit, seconds before the fit's first evaluation, scipy result with its trajectory) of one
     fit (timing.timed_fit)."""
-    setup_s, fit_s, result = timing.timed_fit(impl, npix, nzern, data, p0, tol, OBJECTIVE, trajectory=True)
+    setup_s, fit_s, result = timing.timed_fit(impl, problem, p0, tol, trajectory=True)
     return setup_s + fit_s, setup_s, result
 
 
-def staged_fit(impl, npix, nzern, data, tol):
+def staged_fit(impl, problem: Problem, tol):
     """Fit orders FIRST_STAGE, ..., nzern in turn from zero aberration, each from the last one's result: (total
     seconds, seconds before the last stage's fit began, the last result with iterations and evaluations summed over
     the stages; its trajectory the last stage's, the only one with every parameter)."""
     total, nit, nfev, params, before_last = 0.0, 0, 0, None, 0.0
-    for order in range(min(FIRST_STAGE, nzern), nzern + 1):
-        nparams = impl.make_setup(npix, order).nparams
+    for order in range(min(FIRST_STAGE, problem.nzern), problem.nzern + 1):
+        stage = problem.at_order(order)
+        nparams = stage.reference.nparams
         p0 = true_params(nparams) if params is None else staged_start(params, nparams)
-        seconds, setup_s, result = timed_fit(impl, npix, order, data, p0, tol)
+        seconds, setup_s, result = timed_fit(impl, stage, p0, tol)
         before_last = total + setup_s
         total, nit, nfev, params = total + seconds, nit + int(result.nit), nfev + int(result.nfev), result.x
     result.nit, result.nfev = nit, nfev
@@ -102,11 +104,11 @@ def folded(params, amp_index):
     return params
 
 
-def judge_optimum(setup, data, x):
+def judge_optimum(problem: Problem, x):
     """The optimum a truth's cold starts are judged against (untimed): the truth-started fit's end polished by exact
     Newton steps, with its sandwich covariance (optimum.polish, NumPy's exact adjoint and Hessian)."""
-    observed = reference_numpy.prepare_data(data, setup)
-    return optimum.polish(reference_numpy, x, setup, observed, GAMMA, OBJECTIVE)
+    observed = reference_numpy.prepare_data(problem.data, problem.reference)
+    return optimum.polish(reference_numpy, x, problem.reference, observed, GAMMA, OBJECTIVE)
 
 
 def against_judge(record, before_s, result, best, amp_index):
@@ -120,14 +122,14 @@ def against_judge(record, before_s, result, best, amp_index):
                      "target_s": optimum.time_to_target(before_s, trajectory, best)}
 
 
-def retrieval_record(series, start, truth_point, truth, data, seconds, result, setup):
+def retrieval_record(series, start, truth_point, problem: Problem, seconds, result):
     """The JSON-ready record of one fit of a truth."""
     npix, nzern, rms, seed = truth_point
     return {"impl": series.impl, "dtype": series.dtype, "gradient": series.gradient, "minimizer": series.minimizer,
-            "npix": npix, "nzern": nzern, "rms": rms, "seed": seed, "start": start, "truth": [float(v) for v in truth],
-            "data_sha256": fingerprint(data), "total_s": seconds,
-            "outcome": fit_outcome(result, npix, nzern, data, OBJECTIVE),
-            "phase_error_rms": phase_error_rms(result.x, truth, setup.basis)}
+            "npix": npix, "nzern": nzern, "rms": rms, "seed": seed, "start": start,
+            "truth": [float(v) for v in problem.truth], "data_sha256": problem.fingerprint, "total_s": seconds,
+            "outcome": fit_outcome(result, problem),
+            "phase_error_rms": phase_error_rms(result.x, problem.truth, problem.reference.basis)}
 
 
 def fit_truth(truth_point, todo, tol, warmed, judge=None):
@@ -137,25 +139,24 @@ def fit_truth(truth_point, todo, tol, warmed, judge=None):
     npix, nzern, rms, seed = truth_point
     setup = reference_numpy.make_setup(npix, nzern)
     truth = aberrated_truth(setup, rms, seed)
-    data = simulate_observation(setup, truth, seed)
+    problem = Problem.on(setup, OBJECTIVE, truth, simulate_observation(setup, truth, seed))
     best = None
     if judge is not None:
-        best = (optimum.Optimum.of(judge.optimum) if judge.optimum
-                else judge_optimum(setup, data, judge.outcome.x))
+        best = (optimum.Optimum.of(judge.optimum) if judge.optimum else judge_optimum(problem, judge.outcome.x))
     for series, start in todo:
         impl = implementation(series)
         if (impl, npix, nzern) not in warmed:  # FFT plans, first touch of memory: not a cost of retrieval
-            timing.warm_up(impl, npix, nzern, data, truth, OBJECTIVE)
+            timing.warm_up(impl, problem, truth)
             warmed.add((impl, npix, nzern))
         if start == STAGED:
-            seconds, before_s, result = staged_fit(impl, npix, nzern, data, tol)
+            seconds, before_s, result = staged_fit(impl, problem, tol)
         else:
             p0 = truth if start == FROM_TRUTH else true_params(setup.nparams)
-            seconds, before_s, result = timed_fit(impl, npix, nzern, data, p0, tol)
-        record = retrieval_record(series, start, truth_point, truth, data, seconds, result, setup)
+            seconds, before_s, result = timed_fit(impl, problem, p0, tol)
+        record = retrieval_record(series, start, truth_point, problem, seconds, result)
         if start == FROM_TRUTH:
-            best = judge_optimum(setup, data, result.x)
-            record |= {"phase_stderr_rms": phase_stderr_rms(result.x, setup, data), "optimum": best.record()}
+            best = judge_optimum(problem, result.x)
+            record |= {"phase_stderr_rms": phase_stderr_rms(result.x, setup, problem.data), "optimum": best.record()}
         else:
             record = against_judge(record, before_s, result, best, setup.amp_index)
         yield record

@@ -11,13 +11,14 @@ import torch_impl
 from replication.core import measurement, optimum, registry
 from replication.core.environment import environment_record, thread_limits
 from replication.core.fit_records import OptimumRecord
-from replication.core.implementations import grid_start, select, with_gradients
+from replication.core.implementations import Implementation, grid_start, select, with_gradients
 from replication.core.load import watching_load
 from replication.core.objectives import Objective
+from replication.core.problem import Problem
 from replication.core.profiles import PROFILES, Profile, SweepSettings  # noqa: F401 (sweep's API)
 from replication.core.records import as_written
 from replication.core.results import RunError, append_record
-from replication.core.timing import data_for, fingerprint, fit_outcome, summary, time_evaluation, time_fit
+from replication.core.timing import fit_outcome, summary, time_evaluation, time_fit
 from replication.core.watch import TIMED_OUT
 from replication.studies.sweep import trajectories
 from replication.studies.sweep.records import as_read, check_point, key_of, measured_keys, read_optima, read_points
@@ -40,41 +41,41 @@ class PointOptima:
         self.known = read_optima(path, repair=True)
         self.checked = set()
 
-    def of(self, npix, nzern, data, start, objective: Objective):
-        """The point's optimum (optimum.Optimum); one read from the file is checked to be this point's first."""
-        key = (npix, nzern, objective.name, fingerprint(data))
+    def of(self, problem: Problem, start):
+        """The problem's optimum (optimum.Optimum); one read from the file is checked to be this point's first."""
+        key = (problem.npix, problem.nzern, problem.objective.name, problem.fingerprint)
         if key not in self.known:
-            record = {"npix": npix, "nzern": nzern, "objective": objective.name, "data_sha256": key[3],
-                      **find_optimum(npix, nzern, data, start, objective).record()}
+            record = {"npix": problem.npix, "nzern": problem.nzern, "objective": problem.objective.name,
+                      "data_sha256": key[3], **find_optimum(problem, start).record()}
             append_record(self.path, record)
             self.known[key] = msgspec.convert(record, type=OptimumRecord)
         elif key not in self.checked:
-            self.check(self.known[key], npix, nzern, data, start, objective)
+            self.check(self.known[key], problem, start)
             self.checked.add(key)
         return optimum.Optimum.of(self.known[key])
 
-    def check(self, record, npix, nzern, data, start, objective):
+    def check(self, record, problem: Problem, start):
         """Refuse, in one line naming the file, a recorded optimum that is not this point's: of another size, or
         whose recorded objective is not the objective of this point's data at its x (an edited or misplaced line)."""
-        where = f"{self.path}: the optimum recorded for npix {npix}, n = {nzern}, {objective}"
+        where = f"{self.path}: the optimum recorded for npix {problem.npix}, n = {problem.nzern}, {problem.objective}"
         if len(record.x) != len(start) or np.shape(record.covariance) != (len(start), len(start)):
             raise RunError(f"{where} holds {len(record.x)} parameters, not this point's {len(start)}; remove the "
                            "line, and the sweep finds the optimum again")
         if record.fun is None:
             return
-        value = reference_numpy.negative_log_likelihood(record.x, reference_numpy.make_setup(npix, nzern), data,
-                                                        objective.gamma(data), objective=objective)
+        value = reference_numpy.negative_log_likelihood(record.x, problem.reference, problem.data, problem.gamma,
+                                                        objective=problem.objective)
         if not math.isclose(value, record.fun, rel_tol=1e-8, abs_tol=1e-8):
             raise RunError(f"{where} is not an optimum of this point's data (objective {value!r} at its x, recorded "
                            f"{record.fun!r}); remove the line, and the sweep finds the optimum again")
 
 
-def find_optimum(npix, nzern, data, start, objective: Objective):
-    """A point's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL, polished
-    by Newton steps (optimum.polish)."""
-    setup = torch_impl.make_setup(npix, nzern)
-    observed = torch_impl.prepare_data(data, setup)
-    gamma = objective.gamma(data)
+def find_optimum(problem: Problem, start):
+    """A problem's optimum, untimed: torch's fit with the exact adjoint from the start, to optimum.OPTIMUM_TOL,
+    polished by Newton steps (optimum.polish)."""
+    setup = problem.setup_for(Implementation(registry.TORCH_CPU.name))
+    observed = torch_impl.prepare_data(problem.data, setup)
+    gamma, objective = problem.gamma, problem.objective
     fitted = torch_impl.fit(setup, observed, start, tol=optimum.OPTIMUM_TOL, gamma=gamma, objective=objective,
                             gradient="adjoint")
     return optimum.polish(torch_impl, fitted.x, setup, observed, gamma, objective)
@@ -105,22 +106,23 @@ def measure_point(impl, npix, nzern, profile, tol, run_id, objective: Objective,
 def timed_point(impl, npix, nzern, profile, tol, run_id, objective, optima):
     """measure_point's measurements, without the machine's load. The record's outcome is the first repeat's, the
     one run to the minimizer's own stop."""
-    truth, data = data_for(npix, nzern)
-    eval_s = time_evaluation(impl, npix, nzern, data, truth, objective)
+    problem = Problem.simulated(npix, nzern, objective)
+    truth = problem.truth
+    eval_s = time_evaluation(impl, problem, truth)
     record = {"impl": impl.name, "dtype": impl.dtype, "gradient": impl.gradient, "minimizer": impl.minimizer,
               "npix": npix, "nzern": nzern,
               "nparams": int(truth.size),
-              "run_id": run_id, "data_sha256": fingerprint(data), "eval_s": eval_s, "tol": tol,
+              "run_id": run_id, "data_sha256": problem.fingerprint, "eval_s": eval_s, "tol": tol,
               "objective": objective.name}
-    best = optima.of(npix, nzern, data, truth, objective) if optima is not None else None
-    setup_s, fit_s, results = time_fit(impl, npix, nzern, data, truth, profile.repeats, tol, objective,
-                                       time_limit=profile.fit_limit_s, budget_s=profile.budget_s, best=best)
+    best = optima.of(problem, truth) if optima is not None else None
+    setup_s, fit_s, results = time_fit(impl, problem, truth, profile.repeats, tol, time_limit=profile.fit_limit_s,
+                                       budget_s=profile.budget_s, best=best)
     total_s = [a + b for a, b in zip(setup_s, fit_s, strict=True)]
     record |= {"estimated": False, "setup_s": summary(setup_s), "fit_s": summary(fit_s), "total_s": summary(total_s),
-               "outcome": fit_outcome(results[0], npix, nzern, data, objective),
+               "outcome": fit_outcome(results[0], problem),
                "time_limit_s": profile.fit_limit_s, "stopped_at_limit": results[0].status == TIMED_OUT}
     if impl.fit_options.get("start_hessian") == registry.PER_GRID:  # its grid's matrix: made once, off the clocks
-        record |= {"grid_start_s": grid_start(impl, npix, nzern, truth, objective.gamma(data), objective)[1]}
+        record |= {"grid_start_s": grid_start(impl, problem, truth)[1]}
     if best is not None:
         kept = trajectories.write_trajectories(optima.path.parent, key_of(impl.series, npix, nzern),
                                                [result.trajectory for result in results])

@@ -10,22 +10,23 @@ import statistics
 from replication.core.environment import thread_limits
 from replication.core.implementations import Implementation
 from replication.core.objectives import CAUCHY
+from replication.core.problem import Problem
 from replication.core.registry import NUMPY, TORCH_CPU
-from replication.core.timing import data_for, timed_fit, warm_up
+from replication.core.timing import timed_fit, warm_up
 
 
 def trajectory_cost(npix, nzern, repeats, threads):
     """{implementation: (median fit seconds without, with the trajectory, their ratio)}, the two kinds of fit
     alternating so that the machine's drift falls on both alike."""
-    truth, data = data_for(npix, nzern)
+    problem = Problem.simulated(npix, nzern, CAUCHY)
     found = {}
     with thread_limits(threads):
         for impl in (Implementation(NUMPY.name), Implementation(TORCH_CPU.name)):
-            warm_up(impl, npix, nzern, data, truth, CAUCHY)
+            warm_up(impl, problem, problem.truth)
             times = {False: [], True: []}
             for _ in range(repeats):
                 for recorded in (False, True):
-                    fit_s = timed_fit(impl, npix, nzern, data, truth, 1e-8, CAUCHY, trajectory=recorded)[1]
+                    fit_s = timed_fit(impl, problem, problem.truth, 1e-8, trajectory=recorded)[1]
                     times[recorded].append(fit_s)
             without, with_ = statistics.median(times[False]), statistics.median(times[True])
             found[impl.label] = (without, with_, with_ / without)
