@@ -84,8 +84,8 @@ def test_the_report_reads_the_bound_of_the_seeds_reduced_from_the_same_maps(tmp_
 def test_the_fisher_prediction_of_the_reductions_estimator_matches_the_committed_runs(folder):
     """A physics check of the bound: the share within 10 um and the median error the Fisher information predicts for
     the reduction's own estimator (least squares prewhitened along the scans, the efficient one, where most of its
-    seeds whitened; plain least squares in noise units where they did not) are those its 100 cold-start reductions reached
-    (within the binomial error and 25%), so that what it predicts can be trusted as far."""
+    seeds whitened; plain least squares in noise units where they did not) are those its 100 cold-start reductions
+    reached (within the binomial error and 25%), so that what it predicts can be trusted as far."""
     summary = closure_summary(folder)
     fisher = summary.bound
     assert fisher.seeds == summary.seeds >= 100

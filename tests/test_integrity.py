@@ -112,11 +112,11 @@ def test_an_interrupted_crosscheck_keeps_its_points_and_resumes(tmp_path, monkey
     real = crosscheck.fit_checks
     calls = []
 
-    def interrupted(impls, npix, nzern, truth, data, objectives):
+    def interrupted(impls, problem, objectives):
         if calls:
             raise KeyboardInterrupt
-        calls.append(nzern)
-        return real(impls, npix, nzern, truth, data, objectives)
+        calls.append(problem.nzern)
+        return real(impls, problem, objectives)
 
     monkeypatch.setattr(crosscheck, "fit_checks", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -32,8 +32,8 @@ from replication.studies.closure.records import (
 @dataclasses.dataclass(frozen=True)
 class FisherBound:
     """What the Fisher information predicts for the seeds reduced (fisher_bound): over how many seeds, the share our
-    reductions reached within WITHIN_UM, the mean share it predicts for our least squares and for the efficient
-    estimator, and the median rms error (um) of each."""
+    reductions reached within WITHIN_UM, the mean share it predicts for least squares without whitening and for the
+    efficient estimator, and the median rms error (um) of each."""
 
     seeds: int
     reached: float
@@ -218,8 +218,9 @@ def certification(records):
 
 def fisher_bound(path, records):
     """What the Fisher information predicts for the seeds reduced (bound.py's records made from the same maps), or
-    None: over those seeds, the mean share within WITHIN_UM it predicts for our least squares and for the efficient
-    estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions reached."""
+    None: over those seeds, the mean share within WITHIN_UM it predicts for least squares without whitening and for
+    the efficient estimator (the Cramer-Rao bound), the median rms error of each, and the share our reductions
+    reached."""
     if not path.is_file():
         return None
     pairs = same_maps(read_bound(path), "order", records)
