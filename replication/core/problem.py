@@ -59,6 +59,7 @@ class Problem:
         return self.setup_of(key, lambda: impl.make_setup(self.npix, self.nzern))
 
     def setup_of(self, key, make):
+        """The setup kept under key, made by make() on first use."""
         if key not in self.setups:
             self.setups[key] = make()
         return self.setups[key]

@@ -103,7 +103,7 @@ def model_checks(impls, problem: Problem, rng, objectives):
     of those whose registration declares one), at random parameters, on the problem's maps."""
     reference = Implementation(registry.reference().name)
     npix, nzern, data = problem.npix, problem.nzern, problem.data
-    setup_np = problem.setup_for(reference)
+    setup_np = problem.reference
     params = random_params(rng, setup_np.nparams)
     beams_np = reference.package.beam_maps(params, setup_np)
     checks = []
