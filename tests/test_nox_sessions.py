@@ -41,3 +41,13 @@ def test_the_closure_session_writes_the_fisher_bound_into_the_run_its_reductions
     reductions, bound = (command for command in session.commands if command[3:4] == ["closure"])
     assert reductions == ["python", "-m", "replication", "closure", "--new-run", "--threads", "1", "--noise", "0.001"]
     assert bound == ["python", "-m", "replication", "closure", "--bound", "--threads", "1", "--noise", "0.001"]
+
+
+def test_the_closure_session_skips_the_bound_for_truths_beyond_the_fitted_orders(monkeypatch):
+    """The Fisher bound is for truths inside the fitted orders (the closure command refuses it with --panels or
+    --truth-order): the session reduces such seeds and renders, without a bound step that would fail."""
+    for beyond in (("--panels", "30"), ("--truth-order", "8")):
+        session = Session("--new-run", *beyond)
+        noxfile(monkeypatch).closure(session)
+        closures = [command for command in session.commands if command[3:4] == ["closure"]]
+        assert closures == [["python", "-m", "replication", "closure", "--new-run", *beyond]]

@@ -33,13 +33,15 @@ class TermsEffect(Record):
 class HigherOrders(Record):
     """The source fitted beyond its last order (truncation.higher_orders): per higher order, the parameters it adds,
     how much lower its objective ends, the chi-squared p-value of that, how far the surface moves (micrometres rms);
-    the order the rule chooses and its level."""
+    the taper refitted at each order (dish radii, the last order's first); the order the rule chooses and its
+    level."""
 
     orders: Annotated[list[Order], msgspec.Meta(min_length=1)]
     parameters: list[Count]
     lower_by: list[MaybeNumber]
     p_value: list[MaybeNumber]
     moved_um: list[MaybeNumber]
+    tapers: list[Annotated[float, msgspec.Meta(gt=0)]]
     chosen: Order
     significant_p: Annotated[float, msgspec.Meta(gt=0, lt=1)]
 

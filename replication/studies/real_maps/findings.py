@@ -81,7 +81,8 @@ def higher_orders_line(short, found, record):
     statistical = record.uncertainty_median_um
     lines = (f"{short}, fitted beyond n = {order}: n = {', '.join(map(str, orders))} lower the objective by "
              f"{', '.join(number(v, 2) for v in found.lower_by)} (chi-squared {p_words}, for "
-             f"{', '.join(map(str, found.parameters))} more parameters) and move the surface by "
+             f"{', '.join(map(str, found.parameters))} more parameters; the taper refitted at each order: "
+             f"{', '.join(f'{v:.3g}' for v in found.tapers)} dish radii from n = {order}) and move the surface by "
              f"{', '.join(um(v) for v in found.moved_um)} um rms"
              + (f", against its statistical uncertainty of {um(statistical)} um (median)." if statistical is not None
                 else "."))

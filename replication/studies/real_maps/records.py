@@ -264,6 +264,9 @@ def check_real_source(path: pathlib.Path, number: int, record: dict) -> RealSour
             if len(getattr(higher, key)) != len(higher.orders):
                 raise RunError(f"{path}: line {number}, key 'higher_orders.{key}': expected one value per order "
                                f"({len(higher.orders)}), got {len(getattr(higher, key))}")
+        if len(higher.tapers) != len(higher.orders) + 1:
+            raise RunError(f"{path}: line {number}, key 'higher_orders.tapers': expected one taper per order and the "
+                           f"last order's ({len(higher.orders) + 1}), got {len(higher.tapers)}")
         if higher.chosen not in (source.order, *higher.orders):
             raise RunError(f"{path}: line {number}, key 'higher_orders.chosen': expected one of the orders fitted, got "
                            f"{higher.chosen}")
