@@ -19,11 +19,17 @@ from replication.core.reduction.pyoof_fit import PHASE_PIXELS, PyoofOrder
 from replication.core.reduction.sources import SOURCES, map_region, observation_of, surface_error, surface_grid
 from replication.core.results import RunError, read_records
 from replication.report.load import run_environments
-from replication.report.render import closure_shown, load_runs
+from replication.report.render import load_runs
 from replication.studies.closure import maps as closure_maps
 from replication.studies.closure import pyoof_peer
-from replication.studies.closure.read import closure_summary
-from replication.studies.closure.records import CLOSURE_FILE, PYOOF_CLOSURE_FILE, WITHIN_UM, check_closure
+from replication.studies.closure.read import closure_beyond, closure_shown, closure_summary
+from replication.studies.closure.records import (
+    CLOSURE_FILE,
+    COVERAGE_GOAL,
+    PYOOF_CLOSURE_FILE,
+    WITHIN_UM,
+    check_closure,
+)
 
 
 def test_the_simulated_surface_and_noise_are_as_stated():
@@ -292,6 +298,39 @@ def test_the_report_tells_the_closure_at_the_srt_noise_and_lists_every_level(tmp
     assert [level.title for level in closure_shown([*runs, mine]).levels] == ["srt", "mine"]
     assert closure_shown(runs[1:]).title == "quarter"
     assert closure_shown(runs[3:]) is None
+
+
+def beyond(record, seed, chosen, covered, **extra):
+    """A closure record whose truth went beyond the fitted orders, with its coverage (closure.covered)."""
+    return record | {"seed": seed, "chosen_order": chosen, "truncation_um": 30.0, "misfit_um": 40.0,
+                     "predicted_error_um": 0.0, "covered_statistical": covered / 3, "covered_total": covered} | extra
+
+
+def test_runs_whose_truths_go_beyond_the_fitted_orders_are_told_apart_with_their_coverage(tmp_path):
+    """A closure run with panel pistons or a truth to a higher order is no noise level of the closure test: the
+    report lists it apart, one per kind of truth (yours first, else the newest), with the orders the rule chose and
+    how often, the stated total (the three parts in quadrature) and how many seeds it covers over COVERAGE_GOAL."""
+    ours = [json.loads(line) for line in REFERENCE_CLOSURE.read_text().splitlines()[:3]]
+    panels = [beyond(r, k, 8, c, panels_um=30.0, truth_order=5, predicted_error_um=120.0) for k, (r, c) in
+              enumerate(zip(ours, (0.95, 0.85, 0.91), strict=True))]
+    seventh = [beyond(r, k, 7 + (k == 2), 1.0, truth_order=7, truth=r["truth"] + [0.0] * 15)
+               for k, r in enumerate(ours)]
+    runs = [closure_run(tmp_path / "srt", ours, "2026-12-03"),
+            closure_run(tmp_path / "panels", panels, "2026-12-06"),
+            closure_run(tmp_path / "n7", seventh, "2026-12-06"),
+            closure_run(tmp_path / "n7-older", seventh[:1], "2026-12-05")]
+    assert [level.title for level in closure_shown(runs).levels] == ["srt"]
+    found = closure_beyond(runs)
+    assert [(b.title, b.beyond) for b in found] == [("panels", 3), ("n7", 3)]
+    assert found[0].covered_seeds == 2
+    assert found[0].coverage_goal == COVERAGE_GOAL == 0.9
+    assert found[0].stated_um == pytest.approx(130.0)  # sqrt(120^2 + 30^2 + 40^2)
+    assert found[0].covered_total == pytest.approx(0.91)
+    assert found[1].chosen_counts == [(7, 2), (8, 1)]
+    assert found[1].stated_um == pytest.approx(50.0)
+    mine = closure_run(tmp_path / "mine", seventh[:2], "2026-12-01", own=True)
+    assert [b.title for b in closure_beyond([*runs, mine])] == ["panels", "mine"]
+    assert closure_beyond(runs[:1]) == []
 
 
 @pytest.mark.parametrize("content", [b'{"npix": 256, "no', b"\xff\xfe not utf-8", b"[1, 2]"])

@@ -57,6 +57,10 @@ REAL_MAPS = Protocol("the real maps", "the SRT's maps and a GRASP simulation red
 CLOSURE = Protocol(
     "the closure test", "simulated maps with a known surface at a stated noise, the Fisher bound, pyoof on some seeds",
     threads=1)
+CLOSURE_BEYOND = Protocol(
+    "the closure beyond the fitted orders", "the closure test's maps with a known surface beyond the fitted orders "
+    "(panel pistons; Zernike terms to n = 7, to n = 8): the order rule, and whether the stated uncertainty covers "
+    "the error", threads=1)
 GPU = Protocol("a GPU run", "the quick profile on a GPU host (npix 32-512, n = 2, 4)", profile="quick",
                objectives=(CAUCHY,), checks=(C1, C2))
 SECOND_CPU = Protocol("a second CPU model", "the quick profile on another CPU model", profile="quick",
@@ -71,6 +75,9 @@ DESIGN = (
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure"),
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-half-noise"),
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-quarter-noise"),
+    Reference(CLOSURE_BEYOND, "2026-12-06_vm_amd-epyc-2c-1thread_closure-panels"),
+    Reference(CLOSURE_BEYOND, "2026-12-06_vm_amd-epyc-2c-1thread_closure-truth-n7"),
+    Reference(CLOSURE_BEYOND, "2026-12-06_vm_amd-epyc-2c-1thread_closure-truth-n8"),
     Reference(GPU, "2026-11-29_vm_xeon-16c_nvidia-h200", history=True),
     Reference(SECOND_CPU, "2026-12-01_vm_xeon-2c", history=True),
 )

@@ -10,7 +10,7 @@ from replication.core.records import read_run_records
 from replication.core.results import refuse_links_inside
 from replication.studies.bench.records import BenchRead, read_bench
 from replication.studies.closure.maps import NOISE
-from replication.studies.closure.read import closure_noise
+from replication.studies.closure.read import closure_beyond_words, closure_noise
 from replication.studies.crosscheck.records import CrosscheckRead, read_crosscheck
 from replication.studies.peers.records import PeersCheckRead, read_peers_check
 from replication.studies.retrieval.records import read_retrieval
@@ -77,12 +77,14 @@ class Run:
     def profile_label(self):
         """', paper profile' where the judged sweep is not the quick profile, ', 1 thread' where its fits ran with
         one thread, ', real maps' for a run of real maps and no sweep, ', closure test' for one of the closure test
-        alone (' at noise F' where not at the SRT's; two runs of one machine and day then read apart); '' otherwise."""
+        alone (' at noise F' where not at the SRT's, and what its truths hold beyond the fitted orders: two runs of one
+        machine and day then read apart); '' otherwise."""
         if not self.sweeps and (self.folder / "real-maps").is_dir():
             return ", real maps"
         if not self.sweeps and (self.folder / "closure").is_dir():
-            noise = closure_noise(self.folder / "closure")
-            return ", closure test" + ("" if noise in (None, NOISE) else f" at noise {noise:g}")
+            noise, beyond = closure_noise(self.folder / "closure"), closure_beyond_words(self.folder / "closure")
+            return (", closure test" + ("" if noise in (None, NOISE) else f" at noise {noise:g}")
+                    + (f", {beyond}" if beyond else ""))
         one = ", 1 thread" if self.judged_threads() == {1} else ""
         return ("" if self.profile in (None, "quick") else f", {self.profile} profile") + one
 

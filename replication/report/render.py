@@ -17,7 +17,7 @@ from replication.claims.answer_figure import ANSWER
 from replication.claims.mechanism import DECOMPOSITION, decomposition_run
 from replication.claims.timed_words import slope_text
 from replication.core import model_code, optimum, paths, runs
-from replication.core.format import code_span, inline, number, relative, sci, share_range, times
+from replication.core.format import code_span, inline, number, relative, sci, share_range, times, um
 from replication.core.mirror import mirror_table, side_by_side_page
 from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
@@ -46,8 +46,9 @@ from replication.report.sections import (
 )
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
-from replication.studies.closure.read import closure_summary
+from replication.studies.closure.read import closure_beyond, closure_shown
 from replication.studies.crosscheck.figures import AGREEMENT, EXAMPLE_FIT, crosscheck_run
+from replication.studies.real_maps.act_on import act_on_row, holds_sentence
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
 from replication.studies.real_maps.read import findings as real_maps_findings
 from replication.studies.real_maps.read import pyoof_lines
@@ -159,7 +160,8 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         retrievals=[section.retrieval for section in sections if section.retrieval],
         against_jax=[line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
         against_scipy=[line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
-        closure=closure_shown(all_runs), srt_noise=NOISE, jax_points=JAX_POINTS,
+        closure=closure_shown(all_runs), closure_beyond=closure_beyond(all_runs), srt_noise=NOISE,
+        jax_points=JAX_POINTS,
         retrieval_figure=retrieval_figure(all_runs, figures, output),
         real_maps=real_maps_shown(all_runs, sections, figures, output)))
 
@@ -201,6 +203,8 @@ def real_maps_shown(all_runs, sections, figures, output):
         section, title=shown_run.title, appendix=f"runs/{shown_run.appendix_name}.md", simulated=simulated,
         findings=real_maps_findings(section), pyoof=pyoof_lines(section),
         terms=any(s.source and s.source.terms_effect for s in section.sources),
+        act_on=[act_on_row(s.short, s.source) for s in section.sources if s.source],
+        holds=holds_sentence([(s.short, s.source) for s in section.sources if s.source]),
         figures=[shown_figure(figure, figures, output, shown_run) for figure in (SURFACE, RESIDUALS)])
 
 
@@ -210,22 +214,6 @@ def machine_kinds(all_runs):
     counts = collections.Counter(
         f"{run.machine.cpu}, {run.machine.cpu_count} cores, GPU {run.machine.gpu or 'none'}" for run in all_runs)
     return [{"kind": kind, "count": count} for kind, count in counts.most_common() if count > 1]
-
-
-def closure_shown(all_runs):
-    """The closure test the report shows, or None: at each noise level, your newest run's that has one, else the newest
-    reference run's; the one at the SRT's noise (closure.maps.NOISE) told in full where there is one, else the first
-    found, with every level's summary in `levels` (the noisiest first)."""
-    levels = {}
-    for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
-        summary = closure_summary(run.folder / "closure")
-        if summary and summary.noise not in levels:
-            levels[summary.noise] = dataclasses.replace(summary, title=run.title,
-                                                        appendix=f"runs/{run.appendix_name}.md")
-    if not levels:
-        return None
-    main = levels.get(NOISE, next(iter(levels.values())))
-    return dataclasses.replace(main, levels=sorted(levels.values(), key=lambda level: -level.noise))
 
 
 def answer_figure_shown(all_runs, figures, output):
@@ -265,7 +253,8 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(number=number, times=times, sci=sci, all=all, ratio_text=ratio_text, ratio_short=ratio_short,
-                       slope=slope_text, share_range=share_range, text=inline, code=code_span, wordwrap=wordwrap)
+                       slope=slope_text, share_range=share_range, text=inline, code=code_span, wordwrap=wordwrap,
+                       um=um)
     return env
 
 

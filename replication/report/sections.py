@@ -333,6 +333,7 @@ class ReportContext:
     against_jax: list
     against_scipy: list
     closure: object
+    closure_beyond: list
     srt_noise: float
     jax_points: tuple
     retrieval_figure: ShownFigure | None

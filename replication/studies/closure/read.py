@@ -3,8 +3,10 @@ and whether the misses are the optimizer's or the noise's. Read side: no torch."
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
+import math
 import pathlib
 import statistics
 import types
@@ -16,9 +18,11 @@ from replication.core.optimum import TARGET
 from replication.core.records import load_array
 from replication.core.reduction.phases import compare_phases, our_phase
 from replication.core.results import RunError
+from replication.studies.closure.maps import NOISE
 from replication.studies.closure.records import (
     BOUND_FILE,
     CLOSURE_FILE,
+    COVERAGE_GOAL,
     GOAL_SHARE,
     PYOOF_CLOSURE_FILE,
     TAPER_MATCH,
@@ -102,10 +106,14 @@ class ClosureSummary:
     truth_order: int | None = None
     panels_um: float | None = None
     chosen_orders: list[int] = dataclasses.field(default_factory=list)
+    chosen_counts: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     truncation_um: float | None = None
     misfit_um: float | None = None
+    stated_um: float | None = None
     covered_statistical: float | None = None
     covered_total: float | None = None
+    covered_seeds: int = 0
+    coverage_goal: float = COVERAGE_GOAL
     title: str = ""
     appendix: str = ""
     levels: list = dataclasses.field(default_factory=list)
@@ -137,17 +145,23 @@ def closure_summary(folder) -> ClosureSummary | None:
 
 def coverage(records) -> dict:
     """Of the seeds whose truth went beyond the fitted orders (closure.covered): their truth's order, the orders the
-    rule chose, the median truncation and misfit systematics and the median shares of the dish within 2 sigma of the
-    statistical and of the total uncertainty (ClosureSummary's fields); {} where none."""
+    rule chose (and how often each), the median truncation and misfit systematics, the median stated total
+    uncertainty (um rms: the statistical, the truncation and the misfit in quadrature), the median shares of the dish
+    within 2 sigma of the statistical and of the total uncertainty, and how many seeds the total covers over at least
+    COVERAGE_GOAL of the dish (ClosureSummary's fields); {} where none."""
     beyond = [r for r in records if r.covered_total is not None]
     if not beyond:
         return {}
+    chosen = collections.Counter(r.chosen_order for r in beyond)
     return dict(beyond=len(beyond), truth_order=beyond[0].truth_order, panels_um=beyond[0].panels_um,
-                chosen_orders=sorted({r.chosen_order for r in beyond}),
+                chosen_orders=sorted(chosen), chosen_counts=sorted(chosen.items()),
                 truncation_um=statistics.median(r.truncation_um or 0.0 for r in beyond),
                 misfit_um=statistics.median(r.misfit_um or 0.0 for r in beyond),
+                stated_um=statistics.median(math.hypot(r.predicted_error_um or 0.0, r.truncation_um or 0.0,
+                                                       r.misfit_um or 0.0) for r in beyond),
                 covered_statistical=statistics.median(r.covered_statistical for r in beyond),
-                covered_total=statistics.median(r.covered_total for r in beyond))
+                covered_total=statistics.median(r.covered_total for r in beyond),
+                covered_seeds=sum(r.covered_total >= COVERAGE_GOAL for r in beyond))
 
 
 def summary_lines(found: ClosureSummary | None) -> list[str]:
@@ -177,7 +191,8 @@ def summary_lines(found: ClosureSummary | None) -> list[str]:
                      f"chose n = {chosen}; systematics: truncation {found.truncation_um:.3g} um, the model's misfit "
                      f"{found.misfit_um:.3g} um (medians); error within 2 sigma over "
                      f"{found.covered_statistical:.0%} of the dish with the statistical uncertainty alone, "
-                     f"{found.covered_total:.0%} with the systematics (medians)")
+                     f"{found.covered_total:.0%} with the systematics (medians); over at least "
+                     f"{found.coverage_goal:.0%} of it in {found.covered_seeds} of {found.beyond} seed(s)")
     lines.append(f"taper within {found.taper_match:g} of the truth in {found.taper_right} of {seeds}; "
                  f"whitened along the scans in {found.whitened} of {seeds}; "
                  f"{found.failed} reduction(s) with a stage scipy flags as failed; median "
@@ -192,12 +207,33 @@ def number_um(value) -> str:
 def closure_noise(folder) -> float | None:
     """The noise a closure folder's maps were made at, as its settings.json says (None where it says none: the
     report then reads the folder's records, and refuses a damaged one there)."""
+    noise = closure_settings(folder).get("noise")
+    return noise if number_like(noise) else None
+
+
+def closure_beyond_words(folder) -> str:
+    """What a closure folder's truths hold beyond the fitted orders, as its settings.json says, in a few words for a
+    run's title ('panel pistons 30 um', 'truth to n = 7'); '' where nothing."""
+    settings = closure_settings(folder)
+    panels, order = settings.get("panels_um"), settings.get("truth_order")
+    words = [f"panel pistons {panels:g} um"] if number_like(panels) and panels else []
+    return ", ".join(words + ([f"truth to n = {order}"] if isinstance(order, int) and not isinstance(order, bool)
+                              else []))
+
+
+def closure_settings(folder) -> dict:
+    """A closure folder's settings.json as a dict ({} where absent, a link or unreadable: the records say the
+    rest, and are refused where damaged)."""
     path = pathlib.Path(folder) / "settings.json"
     try:
-        noise = json.loads(path.read_text()).get("noise") if path.is_file() and not path.is_symlink() else None
-    except (OSError, ValueError, AttributeError):
-        return None
-    return noise if isinstance(noise, (int, float)) and not isinstance(noise, bool) else None
+        settings = json.loads(path.read_text()) if path.is_file() and not path.is_symlink() else {}
+    except (OSError, ValueError):
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def number_like(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def certification(records):
@@ -291,3 +327,39 @@ def seed_beside_pyoof(folder, fit, record):
                                  theirs_rad=against_truth[closest],
                                  ours_rad=float(np.sqrt(np.nanmean((ours - truth) ** 2))),
                                  truth_rad=float(np.sqrt(np.nanmean(truth**2))))
+
+
+def closure_shown(all_runs):
+    """The closure test the report shows, or None: at each noise level, your newest run's that has one, else the newest
+    reference run's; the one at the SRT's noise (closure.maps.NOISE) told in full where there is one, else the first
+    found, with every level's summary in `levels` (the noisiest first). Runs whose truths go beyond the fitted orders
+    are closure_beyond's, not a level."""
+    levels = {}
+    for _, summary in closure_summaries(all_runs):
+        if not summary.beyond and summary.noise not in levels:
+            levels[summary.noise] = summary
+    if not levels:
+        return None
+    main = levels.get(NOISE, next(iter(levels.values())))
+    return dataclasses.replace(main, levels=sorted(levels.values(), key=lambda level: -level.noise))
+
+
+def closure_beyond(all_runs):
+    """The closure runs whose truths go beyond the fitted orders: for each kind of truth (its order and panel
+    pistons), your newest run's, else the newest reference run's; panel truths first, then by the truth's order."""
+    kinds = {}
+    for _, summary in closure_summaries(all_runs):
+        if summary.beyond:
+            kinds.setdefault((summary.panels_um or 0.0, summary.truth_order), summary)
+    return sorted(kinds.values(), key=lambda summary: (-(summary.panels_um or 0.0), summary.truth_order))
+
+
+def closure_summaries(all_runs):
+    """(run, its closure summary titled with the run and its appendix) of every run with one: yours first, newest
+    first."""
+    found = []
+    for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
+        summary = closure_summary(run.folder / "closure")
+        if summary:
+            found.append((run, dataclasses.replace(summary, title=run.title, appendix=f"runs/{run.appendix_name}.md")))
+    return found

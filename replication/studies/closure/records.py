@@ -66,6 +66,9 @@ WITHIN_UM = 10.0
 """A closure seed recovers the surface where the found surface lies within this rms (micrometres) of the known one."""
 GOAL_SHARE = 0.99
 """The share of closure seeds that should recover the surface within WITHIN_UM: the reduction's goal."""
+COVERAGE_GOAL = 0.9
+"""Where a closure's truth goes beyond the fitted orders: the share of the dish over which the surface's error should
+lie within 2 sigma of the stated total uncertainty (statistical and systematics)."""
 TAPER_MATCH = 0.02
 """A closure seed's taper is found where the fitted one lies within this of the maps' (dish radii)."""
 CLOSURE_FILE = "closure.jsonl"

@@ -91,7 +91,7 @@ class RealMapsSection:
     """The real maps' section of a run: its folder, the target (standard errors) a fit reached an optimum within,
     each source's summary; as the main report shows it (render.real_maps_shown), also the run's title and appendix,
     the simulated speed-ups beside it, its findings and pyoof's lines, whether per-map terms were fitted, its
-    figures."""
+    figures, each source's row of what an engineer can act on and whether the model holds the maps (act_on)."""
 
     folder: pathlib.Path
     target: float
@@ -103,6 +103,8 @@ class RealMapsSection:
     pyoof: list[str] = dataclasses.field(default_factory=list)
     terms: bool = False
     figures: list = dataclasses.field(default_factory=list)
+    act_on: list = dataclasses.field(default_factory=list)
+    holds: str = ""
 
 
 def real_maps_section(run) -> RealMapsSection | None:
