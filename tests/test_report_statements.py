@@ -4,13 +4,14 @@ not multiply), and checks that the report says what its numbers say."""
 
 import dataclasses
 import json
+import pathlib
 import types
 
 import msgspec
 import pytest
 from conftest import both, measured_point
 
-from replication.claims import mechanism, speed
+from replication.claims import design, mechanism, speed
 from replication.claims.mechanism import decomposition_run
 from replication.claims.retrieval import retrieval_claims
 from replication.core import format as fmt
@@ -24,6 +25,7 @@ from replication.core.series import JAX, NUMPY, TORCH_ADJOINT, TORCH_CPU, TORCH_
 from replication.report import cells, load, sections
 from replication.report import render as report
 from replication.report.render import render_all
+from replication.report.screen import design_rows
 from replication.studies.bench import read as bench_read
 from replication.studies.bench.records import BenchRead
 from replication.studies.peers import read as peers_read
@@ -388,7 +390,6 @@ def test_the_first_screen_gives_the_answering_runs_own_verdicts_and_pools_nothin
     """The answer's table: one column per objective of the run the design names to answer the claims, each C3 cell
     that run's own verdict recomputed here from its records; no other run's C3 value in the row; every line of the
     table has the table's columns; the sentence above it says the same C3 values."""
-    from replication.claims import design
     from replication.core.objectives import CAUCHY, GAUSSIAN
 
     text = (PAPER / "REPORT.md").read_text()
@@ -639,3 +640,27 @@ def test_no_rendered_line_starts_with_what_markdown_reads_as_a_quote_or_a_tag():
     found = [f"{page.name}:{number}" for page in pages
              for number, line in enumerate(page.read_text().splitlines(), 1) if line.lstrip().startswith((">", "<"))]
     assert not found, found
+
+
+def test_the_design_table_has_a_row_per_protocol_naming_each_of_its_runs_once():
+    """DETAILS' design table: the closure's noise levels (one protocol) share a row, each run linked; a folder the
+    design names that is absent is said to be, and every folder appears once."""
+    machine = types.SimpleNamespace(cpu="AMD EPYC 7B13", cpu_count=2, gpu=None)
+
+    def run(folder):
+        return types.SimpleNamespace(folder=pathlib.Path(folder), own=False, sweeps={}, machine=machine,
+                                     profile_label="", clock="", appendix_name=folder,
+                                     info=types.SimpleNamespace(created="2026-12-05T00:00:00"))
+
+    present = [run(reference.folder) for reference in design.DESIGN if reference.protocol is not design.BENCH]
+    rows = design_rows(present)
+    assert [row["protocol"] for row in rows] == list(dict.fromkeys(r.protocol.name for r in design.DESIGN))
+    closure = next(row for row in rows if row["protocol"] == design.CLOSURE.name)
+    assert [r["appendix"] for r in closure["runs"]] == [
+        f"runs/{r.folder}.md" for r in design.DESIGN if r.protocol is design.CLOSURE]
+    bench = next(row for row in rows if row["protocol"] == design.BENCH.name)
+    assert [r["run"] for r in bench["runs"]] == [f"{r.folder} (not here)" for r in design.DESIGN
+                                                 if r.protocol is design.BENCH]
+    assert bench["runs"][0]["appendix"] is None
+    assert sum(len(row["runs"]) for row in rows) == len(design.DESIGN)
+    assert {row["load"] for row in rows} == {"—"}  # no sweep in these stand-ins: nothing to call quiet or loaded

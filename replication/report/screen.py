@@ -188,20 +188,22 @@ def first_screen(all_runs, codes) -> FirstScreen:
 
 
 def design_rows(all_runs) -> list[dict]:
-    """DETAILS.md's table of the design: each reference run it names, its protocol, what it answers or checks, and
-    whether it is here (a run folder the design names that is absent is said to be)."""
+    """DETAILS.md's table of the design: a row per protocol, in the design's order, with what it answers or checks
+    and each reference run the design names for it ({run, appendix}: a folder that is absent is said to be), and
+    whether their sweeps were measured quiet."""
     present = {run.folder.name: run for run in all_runs if not run.own}
-    rows = []
+    rows = {}
     for reference in design.DESIGN:
         protocol, run = reference.protocol, present.get(reference.folder)
         role = ("history" if reference.history else "answers " + ", ".join(c.id for c in protocol.answers)
                 if protocol.answers else "checks " + ", ".join(c.id for c in protocol.checks) if protocol.checks
                 else "its own section")
-        rows.append({"protocol": protocol.name, "words": protocol.words, "role": role,
-                     "threads": "default" if protocol.threads is None else str(protocol.threads),
-                     "objectives": ", ".join(plain_title(o) for o in protocol.objectives) or "—",
-                     "run": short_name(run) if run else f"{reference.folder} (not here)",
-                     "load": "—" if run is None or not run.sweeps else "quiet" if measured_quiet(run) else
-                     "loaded: not the quiet machine its protocol asks for" if protocol.quiet else "loaded",
-                     "appendix": f"runs/{run.appendix_name}.md" if run else None})
-    return rows
+        row = rows.setdefault((protocol.name, role), {
+            "protocol": protocol.name, "words": protocol.words, "role": role, "runs": [], "loads": [],
+            "threads": "default" if protocol.threads is None else str(protocol.threads),
+            "objectives": ", ".join(plain_title(o) for o in protocol.objectives) or "—"})
+        row["runs"].append({"run": short_name(run) if run else f"{reference.folder} (not here)",
+                            "appendix": f"runs/{run.appendix_name}.md" if run else None})
+        row["loads"].append("—" if run is None or not run.sweeps else "quiet" if measured_quiet(run) else
+                            "loaded: not the quiet machine its protocol asks for" if protocol.quiet else "loaded")
+    return [row | {"load": ", ".join(dict.fromkeys(row.pop("loads")))} for row in rows.values()]
