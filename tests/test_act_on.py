@@ -29,10 +29,10 @@ def test_a_row_says_the_order_asked_for_and_each_part_of_the_budget():
 def test_the_model_is_said_to_hold_the_maps_only_where_every_residual_is_near_the_noise():
     assert holds_sentence([]) == ""
     held = holds_sentence([("a", source(residuals=(1.0, 1.2, HOLDS_RESIDUAL)))])
-    assert held.startswith("The model holds these maps: residuals of 1-1.5 noise units")
+    assert held == "The model holds these maps (residuals of 1-1.5 noise units; 1 where it holds them)."
     missed = holds_sentence([("a", source()), ("b", source(residuals=(3.1, 8.6, 8.8), misfit=311.0,
                                                            statistical=78.7))])
-    assert missed.startswith("The model does not hold these maps: residuals of 3-8.8 noise units")
+    assert missed.startswith("The model does not hold these maps (residuals of 3-8.8 noise units;")
     assert "the misfit they imply (311-396 um) exceeds the statistical uncertainty (78.7-113 um)" in missed
     small = holds_sentence([("a", source(misfit=50.0))])
     assert "does not hold" in small

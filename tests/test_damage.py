@@ -126,7 +126,7 @@ def test_a_point_whose_target_is_null_is_refused_the_writer_never_writes_one(tmp
 
 
 def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
-    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c_real-maps", "real-maps/stages.jsonl",
+    copy = edited_run(tmp_path, "2026-12-06_vm_amd-epyc-2c_real-maps", "real-maps/stages.jsonl",
                       lambda record: record["optimum"].update(fun=None))
     texts = render_all([copy], tmp_path / "reference", output=tmp_path / "out", figures=tmp_path / "out" / "figures")
     appendix = next(text for name, text in texts.items() if name.startswith("runs/"))
@@ -138,7 +138,7 @@ def test_a_stage_whose_optimum_is_not_finite_renders_with_a_dash(tmp_path):
     ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "orders", [], "key 'orders'"),
     ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "truth", [], "key 'truth'"),
     ("2026-12-05_vm_amd-epyc-2c-1thread_closure", "closure/closure.jsonl", "npix", 0, "key 'npix'"),
-    ("2026-12-05_vm_amd-epyc-2c_real-maps", "real-maps/sources.jsonl", "npix", 0, "key 'npix'"),
+    ("2026-12-06_vm_amd-epyc-2c_real-maps", "real-maps/sources.jsonl", "npix", 0, "key 'npix'"),
     ("2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", "nzern", 99, "key 'nzern'")])
 def test_a_value_no_writer_makes_is_refused_by_its_model_naming_the_field(run, relative, key, value, words, tmp_path):
     """The models hold what the writers make: a grid make_setup refuses, an order beyond its range, no order or no
@@ -154,7 +154,7 @@ def test_a_value_no_writer_makes_is_refused_by_its_model_naming_the_field(run, r
     ("pyoof/pyoof-phase-grasp-26ghz.npz", b"PK\x03\x04 truncated"),
     ("pyoof/pyoof-phase-grasp-26ghz.npz", "phase-flat")])
 def test_a_junk_array_file_is_refused_in_one_line_by_the_report_and_the_figures(relative, content, tmp_path):
-    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c_real-maps", "real-maps/sources.jsonl", lambda r: None)
+    copy = edited_run(tmp_path, "2026-12-06_vm_amd-epyc-2c_real-maps", "real-maps/sources.jsonl", lambda r: None)
     path = copy / relative
     if content == "residual-as-text":
         np.savez(path, residual=np.array(["a", "b"]))

@@ -132,7 +132,7 @@ def test_contribute_refuses_a_run_the_figures_cannot_draw_naming_the_file(tmp_pa
     use (residuals in 2 axes, not 3) is refused before anything is copied: contribute runs every reader a reference
     run meets (report, figures, audit)."""
     run = tmp_path / "runs" / "2026-12-09_lab"
-    shutil.copytree(REFERENCE / "2026-12-05_vm_amd-epyc-2c_real-maps", run)
+    shutil.copytree(REFERENCE / "2026-12-06_vm_amd-epyc-2c_real-maps", run)
     info = json.loads((run / "run.json").read_text())
     info.pop("note")
     (run / "run.json").write_text(json.dumps(info))

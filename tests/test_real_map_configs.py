@@ -197,7 +197,7 @@ def test_a_run_of_a_config_source_is_drawn_and_reported_under_its_own_names(tmp_
     """figures and the report read a source's title, short name, wavelength and dish from its records, so a source
     of a user's configuration (no shipped source of its name) is drawn and shown as its records say."""
     run = tmp_path / "runs" / "2026-12-09_lab"
-    shutil.copytree(REFERENCE / "2026-12-05_vm_amd-epyc-2c_real-maps", run)
+    shutil.copytree(REFERENCE / "2026-12-06_vm_amd-epyc-2c_real-maps", run)
     folder = run / "real-maps"
     renamed = {"srt-2019-04-26": "my-dish", "grasp-26ghz": "my-other-dish"}
     for name in ("stages.jsonl", "sources.jsonl", "tapers.jsonl", "starts.jsonl"):

@@ -298,9 +298,9 @@ DAMAGES = {
         "{not json")),
     "optimum without x": ("2026-12-05_vm_amd-epyc-2c-4", damaged_line(
         "sweep-quick/optima.jsonl", lambda r: r.pop("x"))),
-    "real-maps stage without fits": ("2026-12-05_vm_amd-epyc-2c_real-maps", damaged_line(
+    "real-maps stage without fits": ("2026-12-06_vm_amd-epyc-2c_real-maps", damaged_line(
         "real-maps/stages.jsonl", lambda r: r.pop("fits"))),
-    "pyoof fit without cost": ("2026-12-05_vm_amd-epyc-2c_real-maps", damaged_line(
+    "pyoof fit without cost": ("2026-12-06_vm_amd-epyc-2c_real-maps", damaged_line(
         "pyoof/pyoof.jsonl", lambda r: r.pop("cost"))),
 }
 
@@ -396,7 +396,7 @@ def test_a_bench_with_one_point_too_large_measures_none_of_them(tmp_path):
 
 def test_figures_and_report_with_the_same_output_agree_on_where_the_figures_are(tmp_path):
     reference = tmp_path / "reference"
-    real_maps = "2026-12-05_vm_amd-epyc-2c_real-maps"
+    real_maps = "2026-12-06_vm_amd-epyc-2c_real-maps"
     shutil.copytree(REFERENCE / real_maps, reference / real_maps)
     options = ("--reference", reference, "--reference-only", "--output", tmp_path / "out")
     before = run_command("report", *options)

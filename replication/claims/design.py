@@ -71,7 +71,7 @@ DESIGN = (
     Reference(ONE_THREAD, "2026-12-05_vm_amd-epyc-2c-4"),
     Reference(PAPER_GRID, "2026-12-05_vm_amd-epyc-2c-1thread_paper-profile"),
     Reference(BENCH, "2026-12-05_vm_amd-epyc-2c-5"),
-    Reference(REAL_MAPS, "2026-12-05_vm_amd-epyc-2c_real-maps"),
+    Reference(REAL_MAPS, "2026-12-06_vm_amd-epyc-2c_real-maps"),
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure"),
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-half-noise"),
     Reference(CLOSURE, "2026-12-05_vm_amd-epyc-2c-1thread_closure-quarter-noise"),

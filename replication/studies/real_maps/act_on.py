@@ -61,14 +61,13 @@ def holds_sentence(records) -> str:
     residuals = [value for _, record in records for value in record.residual_rms]
     low, high = min(residuals), max(residuals)
     if high <= HOLDS_RESIDUAL:
-        return (f"The model holds these maps: residuals of {low:.2g}-{high:.2g} noise units, where a model that holds "
-                "them leaves 1.")
+        return f"The model holds these maps (residuals of {low:.2g}-{high:.2g} noise units; 1 where it holds them)."
     misfits = [record.misfit.misfit_um for _, record in records if record.misfit]
     statistical = [record.uncertainty_median_um for _, record in records if record.uncertainty_median_um is not None]
-    sentence = (f"The model does not hold these maps: residuals of {low:.2g}-{high:.2g} noise units where a model "
-                f"that holds them leaves 1 (at most {HOLDS_RESIDUAL:g} is read as holding them)")
+    sentence = (f"The model does not hold these maps (residuals of {low:.2g}-{high:.2g} noise units; 1 where it holds "
+                f"them, up to {HOLDS_RESIDUAL:g} read so)")
     if misfits and statistical and min(misfits) > max(statistical):
-        sentence += (f"; the misfit they imply ({um(min(misfits))}-{um(max(misfits))} um) exceeds the statistical "
-                     f"uncertainty ({um(min(statistical))}-{um(max(statistical))} um): read each surface as its "
-                     "large-scale shape with the whole budget beside it, not as panel settings")
+        sentence += (f": the misfit they imply ({um(min(misfits))}-{um(max(misfits))} um) exceeds the statistical "
+                     f"uncertainty ({um(min(statistical))}-{um(max(statistical))} um), so read each surface as its "
+                     "large-scale shape, not as panel settings")
     return sentence + "."
