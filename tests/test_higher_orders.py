@@ -75,6 +75,7 @@ def test_a_taper_biased_by_the_power_left_out_is_refitted_at_each_order_and_the_
     assert found["lower_by"][-1] - found["lower_by"][0] < 30  # n = 6, 7 add nothing the noise does not
 
 
+@pytest.mark.slow  # 16 s: each higher order refits its taper
 def test_a_closure_seed_beyond_the_fitted_orders_is_covered_once_the_truncation_systematic_is_stated():
     """A seed whose truth reaches n = 6 reduced to n = 4 (the closure's own noise, scan-correlated): the
     statistical uncertainty alone covers the error over a minority of the dish, the total (with the systematic the
