@@ -22,7 +22,7 @@ from replication.report.load import run_environments
 from replication.report.render import load_runs
 from replication.studies.closure import maps as closure_maps
 from replication.studies.closure import pyoof_peer
-from replication.studies.closure.read import closure_beyond, closure_shown, closure_summary
+from replication.studies.closure.read import closure_beyond, closure_shown, closure_summaries, closure_summary
 from replication.studies.closure.records import (
     CLOSURE_FILE,
     COVERAGE_GOAL,
@@ -290,14 +290,14 @@ def test_the_report_tells_the_closure_at_the_srt_noise_and_lists_every_level(tmp
             closure_run(tmp_path / "quarter", quarter, "2026-12-04"),
             closure_run(tmp_path / "quarter-older", quarter[:2], "2026-12-02"),
             closure_run(tmp_path / "empty", [], "2026-12-05")]
-    shown = closure_shown(runs)
+    shown = closure_shown(closure_summaries(runs))
     assert (shown.title, shown.noise) == ("srt", closure_maps.NOISE)
     assert [(level.title, level.noise, level.meets_goal) for level in shown.levels] == [
         ("srt", closure_maps.NOISE, shown.within == 4), ("quarter", closure_maps.NOISE / 4, True)]
     mine = closure_run(tmp_path / "mine", quarter[:3], "2026-12-01", own=True)
-    assert [level.title for level in closure_shown([*runs, mine]).levels] == ["srt", "mine"]
-    assert closure_shown(runs[1:]).title == "quarter"
-    assert closure_shown(runs[3:]) is None
+    assert [level.title for level in closure_shown(closure_summaries([*runs, mine])).levels] == ["srt", "mine"]
+    assert closure_shown(closure_summaries(runs[1:])).title == "quarter"
+    assert closure_shown(closure_summaries(runs[3:])) is None
 
 
 def beyond(record, seed, chosen, covered, **extra):
@@ -319,8 +319,8 @@ def test_runs_whose_truths_go_beyond_the_fitted_orders_are_told_apart_with_their
             closure_run(tmp_path / "panels", panels, "2026-12-06"),
             closure_run(tmp_path / "n7", seventh, "2026-12-06"),
             closure_run(tmp_path / "n7-older", seventh[:1], "2026-12-05")]
-    assert [level.title for level in closure_shown(runs).levels] == ["srt"]
-    found = closure_beyond(runs)
+    assert [level.title for level in closure_shown(closure_summaries(runs)).levels] == ["srt"]
+    found = closure_beyond(closure_summaries(runs))
     assert [(b.title, b.beyond) for b in found] == [("panels", 3), ("n7", 3)]
     assert found[0].covered_seeds == 2
     assert found[0].coverage_goal == COVERAGE_GOAL == 0.9
@@ -329,8 +329,8 @@ def test_runs_whose_truths_go_beyond_the_fitted_orders_are_told_apart_with_their
     assert found[1].chosen_counts == [(7, 2), (8, 1)]
     assert found[1].stated_um == pytest.approx(50.0)
     mine = closure_run(tmp_path / "mine", seventh[:2], "2026-12-01", own=True)
-    assert [b.title for b in closure_beyond([*runs, mine])] == ["panels", "mine"]
-    assert closure_beyond(runs[:1]) == []
+    assert [b.title for b in closure_beyond(closure_summaries([*runs, mine]))] == ["panels", "mine"]
+    assert closure_beyond(closure_summaries(runs[:1])) == []
 
 
 @pytest.mark.parametrize("content", [b'{"npix": 256, "no', b"\xff\xfe not utf-8", b"[1, 2]"])

@@ -46,7 +46,7 @@ from replication.report.sections import (
 )
 from replication.report.sensitivity import sensitivity_table
 from replication.studies.closure.maps import NOISE
-from replication.studies.closure.read import closure_beyond, closure_shown
+from replication.studies.closure.read import closure_beyond, closure_shown, closure_summaries
 from replication.studies.crosscheck.figures import AGREEMENT, EXAMPLE_FIT, crosscheck_run
 from replication.studies.real_maps.act_on import act_on_row, holds_sentence
 from replication.studies.real_maps.figures import RESIDUALS, SURFACE, real_maps_run
@@ -141,6 +141,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
                 for run in all_runs]
     shown_run = decomposition_run(all_runs)
     decomposed = next((section for run, section in zip(all_runs, sections, strict=True) if run is shown_run), None)
+    closures = closure_summaries(all_runs)
     return number_figures(ReportContext(
         first_screen=first_screen(judged, codes),
         older_rule=history_rows(tables[0], judged, sections), design=design_rows(all_runs),
@@ -160,7 +161,7 @@ def context(own_runs=(), reference=None, output=PAPER, figures=FIGURES):
         retrievals=[section.retrieval for section in sections if section.retrieval],
         against_jax=[line for line in (against_jax(run, codes[run.folder]) for run in all_runs) if line],
         against_scipy=[line for line in (against_scipy_bfgs(run) for run in all_runs) if line],
-        closure=closure_shown(all_runs), closure_beyond=closure_beyond(all_runs), srt_noise=NOISE,
+        closure=closure_shown(closures), closure_beyond=closure_beyond(closures), srt_noise=NOISE,
         jax_points=JAX_POINTS,
         retrieval_figure=retrieval_figure(all_runs, figures, output),
         real_maps=real_maps_shown(all_runs, sections, figures, output)))

@@ -329,13 +329,14 @@ def seed_beside_pyoof(folder, fit, record):
                                  truth_rad=float(np.sqrt(np.nanmean(truth**2))))
 
 
-def closure_shown(all_runs):
-    """The closure test the report shows, or None: at each noise level, your newest run's that has one, else the newest
+def closure_shown(summaries):
+    """The closure test the report shows from the runs' closure_summaries, or None: at each noise level, your newest
+    run's that has one, else the newest
     reference run's; the one at the SRT's noise (closure.maps.NOISE) told in full where there is one, else the first
     found, with every level's summary in `levels` (the noisiest first). Runs whose truths go beyond the fitted orders
     are closure_beyond's, not a level."""
     levels = {}
-    for _, summary in closure_summaries(all_runs):
+    for summary in summaries:
         if not summary.beyond and summary.noise not in levels:
             levels[summary.noise] = summary
     if not levels:
@@ -344,22 +345,23 @@ def closure_shown(all_runs):
     return dataclasses.replace(main, levels=sorted(levels.values(), key=lambda level: -level.noise))
 
 
-def closure_beyond(all_runs):
-    """The closure runs whose truths go beyond the fitted orders: for each kind of truth (its order and panel
+def closure_beyond(summaries):
+    """The closure runs whose truths go beyond the fitted orders, from the runs' closure_summaries: for each kind of
+    truth (its order and panel
     pistons), your newest run's, else the newest reference run's; panel truths first, then by the truth's order."""
     kinds = {}
-    for _, summary in closure_summaries(all_runs):
+    for summary in summaries:
         if summary.beyond:
             kinds.setdefault((summary.panels_um or 0.0, summary.truth_order), summary)
     return sorted(kinds.values(), key=lambda summary: (-(summary.panels_um or 0.0), summary.truth_order))
 
 
 def closure_summaries(all_runs):
-    """(run, its closure summary titled with the run and its appendix) of every run with one: yours first, newest
-    first."""
+    """The closure summary of every run with one, titled with the run and its appendix: yours first, newest first
+    (read once, for closure_shown and closure_beyond)."""
     found = []
     for run in sorted(all_runs, key=lambda run: (run.own, run.info.created), reverse=True):
         summary = closure_summary(run.folder / "closure")
         if summary:
-            found.append((run, dataclasses.replace(summary, title=run.title, appendix=f"runs/{run.appendix_name}.md")))
+            found.append(dataclasses.replace(summary, title=run.title, appendix=f"runs/{run.appendix_name}.md"))
     return found
