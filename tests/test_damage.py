@@ -8,9 +8,11 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import run_command
 
 from replication.core.paths import REFERENCE
-from replication.core.results import RunError, writing_into
+from replication.core.records import load_json
+from replication.core.results import RunError, read_records, writing_into
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
 
@@ -194,3 +196,35 @@ def test_strings_a_run_recorded_are_rendered_as_text_never_as_markup(tmp_path):
     for text in texts.values():
         assert FORGED not in text
         assert "<img" not in text.replace("`<img", "")  # only inside the commit's code span
+
+
+NUMBERS_NEVER_WRITTEN = ("Infinity", "-Infinity", "NaN", "1e999", "9" * 5000)
+"""Number literals the writers' strict JSON never holds (a number not finite is written as null): json.loads reads
+the first four as inf/NaN and raises a ValueError of its own on an integer of more than 4300 digits."""
+
+
+@pytest.mark.parametrize("literal", NUMBERS_NEVER_WRITTEN, ids=lambda text: text[:9])
+def test_a_number_the_writers_never_write_is_refused_naming_the_line_even_on_the_last(literal, tmp_path):
+    path = tmp_path / "points.jsonl"
+    path.write_text(f'{{"a": 1}}\n{{"a": {literal}}}\n')
+    for repair in (False, True):  # the last line is damaged, not truncated: repair never cuts it
+        with pytest.raises(RunError, match=r"points.jsonl: line 2: .*the file was edited$"):
+            read_records(path, repair=repair)
+    assert path.read_text() == f'{{"a": 1}}\n{{"a": {literal}}}\n'
+    document = tmp_path / "bench.json"
+    document.write_text(f'{{"rows": [], "seconds": {literal}}}')
+    with pytest.raises(RunError, match=r"bench.json: not valid JSON"):
+        load_json(document)
+
+
+@pytest.mark.parametrize("literal", ["1e999", "9" * 5000])
+def test_the_report_refuses_such_a_number_in_one_line_with_status_2(literal, tmp_path):
+    copy = edited_run(tmp_path, "2026-12-05_vm_amd-epyc-2c-5", "sweep-quick/points.jsonl", lambda record: None)
+    lines = (copy / "sweep-quick" / "points.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"nzern": ', f'"nzern": {literal}, "was": ', 1)
+    (copy / "sweep-quick" / "points.jsonl").write_text("\n".join(lines) + "\n")
+    done = run_command("report", "--run", copy, "--out", tmp_path / "out")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("the file was edited")
+    assert "points.jsonl: line 1: " in done.stderr

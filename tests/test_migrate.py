@@ -3,6 +3,7 @@ by its study's records module; the readers refuse an older record in one line na
 nothing; every reference run is in today's schema."""
 
 import json
+import shutil
 
 import pytest
 from conftest import run_command
@@ -98,6 +99,7 @@ def test_the_command_migrates_a_run_once_and_the_readers_then_read_it(tmp_path):
     run = tmp_path / "run"
     (run / "sweep-quick").mkdir(parents=True)
     (run / "crosscheck").mkdir()
+    shutil.copy(ANSWERING / "run.json", run)
     record = todays_point()
     (run / "sweep-quick" / "points.jsonl").write_text(json.dumps(version_one(record)) + "\n")
     crosscheck = json.loads((ANSWERING / "crosscheck" / "crosscheck.json").read_text())
@@ -115,6 +117,11 @@ def test_the_command_migrates_a_run_once_and_the_readers_then_read_it(tmp_path):
     again = run_command("migrate", "--run", run)
     assert "nothing to migrate" in again.stdout
     assert run_command("migrate", "--run", tmp_path / "none").returncode == 2
+    (tmp_path / "not-a-run").mkdir()
+    refused = run_command("migrate", "--run", tmp_path / "not-a-run")
+    assert refused.returncode == 2
+    assert "not a run folder (no run.json)" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_every_reference_run_is_in_todays_schema():
@@ -135,6 +142,7 @@ def test_every_reference_run_is_in_todays_schema():
 def test_migrate_refuses_a_link_in_a_run_folder(tmp_path):
     run = tmp_path / "run"
     (run / "sweep-quick").mkdir(parents=True)
+    shutil.copy(ANSWERING / "run.json", run)
     (run / "sweep-quick" / "points.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
     with pytest.raises(RunError, match="not a regular file"):
         migrate_run(run)

@@ -161,3 +161,12 @@ def test_without_slurm_the_command_says_so_and_writes_nothing(tmp_path):
     assert completed.returncode == 2
     assert "SLURM is not reachable from here" in completed.stderr
     assert not (tmp_path / "run" / "shards").exists()
+
+
+@pytest.mark.parametrize("damage", ['{"jobs": [', '{"jobs": 3}', "[]"])
+def test_a_damaged_shard_plan_is_refused_in_one_line_naming_it(sharded, tmp_path, damage):
+    run = tmp_path / "run"
+    shutil.copytree(sharded, run)
+    (run / "shards-sweep-smoke.json").write_text(damage)
+    with pytest.raises(runs.RunError, match=r"shards-sweep-smoke.json: "):
+        shards.run_sharded_sweep(run, BOTH, 2, "local", time_min=10)

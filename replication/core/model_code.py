@@ -17,6 +17,7 @@ import msgspec
 from replication.core.mirror import MODEL_FOLDERS, mirror_table, working_sources
 from replication.core.paths import PAPER, ROOT
 from replication.core.records import Mirror, ModelCode
+from replication.core.results import loads
 
 CACHE_NAME = "model_code.json"
 """Beside the committed report: {"identities": {commit: identity and mirror}} of every commit a shown run recorded
@@ -128,8 +129,8 @@ def cached(part, folder=PAPER):
     if path.is_symlink() or not path.is_file():
         return {}
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        found = loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return {}
     found = found.get(part) if isinstance(found, dict) else None
     return found if isinstance(found, dict) else {}

@@ -15,7 +15,7 @@ import numpy as np
 
 from oof_common.limits import MAX_NPIX, MAX_NZERN, MIN_NPIX
 from replication.core import registry
-from replication.core.results import RunError, dumps, is_a, read_records
+from replication.core.results import NotStrictJSON, RunError, dumps, is_a, loads, read_records
 
 RECORD_SCHEMA = 2
 """Version of the point and retrieval records written now (key "schema"; records without it are version 1, which
@@ -275,11 +275,14 @@ def read_run_records(path: pathlib.Path) -> list[RunRecord]:
 def load_json(path: pathlib.Path, lists: tuple[str, ...] = ()) -> dict | None:
     """A JSON results file (a record whose keys in lists hold lists of records), or None where it was not
     produced; a damaged one is an error naming the file and what is wrong."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    if path.is_symlink() or not path.is_file():
+        raise RunError(f"{path}: not a regular file (a link, a folder or a special file); a run's records are plain "
+                       "files")
     try:
-        content = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        content = loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, NotStrictJSON) as error:
         raise RunError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(content, dict):
         raise RunError(f"{path}: not a record (got {type(content).__name__})")

@@ -126,6 +126,35 @@ def dumps(content, **options):
     return json.dumps(strict(content), allow_nan=False, sort_keys=True, **options)
 
 
+class NotStrictJSON(ValueError):
+    """A number that dumps never writes (NaN, Infinity, a literal too large for a float, an integer of more digits
+    than Python converts): a record holding one was edited."""
+
+
+def refuse_constant(name):
+    raise NotStrictJSON(f"{name} is not a number strict JSON holds")
+
+
+def finite_number(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotStrictJSON(f"the number {text[:24]} is not finite")
+    return value
+
+
+def integer(text):
+    try:
+        return int(text)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+        raise NotStrictJSON(f"an integer of {len(text)} digits") from None
+
+
+def loads(text):
+    """JSON as dumps writes it: a number it never writes is refused (NotStrictJSON, a ValueError), never read as an
+    infinity, a NaN or a traceback; the writers record a number that is not finite as null."""
+    return json.loads(text, parse_constant=refuse_constant, parse_float=finite_number, parse_int=integer)
+
+
 def append_record(path, record):
     """Add one JSON record as a line and push it to disk before returning: the file with the new line is written
     beside it and renamed over it (write_atomically), so that an interruption leaves the old records or all of them,
@@ -214,7 +243,10 @@ def read_records(path, repair=False, check=None):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
+        except NotStrictJSON as error:
+            raise RunError(f"{path}: line {number}: {error}; the writers never write such a number (one not finite "
+                           "is recorded as null): the file was edited") from None
         except json.JSONDecodeError:
             if number != len(lines):
                 raise RunError(f"{path}: line {number} is not valid JSON") from None

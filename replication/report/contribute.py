@@ -12,7 +12,7 @@ import numpy as np
 from replication.core import paths
 from replication.core.records import load_arrays, load_json, read_run_records
 from replication.core.reduction.pyoof_fit import read_pyoof
-from replication.core.results import RunError, read_records, writing_into
+from replication.core.results import NotStrictJSON, RunError, loads, read_records, writing_into
 from replication.core.runs import RUN_FILE, exclusive, is_reference, read_run
 from replication.report.figures import draw_all
 from replication.report.render import load_runs, render_all
@@ -108,10 +108,10 @@ def check_record_file(path):
     lines = text.splitlines() if path.suffix == ".jsonl" else [text] if path.suffix == ".json" else []
     for number, line in enumerate(lines, 1):
         try:
-            json.loads(line)
-        except json.JSONDecodeError as error:
-            raise RunError(f"{path}: line {number} is not valid JSON ({error.msg}); a damaged run cannot become a "
-                           "reference run") from None
+            loads(line)
+        except (json.JSONDecodeError, NotStrictJSON) as error:
+            raise RunError(f"{path}: line {number} is not valid JSON ({getattr(error, 'msg', error)}); a damaged run "
+                           "cannot become a reference run") from None
 
 
 READERS = {"sweep-*/optima.jsonl": lambda path: read_optima(path, strict=True), "*/runs.jsonl": read_run_records,

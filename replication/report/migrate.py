@@ -11,7 +11,8 @@ import os
 import pathlib
 
 from replication.core.records import migrated_fit
-from replication.core.results import RunError, dumps, write_atomically, write_json
+from replication.core.results import NotStrictJSON, RunError, dumps, loads, write_atomically, write_json
+from replication.core.runs import RUN_FILE
 from replication.studies.bench.records import migrated_bench
 from replication.studies.crosscheck.records import migrated_crosscheck
 from replication.studies.sweep.records import migrated_point
@@ -36,8 +37,8 @@ def record_files(folder: pathlib.Path, prefix: str, name: str) -> list[pathlib.P
 def migrate_lines(path: pathlib.Path, migrate) -> bool:
     """Rewrite a JSON-lines file with each record migrated, where any changes; whether it did."""
     try:
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        records = [loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (UnicodeDecodeError, json.JSONDecodeError, NotStrictJSON) as error:
         raise RunError(f"{path}: not JSON lines ({str(error)[:60]}); repair it before migrating") from None
     migrated = [migrate(record) if isinstance(record, dict) else record for record in records]
     if all(new is old for new, old in zip(migrated, records, strict=True)):
@@ -49,8 +50,8 @@ def migrate_lines(path: pathlib.Path, migrate) -> bool:
 def migrate_document(path: pathlib.Path, migrate) -> bool:
     """Rewrite a JSON document migrated, where that changes it; whether it did."""
     try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        content = loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, NotStrictJSON) as error:
         raise RunError(f"{path}: not JSON ({str(error)[:60]}); repair it before migrating") from None
     migrated = migrate(content) if isinstance(content, dict) else content
     if migrated is content:
@@ -64,6 +65,8 @@ def migrate_run(folder: pathlib.Path) -> list[pathlib.Path]:
     folder = pathlib.Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         raise RunError(f"--run {folder}: no such run folder")
+    if not (folder / RUN_FILE).is_file():
+        raise RunError(f"--run {folder}: not a run folder (no {RUN_FILE})")
     changed = [path for prefix, name, migrate in LINES for path in record_files(folder, prefix, name)
                if migrate_lines(path, migrate)]
     return changed + [path for prefix, name, migrate in DOCUMENTS for path in record_files(folder, prefix, name)

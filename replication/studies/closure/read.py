@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 import math
 import pathlib
 import statistics
@@ -17,7 +16,7 @@ from replication.core.judging import wilson
 from replication.core.optimum import TARGET
 from replication.core.records import load_array
 from replication.core.reduction.phases import compare_phases, our_phase
-from replication.core.results import RunError
+from replication.core.results import RunError, loads
 from replication.studies.closure.maps import NOISE
 from replication.studies.closure.records import (
     BOUND_FILE,
@@ -226,7 +225,7 @@ def closure_settings(folder) -> dict:
     rest, and are refused where damaged)."""
     path = pathlib.Path(folder) / "settings.json"
     try:
-        settings = json.loads(path.read_text()) if path.is_file() and not path.is_symlink() else {}
+        settings = loads(path.read_text()) if path.is_file() and not path.is_symlink() else {}
     except (OSError, ValueError):
         return {}
     return settings if isinstance(settings, dict) else {}

@@ -16,7 +16,6 @@ shard resumed on another node writes beside the first node's folder.
 """
 
 import contextlib
-import json
 import os
 import pathlib
 import platform
@@ -30,6 +29,7 @@ from replication.core import runs
 from replication.core.allocator import keep_freed_memory
 from replication.core.environment import machine_record
 from replication.core.implementations import select, with_gradients
+from replication.core.records import load_json
 from replication.core.results import write_json
 from replication.studies.sweep.measure import run_sweep
 from replication.studies.sweep.records import measured_keys, point_key, read_points
@@ -158,7 +158,7 @@ def run_sharded_sweep(run, settings, nshards, executor_kind, partition=None, tim
     run = sharded_run(run, sweep_name, recorded)  # then the run: the executor makes its logs folder inside it
     executor = executor_for(run, executor_kind, partition, time_min, gpus, cpus=settings.threads)
     plan_path = run / f"shards-{sweep_name}.json"
-    jobs_log = json.loads(plan_path.read_text())["jobs"] if plan_path.is_file() else []
+    jobs_log = (load_json(plan_path, lists=("jobs",)) or {}).get("jobs", [])  # a damaged plan: one line
     todo = [index for index in range(nshards) if not finished(shard_folder(run, index, nshards), sweep_name)]
     print(f"{run}: {nshards} shard(s) of the {settings.profile} {settings.objective} sweep; {len(todo)} not finished"
           + (f": {', '.join(str(index) for index in todo)}" if todo else ""))
