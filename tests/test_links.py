@@ -182,3 +182,19 @@ def test_a_link_loop_is_refused_in_one_line_by_every_command(tmp_path, command):
     assert completed.returncode == 2
     assert len(completed.stderr.strip().splitlines()) == 1
     assert "cannot be followed" in completed.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "figures"])
+@pytest.mark.parametrize("what", ["file", "link to a folder"])
+def test_an_output_that_is_not_a_folder_is_refused_in_one_line_naming_it(copied, refused, tmp_path, command, what):
+    output = tmp_path / "out"
+    if what == "file":
+        output.write_text("a user's file\n")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        output.symlink_to(tmp_path / "elsewhere")
+    refused([command, "--run", copied, "--output", output], f"--output {output}: not a folder")
+    if what == "file":
+        assert output.read_text() == "a user's file\n"
+    else:
+        assert not list((tmp_path / "elsewhere").iterdir())

@@ -79,6 +79,30 @@ def test_figures_remove_only_the_figures_they_drew_and_leave_a_persons_images(tm
     assert not (output / "figures" / "runs" / SWEEPS[1]).exists()  # the folder it emptied
 
 
+@pytest.mark.parametrize(("command", "persons"), [
+    ("report", "REPORT.md"), ("report", "runs/2026-12-01_vm_xeon-2c.md"),
+    pytest.param("figures", "figures/fig1_time_vs_grid_size.png", marks=pytest.mark.slow),  # 13 s: drawn twice
+    pytest.param("figures", "figures/runs/2026-12-01_vm_xeon-2c/fig1_x.svg", marks=pytest.mark.slow)])
+def test_a_rendering_never_overwrites_a_file_it_did_not_write_in_a_folder_you_named(tmp_path, command, persons):
+    reference, output = two_references(tmp_path, SWEEPS), tmp_path / "out"
+    options = ("--reference", reference, "--reference-only", "--output", output)
+    mine = output / persons
+    mine.parent.mkdir(parents=True)
+    mine.write_text("a person's\n")
+    refused = run_command(command, *options)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith(f"--output {output}: {mine} is there and no rendering wrote it; move it, or "
+                                           "name another folder")
+    assert mine.read_text() == "a person's\n"
+    assert not (output / "DETAILS.md").exists()
+    assert not list((output / "figures").glob("fig0*"))  # refused before anything was written
+    mine.unlink()
+    for _ in range(2):  # then it renders, and renders again over what it wrote
+        assert run_command(command, *options).returncode == 0
+    first = "REPORT.md" if command == "report" else "fig1_time_vs_grid_size.png"
+    assert first in owned_files(output if command == "report" else output / "figures")
+
+
 def test_a_manifest_that_is_a_link_is_not_believed(tmp_path):
     folder = tmp_path / "runs"
     folder.mkdir()

@@ -65,8 +65,8 @@ CONTENTION_WARNING = (
     "slows torch far more than NumPy (one competing process on 2 cores: torch's fit 4.4x slower with 2 threads, "
     "not slower with 1; NumPy's unchanged), so the speed-ups will read low. Quiet the machine, or measure with "
     "--threads {free} (a new run); the records and the report say how loaded the machine was.")
-"""What a measuring session prints where the machine is busy before it starts (measured 2026-12-03, npix 256, n = 5,
-2-core AMD EPYC: docs/replicate.md)."""
+"""What a measuring session prints where the machine is busy before it starts (the numbers: npix 256, n = 5, on a
+2-core AMD EPYC, docs/replicate.md)."""
 
 
 def others_busy_now(window_s: float = 0.3) -> float | None:

@@ -280,6 +280,25 @@ def owned_files(folder) -> set[str]:
         return set()
 
 
+def refuse_overwriting_foreign(option, output, groups):
+    """Refuse, in one line naming the first, to render over a file no rendering wrote: groups are (folder, the files
+    of the kinds the rendering writes now present under it), a file being foreign where folder's MANIFEST does not
+    name it (a person's REPORT.md or fig1 in a folder they named)."""
+    for folder, present in groups:
+        owned = owned_files(folder)
+        for path in sorted(present):
+            if pathlib.Path(path).relative_to(folder).as_posix() not in owned:
+                raise RunError(f"{option} {output}: {path} is there and no rendering wrote it; move it, or name "
+                               "another folder")
+
+
+def add_to_manifest(folder, made):
+    """Name the files made (paths under folder) in folder's MANIFEST beside those it names already."""
+    folder = pathlib.Path(folder)
+    names = owned_files(folder) | {pathlib.Path(path).relative_to(folder).as_posix() for path in made}
+    write_text_if_changed(folder / MANIFEST, "".join(f"{name}\n" for name in sorted(names)))
+
+
 def keep_only_what_was_made(folder, made, present):
     """After a rendering into folder: of the files present (paths under folder of the kinds it renders), remove those
     the previous rendering wrote (owned_files) and this one did not (made), leave every other one, and record made

@@ -104,6 +104,11 @@ def check_output(path, option, committed=False):
     return pathlib.Path(path)
 
 
+def is_run_folder(folder) -> bool:
+    """Whether folder is a run's own (it holds a run.json): what the harness writes there is its own."""
+    return (pathlib.Path(folder) / RUN_FILE).is_file()
+
+
 def run_of(folder):
     """The run folder holding folder (itself or the nearest parent with a run.json), or None: what a writer
     locks, whichever option named the folder."""

@@ -5,7 +5,13 @@ import pathlib
 from replication.core import runs
 from replication.core.options import add_report_options
 from replication.core.paths import FIGURES, PAPER, RUNS
-from replication.core.results import keep_only_what_was_made, resolved, writing_into
+from replication.core.results import (
+    add_to_manifest,
+    keep_only_what_was_made,
+    refuse_overwriting_foreign,
+    resolved,
+    writing_into,
+)
 from replication.report import contribute as contributing
 from replication.report import retire as retiring
 from replication.report.figures import draw_all
@@ -83,19 +89,33 @@ def report_folders(args):
     else:
         output = own[0] if own else PAPER
     runs.check_output(output, "--output", committed=not own)  # a link loop refused here, in one line
+    if pathlib.Path(output).is_symlink() or (pathlib.Path(output).exists() and not pathlib.Path(output).is_dir()):
+        raise runs.RunError(f"--output {output}: not a folder (a file, a link or a special file); name a folder to "
+                            "render into")
     figures = FIGURES if resolved(output) == PAPER.resolve() else output / "figures"
     runs.check_output(figures, "--output", committed=not own)
     return own, output, figures
 
 
+FIGURE_KINDS = (".png", ".svg")
+"""The files a figure is drawn as."""
+
+
 def run_figures_command(args):
     own, _, figures = report_folders(args)
     target = figures  # where the report with the same options links them: <output>/figures, or figures/
+    guarded = resolved(target) != FIGURES.resolve() and not runs.is_run_folder(target.parent)  # a folder you named
+    if guarded:
+        refuse_overwriting_foreign("--output", target.parent, [
+            (target, [path for path in target.glob("fig*") if path.suffix in FIGURE_KINDS]),
+            (target / "runs", [path for path in target.glob("runs/*/fig*") if path.suffix in FIGURE_KINDS])])
     with writing_into(target, committed=not own):
         drawn = draw_all(load_runs(own, args.reference), target)
+        if guarded:
+            add_to_manifest(target, [path for path in drawn if path.parent == target])
         for path in drawn:
             print(f"wrote {path}")
-        figures_of_runs = [path for path in (target / "runs").glob("*/*") if path.suffix in (".png", ".svg")]
+        figures_of_runs = [path for path in (target / "runs").glob("*/*") if path.suffix in FIGURE_KINDS]
         removed, left = keep_only_what_was_made(target / "runs", [path for path in drawn if path.is_relative_to(
             target / "runs")], figures_of_runs)
         for path in removed:

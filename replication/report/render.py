@@ -23,7 +23,13 @@ from replication.core.objectives import BY_NAME
 from replication.core.paths import FIGURES, PAPER, TEMPLATES
 from replication.core.plotting import appendix_folder
 from replication.core.profiles import PROFILES
-from replication.core.results import keep_only_what_was_made, write_text_if_changed, writing_into
+from replication.core.results import (
+    add_to_manifest,
+    keep_only_what_was_made,
+    refuse_overwriting_foreign,
+    write_text_if_changed,
+    writing_into,
+)
 from replication.core.simulation import (
     STOPPED_AT_OPTIMUM,
     identifiable,
@@ -303,10 +309,17 @@ def render_command(own_runs, reference, output, figures, check=False):
         for name in texts:
             print(f"{output / name}: {'DIFFERS FROM' if name in stale else 'matches'} a fresh rendering")
         return 1 if stale else 0
+    guarded = not committed and not runs.is_run_folder(output)  # a folder you named: its files may be a person's
+    if guarded:
+        present = [output / name for name in texts if (output / name).exists() or (output / name).is_symlink()]
+        refuse_overwriting_foreign("--output", output, [(output, [p for p in present if p.parent == output]),
+                                                        (output / "runs", [p for p in present if p.parent != output])])
     with writing_into(output, figures, committed=committed):
         for name, text in texts.items():
             (output / name).parent.mkdir(parents=True, exist_ok=True)
             write_text_if_changed(output / name, text)
+        if guarded:
+            add_to_manifest(output, [output / name for name in texts if "/" not in name])
         appendices = [output / name for name in texts if name.startswith("runs/")]
         _, left = keep_only_what_was_made(output / "runs", appendices, (output / "runs").glob("*.md"))
     if left:

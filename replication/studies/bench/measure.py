@@ -40,7 +40,7 @@ BURST = 3
 """Calls per timed sample of every step but the finite differences (which are P + 1 calls already): back to back,
 as a fit makes them, the sample's time divided by them. A single call after a long other step measures a cold
 start instead: the JAX peer's value and gradient at npix 512 took 18 ms so, against 7.7-8.2 ms in a burst and in
-its fits (1 thread, 2026-12-05)."""
+its fits (1 thread, 2-core AMD EPYC)."""
 
 
 def burst_seconds(function, calls):
