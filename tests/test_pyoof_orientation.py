@@ -11,7 +11,7 @@ import pytest
 
 from replication.core import series
 from replication.core.implementations import of
-from replication.core.reduction import surface
+from replication.core.reduction import pyoof_maps, surface
 from replication.core.reduction.ladder import fit_ladder, residual_maps
 from replication.core.reduction.phases import compare_phases, our_phase
 from replication.core.reduction.sources import SOURCES, observation_of, setup_for, surface_grid
@@ -70,3 +70,19 @@ def test_a_surface_written_in_pyoofs_orientation_lies_as_pyoofs_phase_map(reduce
         assert header["CDELT2"] < 0
         np.testing.assert_allclose(hdus[0].data, turned, atol=1e-3, equal_nan=True)
 
+
+
+@pytest.mark.parametrize("content", [b"", b"not an archive", None])
+def test_the_fixtures_check_refuses_a_damaged_file_in_one_line(tmp_path, capsys, content):
+    path = tmp_path / "pyoof-maps.npz"
+    if content is None:
+        np.savez(path, maps=np.zeros(3))  # an archive without the coefficients and the phase
+        path.with_name("link.npz").symlink_to(path)
+        path = path.with_name("link.npz")
+    else:
+        path.write_bytes(content)
+    with pytest.raises(SystemExit) as ended:
+        pyoof_maps.main(["--check", "--output", str(path)])
+    assert ended.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"python -m replication.core.reduction.pyoof_maps: error: {path}: ")

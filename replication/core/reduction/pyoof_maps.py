@@ -17,8 +17,10 @@ import sys
 
 import numpy as np
 
+from replication.core.records import load_arrays
 from replication.core.reduction.pyoof_fit import pyoof_phase
 from replication.core.reduction.sources import SOURCES
+from replication.core.results import RunError, atomic_stream
 
 RESOLUTION = 1024
 """pyoof's FFT grid (pixels a side): its aperture plane then spans the dish at about 0.4 m a pixel."""
@@ -88,9 +90,10 @@ def write_pyoof_maps(path: pathlib.Path, seed: int = 0) -> pathlib.Path:
     coefficients = known_coefficients(seed)
     maps = pyoof_maps(coefficients, seed)
     phase = pyoof_phase(coefficients, SOURCES[0].telescope.radius)
-    np.savez_compressed(path, maps=maps.astype(np.float32), step=STEP, coefficients=coefficients, phase=phase,
-                        order=ORDER, taper=TAPER, noise=NOISE, seed=seed, source=SOURCES[0].name,
-                        pyoof=pyoof.__version__)
+    with atomic_stream(path) as stream:  # whole or not at all; never through a link
+        np.savez_compressed(stream, maps=maps.astype(np.float32), step=STEP, coefficients=coefficients, phase=phase,
+                            order=ORDER, taper=TAPER, noise=NOISE, seed=seed, source=SOURCES[0].name,
+                            pyoof=pyoof.__version__)
     return path
 
 
@@ -102,20 +105,24 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="make the maps again and compare them with those in --output instead of writing")
     args = parser.parse_args(argv)
-    if args.check:
-        return check_pyoof_maps(args.output, args.seed)
-    print(write_pyoof_maps(args.output, args.seed))
+    try:
+        if args.check:
+            return check_pyoof_maps(args.output, args.seed)
+        print(write_pyoof_maps(args.output, args.seed))
+    except RunError as error:
+        parser.error(str(error))  # one line, exit status 2
     return 0
 
 
 def check_pyoof_maps(path: pathlib.Path, seed: int) -> int:
     """0 where pyoof makes the maps, coefficients and phase in path again (the maps to float32), else 1, saying
     which differ."""
-    made = np.load(path)
+    made = load_arrays(path)
     coefficients = known_coefficients(seed)
     again = {"coefficients": coefficients, "maps": pyoof_maps(coefficients, seed).astype(np.float32),
              "phase": pyoof_phase(coefficients, SOURCES[0].telescope.radius)}
-    differ = [name for name, value in again.items() if not np.array_equal(value, made[name], equal_nan=True)]
+    differ = [name for name, value in again.items()
+              if name not in made or not np.array_equal(value, made[name], equal_nan=True)]
     print(f"{path}: {'differs in ' + ', '.join(differ) if differ else 'pyoof makes it again'}")
     return 1 if differ else 0
 
