@@ -132,10 +132,12 @@ class NotStrictJSON(ValueError):
 
 
 def refuse_constant(name):
+    """json's hook for NaN, Infinity and -Infinity: refused."""
     raise NotStrictJSON(f"{name} is not a number strict JSON holds")
 
 
 def finite_number(text):
+    """json's hook for a number with a fraction or an exponent: a float, refused where it overflows."""
     value = float(text)
     if not math.isfinite(value):
         raise NotStrictJSON(f"the number {text[:24]} is not finite")
@@ -143,6 +145,7 @@ def finite_number(text):
 
 
 def integer(text):
+    """json's hook for an integer: refused where it has more digits than int() converts."""
     try:
         return int(text)
     except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
