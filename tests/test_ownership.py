@@ -57,6 +57,7 @@ def test_a_report_into_a_folder_it_never_wrote_removes_nothing(tmp_path):
     assert "left 1 file(s)" in completed.stdout
 
 
+@pytest.mark.slow  # draws every figure of two runs twice (9 s): nox -s end_to_end
 def test_figures_remove_only_the_figures_they_drew_and_leave_a_persons_images(tmp_path):
     reference, output = two_references(tmp_path, SWEEPS), tmp_path / "out"
     options = ("--reference", reference, "--reference-only", "--output", output)
