@@ -298,8 +298,12 @@ def refuse_overwriting_foreign(option, output, groups):
 def add_to_manifest(folder, made):
     """Name the files made (paths under folder) in folder's MANIFEST beside those it names already."""
     folder = pathlib.Path(folder)
-    names = owned_files(folder) | {pathlib.Path(path).relative_to(folder).as_posix() for path in made}
-    write_text_if_changed(folder / MANIFEST, "".join(f"{name}\n" for name in sorted(names)))
+    write_manifest(folder, owned_files(folder) | {pathlib.Path(path).relative_to(folder).as_posix() for path in made})
+
+
+def write_manifest(folder, names):
+    """folder's MANIFEST naming names (paths relative to folder), one a line."""
+    write_text_if_changed(pathlib.Path(folder) / MANIFEST, "".join(f"{name}\n" for name in sorted(names)))
 
 
 def keep_only_what_was_made(folder, made, present):
@@ -321,5 +325,5 @@ def keep_only_what_was_made(folder, made, present):
         else:
             left.append(pathlib.Path(path))
     if made or previous:
-        write_text_if_changed(folder / MANIFEST, "".join(f"{name}\n" for name in sorted(made)))
+        write_manifest(folder, made)
     return removed, left

@@ -12,7 +12,7 @@ import pathlib
 
 from replication.core.records import migrated_fit
 from replication.core.results import NotStrictJSON, RunError, dumps, loads, write_atomically, write_json
-from replication.core.runs import RUN_FILE
+from replication.core.runs import RUN_FILE, is_run_folder
 from replication.studies.bench.records import migrated_bench
 from replication.studies.crosscheck.records import migrated_crosscheck
 from replication.studies.sweep.records import migrated_point
@@ -65,7 +65,7 @@ def migrate_run(folder: pathlib.Path) -> list[pathlib.Path]:
     folder = pathlib.Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         raise RunError(f"--run {folder}: no such run folder")
-    if not (folder / RUN_FILE).is_file():
+    if not is_run_folder(folder):
         raise RunError(f"--run {folder}: not a run folder (no {RUN_FILE})")
     changed = [path for prefix, name, migrate in LINES for path in record_files(folder, prefix, name)
                if migrate_lines(path, migrate)]

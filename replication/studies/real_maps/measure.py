@@ -1,4 +1,4 @@
-"""Fits of beam maps made by others: the Sardinia Radio Telescope's (SRT) OOF maps of 2019-04-26 and a TICRA GRASP
+"""Fits of beam maps made by others: the Sardinia Radio Telescope's (SRT) observed OOF maps and a TICRA GRASP
 physical-optics simulation of the same telescope, fitted as a practitioner fits them (orders raised one at a time,
 each started from the last) by the NumPy tree (finite differences, as in the paper) and the torch tree (autograd and
 the hand-written adjoint).
